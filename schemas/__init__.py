@@ -1,0 +1,1 @@
+"""pandera models of the hand-history contract, one per table."""
