@@ -1,0 +1,145 @@
+"""Command line: parses arguments and calls the library; nothing else lives here.
+
+Exit codes follow ruff and sqlfluff: 0 clean, 1 findings (or quarantined rows for
+`validate`), 2 when the input or the command cannot be used.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from auditor import __version__
+from auditor.errors import AuditorError
+
+stderr = Console(stderr=True)
+stdout = Console()
+
+
+@click.group()
+@click.version_option(__version__, prog_name="auditor")
+def main() -> None:
+    """Compliance hand-history auditor for casino baccarat."""
+
+
+@contextmanager
+def _progress(description: str, total: int | None):
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    )
+    with progress:
+        task = progress.add_task(description, total=total)
+        yield lambda n: progress.advance(task, n)
+
+
+def _fail(error: AuditorError) -> None:
+    stderr.print(f"[bold red]error:[/] {error}", highlight=False, markup=True)
+    sys.exit(error.exit_code)
+
+
+def _rows_in(dataset_path: Path) -> int:
+    from auditor.load import open_dataset
+
+    dataset = open_dataset(dataset_path)
+    return sum(s.rows for files in dataset.files.values() for s in files)
+
+
+def _counts_table(counts) -> Table:
+    table = Table(title="Row accounting")
+    for name in ("table", "rows in", "audited", "quarantined"):
+        table.add_column(name, justify="left" if name == "table" else "right")
+    for name, rows_in, audited, quarantined in counts.iter_rows():
+        table.add_row(name, f"{rows_in:,}", f"{audited:,}", f"{quarantined:,}")
+    return table
+
+
+def _quarantine_digest(quarantine, limit: int = 10) -> None:
+    if quarantine.height == 0:
+        return
+    stdout.print(f"[bold yellow]{quarantine.height:,} quarantine entries[/]", highlight=False)
+    for row in quarantine.head(limit).iter_rows(named=True):
+        stdout.print(
+            f"  {row['table']} {row['row_key']} ({row['file']} row {row['row']}): "
+            f"{row['column']}={row['value']!s}: {row['reason']}",
+            highlight=False,
+            markup=False,
+        )
+    if quarantine.height > limit:
+        stdout.print(f"  ... and {quarantine.height - limit:,} more", highlight=False)
+
+
+@main.command()
+@click.argument("dataset", type=click.Path(path_type=Path))
+def validate(dataset: Path) -> None:
+    """Check DATASET against the contract; report quarantined rows without auditing."""
+    from auditor.audit import run_validation
+
+    try:
+        with _progress("validating", _rows_in(dataset)) as advance:
+            result = run_validation(dataset, lambda _table, n: advance(n))
+    except AuditorError as error:
+        _fail(error)
+    stdout.print(_counts_table(result.counts))
+    _quarantine_digest(result.quarantine)
+    sys.exit(1 if result.quarantine.height else 0)
+
+
+@main.command()
+@click.argument("dataset", type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Output folder.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings were written.")
+def audit(dataset: Path, out: Path, exit_zero: bool) -> None:
+    """Audit DATASET and write findings, quarantine, row counts and a DuckDB file to OUTDIR."""
+    from auditor.audit import run_audit
+
+    try:
+        with _progress("auditing", _rows_in(dataset)) as advance:
+            results = run_audit(dataset, out, lambda _table, n: advance(n))
+    except AuditorError as error:
+        _fail(error)
+    stdout.print(_counts_table(results.counts))
+    _quarantine_digest(results.quarantine)
+    stdout.print(f"{results.findings.height:,} findings written to {out}", highlight=False)
+    sys.exit(0 if exit_zero or results.findings.height == 0 else 1)
+
+
+@main.command()
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds to deal.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option(
+    "--faults",
+    "fault_rate",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.0,
+    show_default=True,
+    help="Share of rounds (and shoes) that receive one injected fault.",
+)
+def simulate(out: Path, rounds: int, seed: int, fault_rate: float) -> None:
+    """Deal ROUNDS rounds at tables of every ruleset and write a dataset to OUT."""
+    from auditor.simulate import simulate as run_simulation
+
+    try:
+        with _progress("dealing", rounds) as advance:
+            summary = run_simulation(
+                out, rounds=rounds, seed=seed, fault_rate=fault_rate, progress=advance
+            )
+    except AuditorError as error:
+        _fail(error)
+    stdout.print(summary)
+
+
+if __name__ == "__main__":
+    main()
