@@ -45,7 +45,8 @@ def _progress(description: str, total: int | None):
 
 
 def _fail(error: AuditorError) -> None:
-    stderr.print(f"[bold red]error:[/] {error}", highlight=False, markup=True)
+    # click.echo, not rich: a path in the message must not be wrapped mid-name.
+    click.echo(f"error: {error}", err=True)
     sys.exit(error.exit_code)
 
 

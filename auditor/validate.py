@@ -112,9 +112,13 @@ def _reject_unknown_rulesets(dataset: Dataset) -> None:
 def _row_checks(source: SourceFile, progress: ProgressCallback | None) -> pl.DataFrame:
     found = []
     for raw in iter_batches(source):
-        found.append(_overflows(source, raw))
+        overflows = _overflows(source, raw)
         batch = raw.select(FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source))
-        found.append(_pandera_failures(source, batch))
+        # An overflowing integer reads as null; report the overflow, not a missing value.
+        failures = _pandera_failures(source, batch).join(
+            overflows.select("file", "row", "column"), on=["file", "row", "column"], how="anti"
+        )
+        found += [overflows, failures]
         if progress:
             progress(source.table, batch.height)
     return _concat(found)

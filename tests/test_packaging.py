@@ -1,0 +1,51 @@
+"""The wheel ships schemas and rules inside the auditor namespace, and works installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+        check=True,
+    )
+    (path,) = out.glob("auditor-*.whl")
+    return path
+
+
+def test_wheel_has_no_generic_top_level_packages(wheel: Path):
+    names = zipfile.ZipFile(wheel).namelist()
+    top_level = {n.split("/")[0] for n in names}
+    assert "schemas" not in top_level and "rules" not in top_level
+    assert "auditor/schemas/models.py" in names
+    assert any(n.startswith("auditor/rules/") and n.endswith(".yaml") for n in names)
+
+
+def test_rule_packs_are_package_data():
+    packs = [p.name for p in resources.files("auditor.rules").iterdir() if p.name.endswith(".yaml")]
+    assert sorted(packs) == [
+        "ma-baccarat.yaml",
+        "ma-chemin-de-fer.yaml",
+        "ma-midi-baccarat.yaml",
+        "md-mini-baccarat.yaml",
+    ]
+
+
+def test_installed_console_script_runs(tmp_path: Path):
+    # The entry point installed with the package, run as a user would, from elsewhere.
+    exe = Path(sys.executable).with_name("auditor")
+    result = subprocess.run(
+        [str(exe), "--version"], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.startswith("auditor, version")

@@ -1,0 +1,264 @@
+"""Validation: bad rows go to the quarantine with their reason, unusable input exits 2."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from auditor.audit import run_validation
+from auditor.cli import main
+from auditor.errors import InputError, RulesetError
+
+from .conftest import base_rows, contract_frame
+
+
+def quarantine_of(validated, table: str) -> pl.DataFrame:
+    return validated.quarantine.filter(pl.col("table") == table)
+
+
+def assert_counts_add_up(validated) -> None:
+    counts = validated.counts
+    assert (counts["rows_in"] == counts["rows_audited"] + counts["rows_quarantined"]).all()
+    for table, _, audited, _ in counts.iter_rows():
+        assert validated.audited[table].collect().height == audited
+
+
+def test_clean_dataset_has_no_quarantine(write_dataset):
+    validated = run_validation(write_dataset())
+    assert validated.quarantine.height == 0
+    counts = {r[0]: r[1:] for r in validated.counts.iter_rows()}
+    assert counts["rounds"] == (2, 2, 0)
+    assert counts["wagers"] == (3, 3, 0)
+    assert_counts_add_up(validated)
+
+
+def test_audited_rows_have_contract_types(write_dataset):
+    validated = run_validation(write_dataset())
+    wagers = validated.audited["wagers"].collect()
+    assert wagers.schema["amount"] == pl.Decimal(18, 2)
+    assert wagers.filter(pl.col("wager_id") == "W2")["amount"].item() == Decimal("10.10")
+
+
+def test_card_1S_is_quarantined_with_its_wagers(write_dataset):
+    rows = base_rows()
+    rows["rounds"][0]["player_cards"] = ["1S", "KS"]
+    validated = run_validation(write_dataset(rows))
+    bad = quarantine_of(validated, "rounds")
+    assert bad.select("row_key", "column", "check", "value").rows() == [
+        ("R1", "player_cards", "card_format", "1S")
+    ]
+    assert "rank A23456789TJQK" in bad["reason"].item()
+    wagers = quarantine_of(validated, "wagers")
+    assert sorted(wagers["row_key"]) == ["W1", "W2"]
+    assert set(wagers["check"]) == {"parent_quarantined"}
+    assert_counts_add_up(validated)
+
+
+def test_four_card_hand_is_quarantined(write_dataset):
+    rows = base_rows()
+    rows["rounds"][1]["banker_cards"] = ["KD", "7C", "2H", "3H"]
+    validated = run_validation(write_dataset(rows))
+    bad = quarantine_of(validated, "rounds")
+    assert bad.select("row_key", "column", "check").rows() == [
+        ("R2", "banker_cards", "two_or_three_cards")
+    ]
+    assert "§10(c)" in bad["reason"].item()
+    assert quarantine_of(validated, "wagers")["row_key"].to_list() == ["W3"]
+
+
+def test_duplicate_round_id_quarantines_both_rows_and_their_wagers(write_dataset):
+    rows = base_rows()
+    rows["rounds"][1]["round_id"] = "R1"
+    validated = run_validation(write_dataset(rows))
+    bad = quarantine_of(validated, "rounds")
+    assert bad.height == 2
+    assert set(bad["check"]) == {"unique"}
+    assert "2 rows share this id" in bad["reason"][0]
+    # R2 was renamed R1, so all three wagers now point at an ambiguous round.
+    assert quarantine_of(validated, "wagers").height == 3
+    counts = {r[0]: r[1:] for r in validated.counts.iter_rows()}
+    assert counts["rounds"] == (2, 0, 2)
+    assert_counts_add_up(validated)
+
+
+def test_wager_pointing_to_no_round(write_dataset):
+    rows = base_rows()
+    rows["wagers"][2]["round_id"] = "R404"
+    validated = run_validation(write_dataset(rows))
+    bad = quarantine_of(validated, "wagers")
+    assert bad.select("row_key", "check", "value").rows() == [("W3", "foreign_key", "R404")]
+    assert "not found in rounds.round_id" in bad["reason"].item()
+    assert_counts_add_up(validated)
+
+
+def test_value_checks_name_the_column(write_dataset):
+    rows = base_rows()
+    rows["wagers"][0]["amount"] = Decimal("-5.00")
+    rows["wagers"][1]["bet"] = "super_six"
+    rows["rounds"][0]["player_total"] = 12
+    validated = run_validation(write_dataset(rows))
+    found = set(validated.quarantine.select("row_key", "column").rows())
+    assert {("W1", "amount"), ("W2", "bet"), ("R1", "player_total")} <= found
+    assert_counts_add_up(validated)
+
+
+def test_integer_too_wide_for_contract_type_is_quarantined(write_dataset):
+    rows = base_rows()
+    wagers = contract_frame("wagers", rows["wagers"]).with_columns(
+        pl.Series("seat", [1, 300, 2], dtype=pl.Int64)
+    )
+    validated = run_validation(write_dataset(rows, frames={"wagers": wagers}))
+    bad = quarantine_of(validated, "wagers")
+    assert bad.select("row_key", "column", "check", "value").rows() == [
+        ("W2", "seat", "fits_type", "300")
+    ]
+
+
+def test_any_integer_width_and_naive_timestamps_are_accepted(write_dataset):
+    rows = base_rows()
+    rounds = contract_frame("rounds", rows["rounds"]).with_columns(
+        pl.col("round_no").cast(pl.Int64),
+        pl.col("player_total").cast(pl.UInt8),
+        pl.col("dealt_at").dt.replace_time_zone(None),
+    )
+    validated = run_validation(write_dataset(rows, frames={"rounds": rounds}))
+    assert validated.quarantine.height == 0
+    audited = validated.audited["rounds"].collect()
+    assert audited.schema["dealt_at"] == pl.Datetime("us", "UTC")
+    assert audited.schema["round_no"] == pl.Int32
+
+
+def test_hive_partitioned_folder_is_read(write_dataset, tmp_path):
+    root = write_dataset()
+    wagers = pl.read_parquet(root / "wagers.parquet")
+    (root / "wagers.parquet").unlink()
+    for day, part in (("2026-11-24", wagers.head(2)), ("2026-11-25", wagers.tail(1))):
+        folder = root / "wagers" / f"gaming_date={day}"
+        folder.mkdir(parents=True)
+        part.write_parquet(folder / "part-0.parquet")
+    validated = run_validation(root)
+    assert validated.audited["wagers"].collect().height == 3
+    assert validated.quarantine.height == 0
+
+
+@pytest.mark.parametrize(
+    ("column", "dtype", "expected"),
+    [
+        ("amount", pl.Float64, "float money"),
+        ("amount", pl.Int64, "integer money"),
+        ("payout", pl.Float32, "float money"),
+    ],
+)
+def test_wrong_money_type_exits_2_naming_file_and_column(write_dataset, column, dtype, expected):
+    rows = base_rows()
+    wagers = contract_frame("wagers", rows["wagers"]).with_columns(
+        (pl.col(column).cast(pl.Float64) * (100 if dtype == pl.Int64 else 1)).cast(dtype)
+    )
+    root = write_dataset(rows, frames={"wagers": wagers})
+    with pytest.raises(InputError) as caught:
+        run_validation(root)
+    message = str(caught.value)
+    assert "wagers.parquet" in message
+    assert f"'{column}'" in message
+    assert expected in message
+    assert "decimal(18,2)" in message
+
+
+def test_string_total_exits_2(write_dataset):
+    rows = base_rows()
+    rounds = contract_frame("rounds", rows["rounds"]).with_columns(
+        pl.col("player_total").cast(pl.String)
+    )
+    with pytest.raises(InputError, match=r"rounds.parquet: column 'player_total'.*int8"):
+        run_validation(write_dataset(rows, frames={"rounds": rounds}))
+
+
+def test_missing_required_column_exits_2(write_dataset):
+    rows = base_rows()
+    shoes = contract_frame("shoes", rows["shoes"]).drop("burn_card")
+    with pytest.raises(InputError, match=r"shoes.parquet: required column 'burn_card' is missing"):
+        run_validation(write_dataset(rows, frames={"shoes": shoes}))
+
+
+def test_missing_required_table_exits_2(write_dataset):
+    root = write_dataset()
+    (root / "wagers.parquet").unlink()
+    with pytest.raises(InputError, match="required table 'wagers' is missing"):
+        run_validation(root)
+
+
+def test_truncated_file_exits_2(write_dataset):
+    root = write_dataset()
+    path = root / "rounds.parquet"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"rounds.parquet: not a readable Parquet file"):
+        run_validation(root)
+
+
+def test_unknown_ruleset_exits_2(write_dataset):
+    rows = base_rows()
+    rows["tables"][0]["ruleset"] = "nj-punto-banco"
+    with pytest.raises(RulesetError, match=r"tables.parquet: column 'ruleset', row 0.*nj-punto"):
+        run_validation(write_dataset(rows))
+
+
+def test_shoe_opened_before_any_options_row_is_quarantined(write_dataset):
+    rows = base_rows()
+    rows["shoes"][0]["opened_at"] = rows["tables"][0]["effective_from"].replace(year=2020)
+    validated = run_validation(write_dataset(rows))
+    assert quarantine_of(validated, "shoes")["check"].to_list() == ["options_in_force"]
+    assert quarantine_of(validated, "rounds").height == 2
+    assert quarantine_of(validated, "wagers").height == 3
+    assert_counts_add_up(validated)
+
+
+# ---- command line ----------------------------------------------------------------
+
+
+def test_cli_audit_writes_outputs_and_counts(write_dataset, tmp_path: Path):
+    rows = base_rows()
+    rows["wagers"][2]["round_id"] = "R404"
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["audit", str(write_dataset(rows)), "--out", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    for name in ("findings.parquet", "quarantine.parquet", "row_counts.parquet", "audit.duckdb"):
+        assert (out / name).is_file()
+    con = duckdb.connect(str(out / "audit.duckdb"), read_only=True)
+    got = con.execute(
+        "SELECT rows_in, rows_audited, rows_quarantined FROM row_counts WHERE \"table\"='wagers'"
+    ).fetchone()
+    assert got == (3, 2, 1)
+    assert con.execute("SELECT count(*) FROM quarantine").fetchone() == (1,)
+    con.close()
+    assert "quarantined" in (out / "summary.txt").read_text()
+
+
+def test_cli_bad_input_exits_2_with_one_message(write_dataset, tmp_path: Path):
+    rows = base_rows()
+    wagers = contract_frame("wagers", rows["wagers"]).with_columns(
+        pl.col("amount").cast(pl.Float64)
+    )
+    root = write_dataset(rows, frames={"wagers": wagers})
+    result = CliRunner().invoke(main, ["audit", str(root), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "wagers.parquet" in result.output and "'amount'" in result.output
+
+
+def test_cli_validate_exit_codes(write_dataset):
+    assert CliRunner().invoke(main, ["validate", str(write_dataset())]).exit_code == 0
+    rows = base_rows()
+    rows["wagers"][0]["bet"] = "lucky6"
+    result = CliRunner().invoke(main, ["validate", str(write_dataset(rows))])
+    assert result.exit_code == 1
+    assert "lucky6" in result.output
+
+
+def test_cli_version():
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0 and "auditor" in result.output
