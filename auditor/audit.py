@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+
 from auditor.findings import combine
 from auditor.load import open_dataset
+from auditor.options import shoe_options
 from auditor.outputs import AuditOutputs, write_outputs
+from auditor.replay import replay, round_findings
+from auditor.rulepack import load_all
 from auditor.validate import ProgressCallback, ValidatedDataset, validate
 
 
@@ -19,11 +24,19 @@ def run_validation(
     return validate(open_dataset(dataset_path), progress)
 
 
+def find(validated: ValidatedDataset) -> pl.DataFrame:
+    """Every finding of the audited rows, in the stable order of `findings.combine`."""
+    packs = load_all()
+    audited = validated.audited
+    options = shoe_options(audited["shoes"], audited["tables"])
+    replayed = replay(audited["rounds"], options, packs)
+    return combine([round_findings(replayed).collect()])
+
+
 def run_audit(
     dataset_path: Path, out: Path, progress: ProgressCallback | None = None
 ) -> AuditOutputs:
     validated = run_validation(dataset_path, progress)
-    findings = combine([])
-    results = AuditOutputs(findings, validated.quarantine, validated.counts)
+    results = AuditOutputs(find(validated), validated.quarantine, validated.counts)
     write_outputs(out, results)
     return results

@@ -1,0 +1,545 @@
+"""Stage 3, replay: re-derive every round from its cards and report what differs.
+
+The whole stage is polars expressions over whole frames. The rule packs are turned
+into one small decision table keyed by (ruleset, Player two-card total, Banker
+two-card total, Player's third card or -1 when the Player stood); a single join
+brings each round its Player action, Banker decision, the citations and the EZ
+announcements its ruleset makes. Each check is then an expression that yields a
+finding struct or null, and the findings of all checks come out of one pass.
+
+Wagers are settled against the cards as dealt (contract), so this stage judges the
+cards, draws, totals, outcome and announcements only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from auditor.checks import Check, register
+from auditor.findings import FINDINGS_SCHEMA
+from auditor.rulepack import RulePack
+
+STOOD = -1  # the decision table's key for "the Player did not draw"
+CARD_SLOTS = (("player_cards", "p"), ("banker_cards", "b"))
+
+DECISION_SCHEMA = {
+    "ruleset": pl.String(),
+    "player_two": pl.Int8(),
+    "banker_two": pl.Int8(),
+    "third_key": pl.Int8(),
+    "player_action": pl.String(),
+    "player_citation": pl.String(),
+    "banker_draws": pl.Boolean(),
+    "banker_citation": pl.String(),
+    "banker_severity": pl.String(),
+    "natural_hand": pl.String(),
+    "totals_citation": pl.String(),
+    "outcome_citation": pl.String(),
+    "ez_citation": pl.String(),
+    "announces": pl.List(pl.String()),
+}
+
+
+# ---- the packs as one decision table ------------------------------------------------
+
+
+def decision_table(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+    """Every (ruleset, two-card totals, third card) the replay can meet, decided by its pack."""
+    rows = []
+    for pack in packs.values():
+        naturals = set(pack.naturals.value)
+        announce = pack.announce
+        for player_two in range(10):
+            for banker_two in range(10):
+                natural_hand = _natural_hand(player_two, banker_two, naturals)
+                for third in (STOOD, *range(10)):
+                    rows.append(
+                        (
+                            pack.ruleset,
+                            player_two,
+                            banker_two,
+                            third,
+                            *_player_decision(pack, player_two, natural_hand),
+                            *_banker_decision(pack, banker_two, third, natural_hand),
+                            natural_hand,
+                            pack.cite(announce.totals),
+                            pack.cite(announce.outcome),
+                            _ez_citation(pack),
+                            sorted(pack.ez.announce),
+                        )
+                    )
+    return pl.DataFrame(rows, schema=DECISION_SCHEMA, orient="row")
+
+
+def _natural_hand(player_two: int, banker_two: int, naturals: set[int]) -> str | None:
+    if player_two in naturals and banker_two in naturals:
+        return "both"
+    if player_two in naturals:
+        return "player"
+    if banker_two in naturals:
+        return "banker"
+    return None
+
+
+def _player_decision(pack: RulePack, player_two: int, natural_hand: str | None) -> tuple:
+    if natural_hand:
+        return "stand", pack.cite(pack.naturals.cite)
+    rule = pack.player_draw[player_two]
+    return rule.value, pack.cite(rule.cite)
+
+
+def _banker_decision(
+    pack: RulePack, banker_two: int, third: int, natural_hand: str | None
+) -> tuple:
+    if natural_hand:
+        return False, pack.cite(pack.naturals.cite), "high"
+    cell = pack.banker_decision(banker_two, None if third == STOOD else third)
+    return cell.draws, pack.cite(cell.cite), cell.severity
+
+
+def _ez_citation(pack: RulePack) -> str:
+    refs = sorted(set(pack.ez.announce.values()))
+    return pack.cite(refs[0]) if refs else pack.cite(pack.announce.outcome)
+
+
+def card_value_expr(column: str, packs: Mapping[str, RulePack]) -> pl.Expr:
+    """Point value of the card in `column` (a card string); when/then streams, replace does not."""
+    values = _shared_card_values(packs)
+    rank = pl.col(column).str.head(1)
+    expr = pl.lit(None, dtype=pl.Int8)
+    for value in sorted(set(values.values())):
+        ranks = [r for r, v in values.items() if v == value]
+        expr = pl.when(rank.is_in(ranks)).then(pl.lit(value, dtype=pl.Int8)).otherwise(expr)
+    return expr
+
+
+def _shared_card_values(packs: Mapping[str, RulePack]) -> dict[str, int]:
+    tables = {r: {rank: v.value for rank, v in p.card_values.items()} for r, p in packs.items()}
+    distinct = {tuple(sorted(t.items())) for t in tables.values()}
+    if len(distinct) != 1:
+        # One expression for all rulesets keeps the replay a single pass; a pack that
+        # counts cards differently would need the value joined per ruleset instead.
+        raise ValueError(f"rule packs disagree on card values: {sorted(tables)}")
+    return next(iter(tables.values()))
+
+
+def event_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
+    """Whether each EZ event (Dragon 7, Panda 8) occurred, by the definition in the pack."""
+    final = {"player": pl.col("player_final"), "banker": pl.col("banker_final")}
+    count = {"player": pl.col("player_count"), "banker": pl.col("banker_count")}
+    other = {"player": "banker", "banker": "player"}
+    occurred: dict[str, pl.Expr] = {}
+    for pack in packs.values():
+        for name, event in pack.ez.events.items():
+            condition = (
+                (final[event.hand] == event.total)
+                & (count[event.hand] == event.cards)
+                & (final[other[event.hand]] < event.other_hand_below)
+            )
+            occurred[name] = (
+                pl.when(pl.col("ruleset") == pack.ruleset)
+                .then(condition)
+                .otherwise(occurred.get(name, pl.lit(False)))
+            )
+    return occurred
+
+
+# ---- replay ------------------------------------------------------------------------
+
+
+def replay(rounds: pl.LazyFrame, shoe_options: pl.LazyFrame, packs: Mapping[str, RulePack]):
+    """Rounds with their replayed values: card values, counts, totals, decisions, events."""
+    values = []
+    for column, prefix in CARD_SLOTS:
+        for i in range(3):
+            card = pl.col(column).list.get(i, null_on_oob=True).alias(f"_{prefix}{i + 1}")
+            values.append(card)
+    with_cards = rounds.join(
+        shoe_options.select("shoe_id", "ruleset", "ez_baccarat"), on="shoe_id", how="left"
+    ).with_columns(
+        *values,
+        pl.col("player_cards").list.len().cast(pl.Int8).alias("player_count"),
+        pl.col("banker_cards").list.len().cast(pl.Int8).alias("banker_count"),
+    )
+    valued = with_cards.with_columns(
+        card_value_expr(f"_{prefix}{i}", packs).alias(f"{prefix}{i}")
+        for _, prefix in CARD_SLOTS
+        for i in (1, 2, 3)
+    )
+    return derive(valued, packs)
+
+
+def derive(valued: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.LazyFrame:
+    """From card values p1..p3, b1..b3 (and counts): totals, decisions and events.
+
+    Split from `replay` so that the exhaustive draw test can feed it card values directly.
+    """
+    zero = pl.lit(0, dtype=pl.Int8)
+    totals = valued.with_columns(
+        ((pl.col("p1") + pl.col("p2")) % 10).cast(pl.Int8).alias("player_two"),
+        ((pl.col("b1") + pl.col("b2")) % 10).cast(pl.Int8).alias("banker_two"),
+        ((pl.col("p1") + pl.col("p2") + pl.col("p3").fill_null(zero)) % 10)
+        .cast(pl.Int8)
+        .alias("player_final"),
+        ((pl.col("b1") + pl.col("b2") + pl.col("b3").fill_null(zero)) % 10)
+        .cast(pl.Int8)
+        .alias("banker_final"),
+        pl.when(pl.col("player_count") >= 3)
+        .then(pl.col("p3"))
+        .otherwise(pl.lit(STOOD, dtype=pl.Int8))
+        .alias("third_key"),
+    )
+    decided = totals.join(
+        decision_table(packs).lazy(),
+        on=["ruleset", "player_two", "banker_two", "third_key"],
+        how="left",
+    )
+    events = event_exprs(packs)
+    expected_event = pl.lit(None, dtype=pl.String)
+    for name, occurred in events.items():
+        announced = pl.col("announces").list.contains(pl.lit(name))
+        expected_event = (
+            pl.when(pl.col("ez_baccarat") & occurred & announced)
+            .then(pl.lit(name))
+            .otherwise(expected_event)
+        )
+    return decided.with_columns(
+        pl.when(pl.col("player_final") > pl.col("banker_final"))
+        .then(pl.lit("player"))
+        .when(pl.col("player_final") < pl.col("banker_final"))
+        .then(pl.lit("banker"))
+        .otherwise(pl.lit("tie"))
+        .alias("expected_outcome"),
+        expected_event.alias("expected_ez_event"),
+    )
+
+
+# ---- checks ------------------------------------------------------------------------
+
+ROUND_CHECKS: list[tuple[Check, callable]] = []
+
+
+def round_check(check: Check):
+    register(check)
+
+    def add(build):
+        ROUND_CHECKS.append((check, build))
+        return build
+
+    return add
+
+
+def _hand_words(column: str) -> pl.Expr:
+    return pl.col(column).list.join(" ")
+
+
+def _natural_words() -> pl.Expr:
+    return pl.format(
+        "{} had a Natural",
+        pl.when(pl.col("natural_hand") == "both")
+        .then(pl.lit("both hands"))
+        .otherwise(pl.concat_str(pl.lit("the "), pl.col("natural_hand"), pl.lit("'s Hand"))),
+    )
+
+
+def _after_player(third_card_column: str = "_p3") -> pl.Expr:
+    return (
+        pl.when(pl.col("player_count") >= 3)
+        .then(pl.format("after Player's third card {}", pl.col(third_card_column)))
+        .otherwise(pl.lit("after the Player stood"))
+    )
+
+
+# Draw checks apply to every round dealt out as a hand; a void round ran out of cards.
+PLAYED = pl.col("kind") != "void"
+
+
+@round_check(
+    Check(
+        code="DRW001",
+        name="PlayerDrewOnStand",
+        title="Player's Hand took a third card the rules do not allow",
+        severity="high",
+        citation="the Player's drawing rule (ma-baccarat §11(a), §11(b)(2) and twins)",
+        what="The Player's Hand holds three cards although a Natural was dealt or the "
+        "Player's two-card count requires standing.",
+        why="An extra card changes the outcome of every wager on the round; it is the "
+        "commonest sign of a misdeal or a manipulated shoe.",
+        example="Player 4 6 (count 0) and Banker 9 K (Natural 9): the Player's third card 5 "
+        "was dealt although a Natural stops both hands.",
+    )
+)
+def _player_drew_on_stand() -> tuple[pl.Expr, dict]:
+    when = PLAYED & (pl.col("player_count") >= 3) & (pl.col("player_action") == "stand")
+    message = (
+        pl.when(pl.col("natural_hand").is_not_null())
+        .then(
+            pl.format(
+                "Player drew {} although {}; no more cards may be dealt",
+                pl.col("_p3"),
+                _natural_words(),
+            )
+        )
+        .otherwise(
+            pl.format(
+                "Player drew {} on {}; the rules say stand", pl.col("_p3"), pl.col("player_two")
+            )
+        )
+    )
+    return when, {
+        "citation": pl.col("player_citation"),
+        "expected": pl.lit("Player stands"),
+        "logged": pl.format("Player drew {}", pl.col("_p3")),
+        "message": message,
+    }
+
+
+@round_check(
+    Check(
+        code="DRW002",
+        name="PlayerStoodOnDraw",
+        title="Player's Hand did not take a third card the rules require",
+        severity="high",
+        citation="the Player's drawing rule (ma-baccarat §11(b)(1) and twins)",
+        what="The Player's Hand holds two cards although its two-card count requires a draw "
+        "and neither hand had a Natural.",
+        why="A missing third card changes the outcome; a shoe dealing short hands is misdealt.",
+        example="Player 2 3 (count 5) stood against Banker 4 2 (6): the Player must draw on 5.",
+    )
+)
+def _player_stood_on_draw() -> tuple[pl.Expr, dict]:
+    when = PLAYED & (pl.col("player_count") == 2) & (pl.col("player_action") == "draw")
+    return when, {
+        "citation": pl.col("player_citation"),
+        "expected": pl.lit("Player draws"),
+        "logged": pl.lit("Player stood"),
+        "message": pl.format("Player stood on {}; the rules say draw", pl.col("player_two")),
+    }
+
+
+@round_check(
+    Check(
+        code="DRW003",
+        name="BankerDrewOnStand",
+        title="Banker's Hand took a third card the rules do not allow",
+        severity="high",
+        citation="the Banker's drawing rule (ma-baccarat §11(c), Table 1; "
+        "md-mini-baccarat .10D-.10E; ma-chemin-de-fer §8(c), Table 3)",
+        what="The Banker's Hand holds three cards although a Natural was dealt or the "
+        "Banker's count, given the Player's third card (or his standing), requires standing.",
+        why="The Banker's draw decides most close rounds; a wrong draw moves money between "
+        "the house and every Banker and Player wager.",
+        example="Banker 6 after Player's third card 8: Table 1 says stand, but the Banker drew.",
+    )
+)
+def _banker_drew_on_stand() -> tuple[pl.Expr, dict]:
+    when = PLAYED & (pl.col("banker_count") >= 3) & ~pl.col("banker_draws")
+    message = (
+        pl.when(pl.col("natural_hand").is_not_null())
+        .then(
+            pl.format(
+                "Banker drew {} although {}; no more cards may be dealt",
+                pl.col("_b3"),
+                _natural_words(),
+            )
+        )
+        .otherwise(
+            pl.format(
+                "Banker drew on {} {}; the table says stand", pl.col("banker_two"), _after_player()
+            )
+        )
+    )
+    return when, {
+        "citation": pl.col("banker_citation"),
+        "severity": pl.col("banker_severity"),
+        "expected": pl.lit("Banker stands"),
+        "logged": pl.format("Banker drew {}", pl.col("_b3")),
+        "message": message,
+    }
+
+
+@round_check(
+    Check(
+        code="DRW004",
+        name="BankerStoodOnDraw",
+        title="Banker's Hand did not take a third card the rules require",
+        severity="high",
+        citation="the Banker's drawing rule (ma-baccarat §11(c), Table 1; "
+        "md-mini-baccarat .10D-.10E; ma-chemin-de-fer §8(c), Table 3)",
+        what="The Banker's Hand holds two cards although the Banker's count, given the "
+        "Player's third card (or his standing), requires a draw.",
+        why="A Banker who stands where he must draw changes the outcome of the round.",
+        example="Banker 3 after Player's third card 2: Table 1 says draw, but the Banker stood.",
+    )
+)
+def _banker_stood_on_draw() -> tuple[pl.Expr, dict]:
+    when = PLAYED & (pl.col("banker_count") == 2) & pl.col("banker_draws")
+    return when, {
+        "citation": pl.col("banker_citation"),
+        "severity": pl.col("banker_severity"),
+        "expected": pl.lit("Banker draws"),
+        "logged": pl.lit("Banker stood"),
+        "message": pl.format(
+            "Banker stood on {} {}; the table says draw", pl.col("banker_two"), _after_player()
+        ),
+    }
+
+
+def _total_check(hand: str) -> tuple[pl.Expr, dict]:
+    final, logged = pl.col(f"{hand}_final"), pl.col(f"{hand}_total")
+    label = hand.capitalize()
+    return PLAYED & (final != logged), {
+        "citation": pl.col("totals_citation"),
+        "expected": final.cast(pl.String),
+        "logged": logged.cast(pl.String),
+        "message": pl.format(
+            "{}'s Hand {} counts {}; {} was announced",
+            pl.lit(label),
+            _hand_words(f"{hand}_cards"),
+            final,
+            logged,
+        ),
+    }
+
+
+@round_check(
+    Check(
+        code="TOT001",
+        name="WrongPlayerTotal",
+        title="Player's point count announced wrongly",
+        severity="medium",
+        citation="the announcement of the final counts (ma-baccarat §12(a) and twins)",
+        what="The logged Player total differs from the point count of the Player's cards "
+        "(last digit of their sum; tens and faces count zero, ace one).",
+        why="Patrons settle on the announced counts; a wrong count is a wrong call or a "
+        "tampered log.",
+        example="Player 7 8 counts 5, but 6 was announced.",
+    )
+)
+def _wrong_player_total() -> tuple[pl.Expr, dict]:
+    return _total_check("player")
+
+
+@round_check(
+    Check(
+        code="TOT002",
+        name="WrongBankerTotal",
+        title="Banker's point count announced wrongly",
+        severity="medium",
+        citation="the announcement of the final counts (ma-baccarat §12(a) and twins)",
+        what="The logged Banker total differs from the point count of the Banker's cards.",
+        why="Patrons settle on the announced counts; a wrong count is a wrong call or a "
+        "tampered log.",
+        example="Banker K 9 A counts 0, but 9 was announced.",
+    )
+)
+def _wrong_banker_total() -> tuple[pl.Expr, dict]:
+    return _total_check("banker")
+
+
+@round_check(
+    Check(
+        code="TOT003",
+        name="WrongOutcome",
+        title="Winner announced wrongly",
+        severity="high",
+        citation="the announcement of the winner (ma-baccarat §12(a) and twins)",
+        what="The logged outcome is not the one the cards give (higher count wins, equal "
+        "counts tie), or a round that was played out is logged void.",
+        why="Every wager on the round is settled on the announced winner.",
+        example="Player 9 against Banker 7, but the Banker's Hand was announced the winner.",
+    )
+)
+def _wrong_outcome() -> tuple[pl.Expr, dict]:
+    when = PLAYED & (pl.col("expected_outcome") != pl.col("outcome"))
+    return when, {
+        "citation": pl.col("outcome_citation"),
+        "expected": pl.col("expected_outcome"),
+        "logged": pl.col("outcome"),
+        "message": pl.format(
+            "Player {} against Banker {} gives {}; {} was announced",
+            pl.col("player_final"),
+            pl.col("banker_final"),
+            pl.col("expected_outcome"),
+            pl.col("outcome"),
+        ),
+    }
+
+
+@round_check(
+    Check(
+        code="TOT004",
+        name="WrongEzAnnouncement",
+        title="EZ event (Dragon 7, Panda 8) missing, wrong or announced where none applies",
+        severity="medium",
+        citation="the EZ announcements (ma-baccarat §12(a); md-mini-baccarat .11A(2))",
+        what="At an EZ table the ruleset's events must be announced exactly when the cards "
+        "make them (Maryland announces Dragon 7 only); elsewhere none is announced.",
+        why="The Banker wager pushes on a Dragon 7 and the insurance wagers pay 40:1 and "
+        "25:1 on these events: a wrong call moves money.",
+        example="Banker 3-card 7 beats Player 5 at an EZ table, but no Dragon 7 was announced.",
+    )
+)
+def _wrong_ez_announcement() -> tuple[pl.Expr, dict]:
+    expected, logged = pl.col("expected_ez_event"), pl.col("ez_event")
+    when = PLAYED & expected.ne_missing(logged)
+    none = pl.lit("none")
+    return when, {
+        "citation": pl.col("ez_citation"),
+        "expected": expected.fill_null(none),
+        "logged": logged.fill_null(none),
+        "message": pl.format(
+            "Player {} ({} cards) against Banker {} ({} cards){} calls for {}; {} was announced",
+            pl.col("player_final"),
+            pl.col("player_count"),
+            pl.col("banker_final"),
+            pl.col("banker_count"),
+            pl.when(pl.col("ez_baccarat"))
+            .then(pl.lit(" at an EZ table"))
+            .otherwise(pl.lit(" at a table without EZ")),
+            expected.fill_null(pl.lit("no EZ announcement")),
+            logged.fill_null(none),
+        ),
+    }
+
+
+def round_findings(replayed: pl.LazyFrame) -> pl.LazyFrame:
+    """Every round check in one pass: a struct per violated check, exploded to rows."""
+    structs = []
+    for check, build in ROUND_CHECKS:
+        when, fields = build()
+        finding = pl.struct(
+            pl.lit(check.code).alias("rule"),
+            fields.get("severity", pl.lit(check.severity)).alias("severity"),
+            fields["citation"].alias("citation"),
+            fields["expected"].cast(pl.String).alias("expected"),
+            fields["logged"].cast(pl.String).alias("logged"),
+            fields["message"].alias("message"),
+        )
+        structs.append(pl.when(when.fill_null(False)).then(finding))
+    return (
+        replayed.select(
+            "table_id",
+            "shoe_id",
+            "round_id",
+            pl.concat_list(structs).list.drop_nulls().alias("_found"),
+        )
+        .filter(pl.col("_found").list.len() > 0)
+        .explode("_found")
+        .unnest("_found")
+        .select(
+            "rule",
+            "severity",
+            "citation",
+            "table_id",
+            "shoe_id",
+            "round_id",
+            pl.lit(None, dtype=pl.String).alias("wager_id"),
+            "expected",
+            "logged",
+            pl.lit(None, dtype=FINDINGS_SCHEMA["impact"]).alias("impact"),
+            "message",
+        )
+    )
