@@ -13,7 +13,7 @@ cards, draws, totals, outcome and announcements only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import polars as pl
 
@@ -218,7 +218,7 @@ def derive(valued: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.LazyFrame:
 
 # ---- checks ------------------------------------------------------------------------
 
-ROUND_CHECKS: list[tuple[Check, callable]] = []
+ROUND_CHECKS: list[tuple[Check, Callable[[], tuple[pl.Expr, dict]]]] = []
 
 
 def round_check(check: Check):
@@ -506,40 +506,31 @@ def _wrong_ez_announcement() -> tuple[pl.Expr, dict]:
 
 
 def round_findings(replayed: pl.LazyFrame) -> pl.LazyFrame:
-    """Every round check in one pass: a struct per violated check, exploded to rows."""
-    structs = []
-    for check, build in ROUND_CHECKS:
-        when, fields = build()
-        finding = pl.struct(
+    """Every round check: flags over all rounds, then findings for the flagged rounds only.
+
+    `when(...).then(struct)` would format a message for every round (polars evaluates
+    both branches), so the cheap flags run over the whole frame and the messages only
+    over the rounds that broke something, which are few.
+    """
+    built = [(check, *build()) for check, build in ROUND_CHECKS]
+    flags = [when.fill_null(False).alias(f"_flag_{check.code}") for check, when, _ in built]
+    flagged = replayed.with_columns(flags).filter(
+        pl.any_horizontal(f.meta.output_name() for f in flags)
+    )
+    parts = [
+        flagged.filter(pl.col(f"_flag_{check.code}")).select(
             pl.lit(check.code).alias("rule"),
             fields.get("severity", pl.lit(check.severity)).alias("severity"),
             fields["citation"].alias("citation"),
-            fields["expected"].cast(pl.String).alias("expected"),
-            fields["logged"].cast(pl.String).alias("logged"),
-            fields["message"].alias("message"),
-        )
-        structs.append(pl.when(when.fill_null(False)).then(finding))
-    return (
-        replayed.select(
-            "table_id",
-            "shoe_id",
-            "round_id",
-            pl.concat_list(structs).list.drop_nulls().alias("_found"),
-        )
-        .filter(pl.col("_found").list.len() > 0)
-        .explode("_found")
-        .unnest("_found")
-        .select(
-            "rule",
-            "severity",
-            "citation",
             "table_id",
             "shoe_id",
             "round_id",
             pl.lit(None, dtype=pl.String).alias("wager_id"),
-            "expected",
-            "logged",
+            fields["expected"].cast(pl.String).alias("expected"),
+            fields["logged"].cast(pl.String).alias("logged"),
             pl.lit(None, dtype=FINDINGS_SCHEMA["impact"]).alias("impact"),
-            "message",
+            fields["message"].alias("message"),
         )
-    )
+        for check, _, fields in built
+    ]
+    return pl.concat(parts, how="vertical")
