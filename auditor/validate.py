@@ -240,7 +240,8 @@ def _row_key_expr(table: str) -> pl.Expr:
 
 
 def _keys(dataset: Dataset, table: str, *columns: str) -> pl.LazyFrame:
-    return scan_table(dataset, table).select(FILE_COLUMN, ROW_COLUMN, *columns)
+    unique_columns = list(dict.fromkeys(columns))  # a row key may include the joined column
+    return scan_table(dataset, table).select(FILE_COLUMN, ROW_COLUMN, *unique_columns)
 
 
 def _cross_row_checks(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
