@@ -13,8 +13,10 @@ from auditor.findings import combine
 from auditor.load import open_dataset
 from auditor.options import shoe_options
 from auditor.outputs import AuditOutputs, write_outputs
+from auditor.procedures import procedure_findings
 from auditor.replay import replay, round_findings
 from auditor.rulepack import load_all
+from auditor.settle import wager_findings
 from auditor.validate import ProgressCallback, ValidatedDataset, validate
 
 
@@ -30,7 +32,13 @@ def find(validated: ValidatedDataset) -> pl.DataFrame:
     audited = validated.audited
     options = shoe_options(audited["shoes"], audited["tables"])
     replayed = replay(audited["rounds"], options, packs)
-    return combine([round_findings(replayed).collect()])
+    stages = [
+        round_findings(replayed),
+        wager_findings(audited["wagers"], replayed, options, packs),
+        procedure_findings(audited, replayed, options, packs),
+    ]
+    # One collect for all stages lets polars compute the shared replay once.
+    return combine(pl.collect_all(stages))
 
 
 def run_audit(

@@ -128,14 +128,28 @@ def audit(dataset: Path, out: Path, exit_zero: bool) -> None:
     show_default=True,
     help="Share of rounds (and shoes) that receive one injected fault.",
 )
-def simulate(out: Path, rounds: int, seed: int, fault_rate: float) -> None:
+@click.option(
+    "--shoe-faults",
+    "shoe_fault_rate",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Share of shoes that receive one injected shoe fault (default: --faults).",
+)
+def simulate(
+    out: Path, rounds: int, seed: int, fault_rate: float, shoe_fault_rate: float | None
+) -> None:
     """Deal ROUNDS rounds at tables of every ruleset and write a dataset to OUT."""
     from auditor.simulate import simulate as run_simulation
 
     try:
         with _progress("dealing", rounds) as advance:
             summary = run_simulation(
-                out, rounds=rounds, seed=seed, fault_rate=fault_rate, progress=advance
+                out,
+                rounds=rounds,
+                seed=seed,
+                fault_rate=fault_rate,
+                progress=advance,
+                shoe_fault_rate=shoe_fault_rate,
             )
     except AuditorError as error:
         _fail(error)

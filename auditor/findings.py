@@ -6,8 +6,12 @@ concatenates and orders them so that a re-run writes the same bytes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import polars as pl
 
+from auditor.checks import Check, register
 from auditor.contract import MONEY
 
 FINDINGS_SCHEMA = {
@@ -37,3 +41,65 @@ def combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
     if not frames:
         return empty_findings()
     return pl.concat(frames, how="vertical").sort(SORT_KEY, nulls_last=False, maintain_order=True)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A check as expressions over a stage's frame: when it is broken, and what to say."""
+
+    when: pl.Expr
+    citation: pl.Expr
+    expected: pl.Expr
+    logged: pl.Expr
+    message: pl.Expr
+    severity: pl.Expr | None = None  # default: the check's severity
+    impact: pl.Expr | None = None  # dollars, Decimal(18,2); null where no money is owed
+
+
+class CheckSet:
+    """The checks of one stage, registered by code, emitted together over one frame."""
+
+    def __init__(self) -> None:
+        self.checks: list[tuple[Check, Callable[[], Violation]]] = []
+
+    def check(self, check: Check) -> Callable[[Callable[[], Violation]], Callable[[], Violation]]:
+        register(check)
+
+        def add(build: Callable[[], Violation]) -> Callable[[], Violation]:
+            self.checks.append((check, build))
+            return build
+
+        return add
+
+    def emit(self, frame: pl.LazyFrame, ids: dict[str, pl.Expr]) -> pl.LazyFrame:
+        """Findings of every check over `frame`, with the id columns given by `ids`.
+
+        Flags run over the whole frame; messages are formatted only for flagged rows,
+        because `when(...).then(...)` evaluates its branch on every row.
+        """
+        built = [(check, build()) for check, build in self.checks]
+        if not built:
+            return empty_findings().lazy()
+        names = [f"_flag_{check.code}" for check, _ in built]
+        flags = [v.when.fill_null(False).alias(n) for (_, v), n in zip(built, names, strict=True)]
+        flagged = frame.with_columns(flags).filter(pl.any_horizontal(names))
+        parts = [
+            flagged.filter(pl.col(name)).select(
+                pl.lit(check.code).alias("rule"),
+                (v.severity if v.severity is not None else pl.lit(check.severity)).alias(
+                    "severity"
+                ),
+                v.citation.alias("citation"),
+                *(ids[c].cast(pl.String).alias(c) for c in ID_COLUMNS),
+                v.expected.cast(pl.String).alias("expected"),
+                v.logged.cast(pl.String).alias("logged"),
+                (v.impact if v.impact is not None else pl.lit(None)).cast(MONEY).alias("impact"),
+                v.message.alias("message"),
+            )
+            for (check, v), name in zip(built, names, strict=True)
+        ]
+        return pl.concat(parts, how="vertical")
+
+
+ID_COLUMNS = ("table_id", "shoe_id", "round_id", "wager_id")
+NO_ID = pl.lit(None, dtype=pl.String)

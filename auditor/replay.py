@@ -13,12 +13,12 @@ cards, draws, totals, outcome and announcements only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.checks import Check, register
-from auditor.findings import FINDINGS_SCHEMA
+from auditor.checks import Check
+from auditor.findings import NO_ID, CheckSet, Violation
 from auditor.rulepack import RulePack
 
 STOOD = -1  # the decision table's key for "the Player did not draw"
@@ -206,6 +206,7 @@ def derive(valued: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.LazyFrame:
             .otherwise(expected_event)
         )
     return decided.with_columns(
+        *(occurred.alias(f"event_{name}") for name, occurred in events.items()),
         pl.when(pl.col("player_final") > pl.col("banker_final"))
         .then(pl.lit("player"))
         .when(pl.col("player_final") < pl.col("banker_final"))
@@ -218,17 +219,8 @@ def derive(valued: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.LazyFrame:
 
 # ---- checks ------------------------------------------------------------------------
 
-ROUND_CHECKS: list[tuple[Check, Callable[[], tuple[pl.Expr, dict]]]] = []
-
-
-def round_check(check: Check):
-    register(check)
-
-    def add(build):
-        ROUND_CHECKS.append((check, build))
-        return build
-
-    return add
+ROUND_CHECKS = CheckSet()
+round_check = ROUND_CHECKS.check
 
 
 def _hand_words(column: str) -> pl.Expr:
@@ -271,7 +263,7 @@ PLAYED = pl.col("kind") != "void"
         "was dealt although a Natural stops both hands.",
     )
 )
-def _player_drew_on_stand() -> tuple[pl.Expr, dict]:
+def _player_drew_on_stand() -> Violation:
     when = PLAYED & (pl.col("player_count") >= 3) & (pl.col("player_action") == "stand")
     message = (
         pl.when(pl.col("natural_hand").is_not_null())
@@ -288,12 +280,13 @@ def _player_drew_on_stand() -> tuple[pl.Expr, dict]:
             )
         )
     )
-    return when, {
-        "citation": pl.col("player_citation"),
-        "expected": pl.lit("Player stands"),
-        "logged": pl.format("Player drew {}", pl.col("_p3")),
-        "message": message,
-    }
+    return Violation(
+        when=when,
+        citation=pl.col("player_citation"),
+        expected=pl.lit("Player stands"),
+        logged=pl.format("Player drew {}", pl.col("_p3")),
+        message=message,
+    )
 
 
 @round_check(
@@ -309,14 +302,15 @@ def _player_drew_on_stand() -> tuple[pl.Expr, dict]:
         example="Player 2 3 (count 5) stood against Banker 4 2 (6): the Player must draw on 5.",
     )
 )
-def _player_stood_on_draw() -> tuple[pl.Expr, dict]:
+def _player_stood_on_draw() -> Violation:
     when = PLAYED & (pl.col("player_count") == 2) & (pl.col("player_action") == "draw")
-    return when, {
-        "citation": pl.col("player_citation"),
-        "expected": pl.lit("Player draws"),
-        "logged": pl.lit("Player stood"),
-        "message": pl.format("Player stood on {}; the rules say draw", pl.col("player_two")),
-    }
+    return Violation(
+        when=when,
+        citation=pl.col("player_citation"),
+        expected=pl.lit("Player draws"),
+        logged=pl.lit("Player stood"),
+        message=pl.format("Player stood on {}; the rules say draw", pl.col("player_two")),
+    )
 
 
 @round_check(
@@ -334,7 +328,7 @@ def _player_stood_on_draw() -> tuple[pl.Expr, dict]:
         example="Banker 6 after Player's third card 8: Table 1 says stand, but the Banker drew.",
     )
 )
-def _banker_drew_on_stand() -> tuple[pl.Expr, dict]:
+def _banker_drew_on_stand() -> Violation:
     when = PLAYED & (pl.col("banker_count") >= 3) & ~pl.col("banker_draws")
     message = (
         pl.when(pl.col("natural_hand").is_not_null())
@@ -351,13 +345,14 @@ def _banker_drew_on_stand() -> tuple[pl.Expr, dict]:
             )
         )
     )
-    return when, {
-        "citation": pl.col("banker_citation"),
-        "severity": pl.col("banker_severity"),
-        "expected": pl.lit("Banker stands"),
-        "logged": pl.format("Banker drew {}", pl.col("_b3")),
-        "message": message,
-    }
+    return Violation(
+        when=when,
+        citation=pl.col("banker_citation"),
+        severity=pl.col("banker_severity"),
+        expected=pl.lit("Banker stands"),
+        logged=pl.format("Banker drew {}", pl.col("_b3")),
+        message=message,
+    )
 
 
 @round_check(
@@ -374,34 +369,36 @@ def _banker_drew_on_stand() -> tuple[pl.Expr, dict]:
         example="Banker 3 after Player's third card 2: Table 1 says draw, but the Banker stood.",
     )
 )
-def _banker_stood_on_draw() -> tuple[pl.Expr, dict]:
+def _banker_stood_on_draw() -> Violation:
     when = PLAYED & (pl.col("banker_count") == 2) & pl.col("banker_draws")
-    return when, {
-        "citation": pl.col("banker_citation"),
-        "severity": pl.col("banker_severity"),
-        "expected": pl.lit("Banker draws"),
-        "logged": pl.lit("Banker stood"),
-        "message": pl.format(
+    return Violation(
+        when=when,
+        citation=pl.col("banker_citation"),
+        severity=pl.col("banker_severity"),
+        expected=pl.lit("Banker draws"),
+        logged=pl.lit("Banker stood"),
+        message=pl.format(
             "Banker stood on {} {}; the table says draw", pl.col("banker_two"), _after_player()
         ),
-    }
+    )
 
 
-def _total_check(hand: str) -> tuple[pl.Expr, dict]:
+def _total_check(hand: str) -> Violation:
     final, logged = pl.col(f"{hand}_final"), pl.col(f"{hand}_total")
     label = hand.capitalize()
-    return PLAYED & (final != logged), {
-        "citation": pl.col("totals_citation"),
-        "expected": final.cast(pl.String),
-        "logged": logged.cast(pl.String),
-        "message": pl.format(
+    return Violation(
+        when=PLAYED & (final != logged),
+        citation=pl.col("totals_citation"),
+        expected=final.cast(pl.String),
+        logged=logged.cast(pl.String),
+        message=pl.format(
             "{}'s Hand {} counts {}; {} was announced",
             pl.lit(label),
             _hand_words(f"{hand}_cards"),
             final,
             logged,
         ),
-    }
+    )
 
 
 @round_check(
@@ -418,7 +415,7 @@ def _total_check(hand: str) -> tuple[pl.Expr, dict]:
         example="Player 7 8 counts 5, but 6 was announced.",
     )
 )
-def _wrong_player_total() -> tuple[pl.Expr, dict]:
+def _wrong_player_total() -> Violation:
     return _total_check("player")
 
 
@@ -435,7 +432,7 @@ def _wrong_player_total() -> tuple[pl.Expr, dict]:
         example="Banker K 9 A counts 0, but 9 was announced.",
     )
 )
-def _wrong_banker_total() -> tuple[pl.Expr, dict]:
+def _wrong_banker_total() -> Violation:
     return _total_check("banker")
 
 
@@ -452,20 +449,21 @@ def _wrong_banker_total() -> tuple[pl.Expr, dict]:
         example="Player 9 against Banker 7, but the Banker's Hand was announced the winner.",
     )
 )
-def _wrong_outcome() -> tuple[pl.Expr, dict]:
+def _wrong_outcome() -> Violation:
     when = PLAYED & (pl.col("expected_outcome") != pl.col("outcome"))
-    return when, {
-        "citation": pl.col("outcome_citation"),
-        "expected": pl.col("expected_outcome"),
-        "logged": pl.col("outcome"),
-        "message": pl.format(
+    return Violation(
+        when=when,
+        citation=pl.col("outcome_citation"),
+        expected=pl.col("expected_outcome"),
+        logged=pl.col("outcome"),
+        message=pl.format(
             "Player {} against Banker {} gives {}; {} was announced",
             pl.col("player_final"),
             pl.col("banker_final"),
             pl.col("expected_outcome"),
             pl.col("outcome"),
         ),
-    }
+    )
 
 
 @round_check(
@@ -482,15 +480,16 @@ def _wrong_outcome() -> tuple[pl.Expr, dict]:
         example="Banker 3-card 7 beats Player 5 at an EZ table, but no Dragon 7 was announced.",
     )
 )
-def _wrong_ez_announcement() -> tuple[pl.Expr, dict]:
+def _wrong_ez_announcement() -> Violation:
     expected, logged = pl.col("expected_ez_event"), pl.col("ez_event")
     when = PLAYED & expected.ne_missing(logged)
     none = pl.lit("none")
-    return when, {
-        "citation": pl.col("ez_citation"),
-        "expected": expected.fill_null(none),
-        "logged": logged.fill_null(none),
-        "message": pl.format(
+    return Violation(
+        when=when,
+        citation=pl.col("ez_citation"),
+        expected=expected.fill_null(none),
+        logged=logged.fill_null(none),
+        message=pl.format(
             "Player {} ({} cards) against Banker {} ({} cards){} calls for {}; {} was announced",
             pl.col("player_final"),
             pl.col("player_count"),
@@ -502,35 +501,15 @@ def _wrong_ez_announcement() -> tuple[pl.Expr, dict]:
             expected.fill_null(pl.lit("no EZ announcement")),
             logged.fill_null(none),
         ),
-    }
+    )
 
 
 def round_findings(replayed: pl.LazyFrame) -> pl.LazyFrame:
-    """Every round check: flags over all rounds, then findings for the flagged rounds only.
-
-    `when(...).then(struct)` would format a message for every round (polars evaluates
-    both branches), so the cheap flags run over the whole frame and the messages only
-    over the rounds that broke something, which are few.
-    """
-    built = [(check, *build()) for check, build in ROUND_CHECKS]
-    flags = [when.fill_null(False).alias(f"_flag_{check.code}") for check, when, _ in built]
-    flagged = replayed.with_columns(flags).filter(
-        pl.any_horizontal(f.meta.output_name() for f in flags)
-    )
-    parts = [
-        flagged.filter(pl.col(f"_flag_{check.code}")).select(
-            pl.lit(check.code).alias("rule"),
-            fields.get("severity", pl.lit(check.severity)).alias("severity"),
-            fields["citation"].alias("citation"),
-            "table_id",
-            "shoe_id",
-            "round_id",
-            pl.lit(None, dtype=pl.String).alias("wager_id"),
-            fields["expected"].cast(pl.String).alias("expected"),
-            fields["logged"].cast(pl.String).alias("logged"),
-            pl.lit(None, dtype=FINDINGS_SCHEMA["impact"]).alias("impact"),
-            fields["message"].alias("message"),
-        )
-        for check, _, fields in built
-    ]
-    return pl.concat(parts, how="vertical")
+    """Findings about rounds: `wager_id` is null."""
+    ids = {
+        "table_id": pl.col("table_id"),
+        "shoe_id": pl.col("shoe_id"),
+        "round_id": pl.col("round_id"),
+        "wager_id": NO_ID,
+    }
+    return ROUND_CHECKS.emit(replayed, ids)

@@ -373,9 +373,11 @@ class TableRun:
         rs: Rand,
         out: Outputs,
         fault_rate: float,
+        shoe_fault_rate: float,
     ):
         self.spec, self.index, self.budget, self.rs, self.out = spec, index, budget, rs, out
         self.fault_rate = fault_rate
+        self.shoe_fault_rate = shoe_fault_rate
         self.options = spec.options
         self.option_rows: list[tuple[int, TableOptions]] = [(OPTIONS_FROM_US, spec.options)]
         self.clock = BASE_US + index * 7 * MINUTE  # tables open a few minutes apart
@@ -430,7 +432,7 @@ class TableRun:
         self.close_shoe(shoe)
 
     def shoe_fault(self) -> str | None:
-        if not self.fault_rate or self.rs.u() >= self.fault_rate:
+        if not self.shoe_fault_rate or self.rs.u() >= self.shoe_fault_rate:
             return None
         o = self.options
         kinds = ["burn_count_wrong", "cut_too_shallow"]
@@ -861,10 +863,11 @@ def _play_tables(
     budgets: list[int],
     outputs: Outputs,
     fault_rate: float,
+    shoe_fault_rate: float,
 ) -> list[TableRun]:
     runs = []
     for index, (spec, gen, budget) in enumerate(zip(specs, streams, budgets, strict=True)):
-        run = TableRun(spec, index, budget, Rand(gen), outputs, fault_rate)
+        run = TableRun(spec, index, budget, Rand(gen), outputs, fault_rate, shoe_fault_rate)
         run.run()
         runs.append(run)
     for run in runs:
@@ -886,17 +889,23 @@ def simulate(
     seed: int,
     fault_rate: float = 0.0,
     progress: Callable[[int], None] | None = None,
+    shoe_fault_rate: float | None = None,
 ) -> SimulationSummary:
     """Write a dataset of `rounds` rounds into the folder `out` (created if missing).
 
     Files: the six contract tables and `fault_key.parquet`. With `fault_rate` > 0 each
-    round, and each shoe, independently receives at most one fault with that probability.
+    round, and each shoe, independently receives at most one fault with that probability;
+    `shoe_fault_rate` sets the shoes' probability apart (a shoe spans some sixty rounds, so
+    a small dataset needs a higher one to show a handful of each shoe fault).
     `progress(n)` is called with the number of rounds produced since the last call.
     """
     if rounds < 0:
         raise ValueError(f"rounds must be >= 0, got {rounds}")
     if not 0.0 <= fault_rate <= 1.0:
         raise ValueError(f"fault_rate must lie in [0, 1], got {fault_rate}")
+    shoe_fault_rate = fault_rate if shoe_fault_rate is None else shoe_fault_rate
+    if not 0.0 <= shoe_fault_rate <= 1.0:
+        raise ValueError(f"shoe_fault_rate must lie in [0, 1], got {shoe_fault_rate}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     root = np.random.default_rng(seed)
@@ -906,7 +915,7 @@ def simulate(
     budgets = split_budget(rounds, [s.weight for s in specs])
     outputs = Outputs(out, progress)
     try:
-        runs = _play_tables(specs, streams, budgets, outputs, fault_rate)
+        runs = _play_tables(specs, streams, budgets, outputs, fault_rate, shoe_fault_rate)
     except BaseException:
         outputs.abort()
         raise

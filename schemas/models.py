@@ -66,9 +66,7 @@ class TablesModel(pa.DataFrameModel):
         description="EZ table: no commission; banker wager pushes on Dragon 7"
     )
     tie_pays: pl.Int16 = pa.Field(ge=0, description="tie wager odds, X to 1")
-    commission_percent: pl.Int8 = pa.Field(
-        ge=0, le=100, description="5 (or 4 at ma-chemin-de-fer)"
-    )
+    commission_percent: pl.Int8 = pa.Field(ge=0, le=100, description="5 (or 4 at ma-chemin-de-fer)")
     commission_rounding: bool = pa.Field(
         description="commission rounded up to the next multiple of 25 cents (20 cents for 4%)"
     )

@@ -1,15 +1,21 @@
 """YAML pass and fail cases per check, run through the real pipeline on real Parquet.
 
-Each `tests/cases/CODE.yaml` holds named cases: a `fail_*` case must produce a finding
-of that code (with the citation and severity given, if any); a `pass_*` case must not.
-A case names its ruleset, optional `tables` option overrides, one round and optional
-wagers. Omitted announced totals and outcome default to the correct ones, computed by
-the plain reference below, so a case spells out only what it gets wrong.
+Each `tests/cases/CODE.yaml` holds named cases: a `fail_*` case must produce findings
+of that code (`count` of them, default 1, with the `citation`, `severity` and `impact`
+given, if any); a `pass_*` case must produce none. A case names its `ruleset` and may
+override the `table` options and the `shoe`; it holds one `round` or a list of
+`rounds`, and optional `wagers`, `tables_rows` (extra `tables` rows),
+`commission_collections` and `royal9_seats`. Omitted fields get defaults: announced
+totals and outcome are the correct ones, computed by the plain reference below, so a
+case spells out only what it gets wrong; a wager belongs to the first round, seat 1,
+placed 30 seconds before "no more bets".
 """
 
 from __future__ import annotations
 
 from copy import deepcopy
+from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
@@ -19,7 +25,7 @@ import yaml
 from auditor.audit import find, run_validation
 from auditor.checks import all_checks
 
-from .conftest import base_rows
+from .conftest import T0, base_rows
 
 CASES = Path(__file__).parent / "cases"
 RULESET_TABLE = {
@@ -52,20 +58,67 @@ def case_rows(case: dict) -> dict[str, list[dict]]:
     table = rows["tables"][0]
     table.update(ruleset=ruleset, **RULESET_TABLE[ruleset])
     table.update(case.get("table", {}))
-    rows["shoes"][0]["decks"] = table["decks"]
-    round_ = rows["rounds"][0]
-    round_.update(curator_seat=None, banker_seat=None)
+    rows["tables"] += [{**table, **extra} for extra in case.get("tables_rows", [])]
+    shoe = rows["shoes"][0]
+    shoe["decks"] = table["decks"]
+    shoe.update(case.get("shoe", {}))
+    template = rows["rounds"][0]
+    template.update(curator_seat=None, banker_seat=None)
     if ruleset in SEAT_COLUMN:
-        round_[SEAT_COLUMN[ruleset]] = 1
-    round_.update(case["round"])
-    player, banker = point(round_["player_cards"]), point(round_["banker_cards"])
-    round_.setdefault("player_total", player)
-    round_.setdefault("banker_total", banker)
-    if "outcome" not in case["round"]:
-        round_["outcome"] = "player" if player > banker else "banker" if banker > player else "tie"
-    rows["rounds"] = [round_]
-    rows["wagers"] = case.get("wagers", [])
+        template[SEAT_COLUMN[ruleset]] = 1
+    specs = case.get("rounds") or [case["round"]]
+    rows["rounds"] = [round_row(template, spec, i) for i, spec in enumerate(specs)]
+    first = rows["rounds"][0]
+    rows["wagers"] = [wager_row(first, spec, i) for i, spec in enumerate(case.get("wagers", []))]
+    for optional in ("commission_collections", "royal9_seats"):
+        if optional in case:
+            rows[optional] = [money_fields(r) for r in case[optional]]
     return rows
+
+
+def round_row(template: dict, spec: dict, index: int) -> dict:
+    row = deepcopy(template)
+    dealt_at = T0 + timedelta(minutes=1 + index)
+    row.update(
+        round_id=f"R{index + 1}",
+        round_no=index + 1,
+        dealt_at=dealt_at,
+        no_more_bets_at=dealt_at - timedelta(seconds=5),
+    )
+    row.update(money_fields(spec))
+    player, banker = point(row["player_cards"]), point(row["banker_cards"])
+    row.setdefault("player_total", player)
+    row.setdefault("banker_total", banker)
+    if "outcome" not in spec:
+        row["outcome"] = "player" if player > banker else "banker" if banker > player else "tie"
+    return row
+
+
+def wager_row(first_round: dict, spec: dict, index: int) -> dict:
+    row = {
+        "wager_id": f"W{index + 1}",
+        "round_id": first_round["round_id"],
+        "seat": 1,
+        "patron_id": "PAT1",
+        "call": None,
+        "rollover": None,
+        "placed_at": first_round["no_more_bets_at"] - timedelta(seconds=30),
+        "payout": "0.00",
+        "commission": "0.00",
+        "award": None,
+    }
+    row.update(spec)
+    return money_fields(row)
+
+
+MONEY_FIELDS = ("amount", "rollover", "payout", "commission", "banker_bid")
+
+
+def money_fields(row: dict) -> dict:
+    """YAML numbers and strings for money become exact Decimals (never floats)."""
+    return {
+        k: Decimal(str(v)) if k in MONEY_FIELDS and v is not None else v for k, v in row.items()
+    }
 
 
 ALL_CASES = load_cases()
@@ -82,14 +135,16 @@ def test_rule_case(code: str, name: str, case: dict, write_dataset):
         assert findings.height == 0, findings.to_dicts()
         return
     assert name.startswith("fail_"), f"case {name} must be named pass_* or fail_*"
-    assert findings.height == 1, findings.to_dicts()
-    finding = findings.row(0, named=True)
-    if "citation" in case:
-        assert finding["citation"] == case["citation"]
-    assert finding["citation"].startswith(case["ruleset"] + " ")
-    if "severity" in case:
-        assert finding["severity"] == case["severity"]
-    assert finding["message"] and finding["expected"] != finding["logged"]
+    assert findings.height == case.get("count", 1), findings.to_dicts()
+    for finding in findings.iter_rows(named=True):
+        if "citation" in case:
+            assert finding["citation"] == case["citation"]
+        assert finding["citation"].startswith(case["ruleset"] + " ")
+        if "severity" in case:
+            assert finding["severity"] == case["severity"]
+        if "impact" in case:
+            assert finding["impact"] == Decimal(str(case["impact"]))
+        assert finding["message"] and finding["expected"] != finding["logged"]
 
 
 def test_every_check_is_documented_and_has_pass_and_fail_cases():
