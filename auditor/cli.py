@@ -117,6 +117,36 @@ def audit(dataset: Path, out: Path, exit_zero: bool) -> None:
 
 
 @main.command()
+@click.argument("code", required=False)
+def rules(code: str | None) -> None:
+    """List the checks (code, title, citation), or document one CODE in full."""
+    from auditor.checks import all_checks
+
+    checks = all_checks()
+    if code:
+        chosen = [c for c in checks if c.code == code.upper()]
+        if not chosen:
+            click.echo(f"error: no check {code!r}; `auditor rules` lists them", err=True)
+            sys.exit(2)
+        check = chosen[0]
+        click.echo(f"{check.code} {check.name}: {check.title}")
+        click.echo(f"severity: {check.severity}\ncites: {check.citation}\n")
+        for heading, text in (
+            ("What it does", check.what),
+            ("Why is this bad?", check.why),
+            ("Example", check.example),
+        ):
+            click.echo(f"## {heading}\n{text}\n")
+        return
+    table = Table(title=f"{len(checks)} checks")
+    for name in ("code", "name", "title", "severity", "cites"):
+        table.add_column(name)
+    for check in checks:
+        table.add_row(check.code, check.name, check.title, check.severity, check.citation)
+    stdout.print(table)
+
+
+@main.command()
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds to deal.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
