@@ -33,7 +33,7 @@ def find(validated: ValidatedDataset) -> pl.DataFrame:
     options = shoe_options(audited["shoes"], audited["tables"])
     replayed = replay(audited["rounds"], options, packs)
     stages = [
-        round_findings(replayed),
+        round_findings(replayed, packs),
         wager_findings(audited["wagers"], replayed, options, packs),
         procedure_findings(audited, replayed, options, packs),
     ]

@@ -71,34 +71,55 @@ class CheckSet:
 
         return add
 
-    def emit(self, frame: pl.LazyFrame, ids: dict[str, pl.Expr]) -> pl.LazyFrame:
+    def emit(
+        self,
+        frame: pl.LazyFrame,
+        ids: dict[str, pl.Expr],
+        enrich: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None,
+    ) -> pl.LazyFrame:
         """Findings of every check over `frame`, with the id columns given by `ids`.
 
-        Flags run over the whole frame; messages are formatted only for flagged rows,
-        because `when(...).then(...)` evaluates its branch on every row.
+        One pass: cheap flags over the whole frame keep the rows that broke anything;
+        only those rows get their findings formatted (a struct per broken check,
+        exploded to rows). Filtering the frame once per check instead would make
+        polars recompute the whole upstream plan once per check. `enrich` adds columns
+        that only the messages need (citations, say) to the few flagged rows.
         """
         built = [(check, build()) for check, build in self.checks]
         if not built:
             return empty_findings().lazy()
         names = [f"_flag_{check.code}" for check, _ in built]
         flags = [v.when.fill_null(False).alias(n) for (_, v), n in zip(built, names, strict=True)]
-        flagged = frame.with_columns(flags).filter(pl.any_horizontal(names))
-        parts = [
-            flagged.filter(pl.col(name)).select(
-                pl.lit(check.code).alias("rule"),
-                (v.severity if v.severity is not None else pl.lit(check.severity)).alias(
-                    "severity"
-                ),
-                v.citation.alias("citation"),
-                *(ids[c].cast(pl.String).alias(c) for c in ID_COLUMNS),
-                v.expected.cast(pl.String).alias("expected"),
-                v.logged.cast(pl.String).alias("logged"),
-                (v.impact if v.impact is not None else pl.lit(None)).cast(MONEY).alias("impact"),
-                v.message.alias("message"),
+        structs = [
+            pl.when(pl.col(name)).then(
+                pl.struct(
+                    pl.lit(check.code).alias("rule"),
+                    (v.severity if v.severity is not None else pl.lit(check.severity))
+                    .cast(pl.String)
+                    .alias("severity"),
+                    v.citation.cast(pl.String).alias("citation"),
+                    v.expected.cast(pl.String).alias("expected"),
+                    v.logged.cast(pl.String).alias("logged"),
+                    (v.impact if v.impact is not None else pl.lit(None))
+                    .cast(MONEY)
+                    .alias("impact"),
+                    v.message.cast(pl.String).alias("message"),
+                )
             )
             for (check, v), name in zip(built, names, strict=True)
         ]
-        return pl.concat(parts, how="vertical")
+        flagged = frame.with_columns(flags).filter(pl.any_horizontal(names))
+        if enrich is not None:
+            flagged = enrich(flagged)
+        return (
+            flagged.select(
+                *(ids[c].cast(pl.String).alias(c) for c in ID_COLUMNS),
+                pl.concat_list(structs).list.drop_nulls().alias("_found"),
+            )
+            .explode("_found")
+            .unnest("_found")
+            .select(list(FINDINGS_SCHEMA))
+        )
 
 
 ID_COLUMNS = ("table_id", "shoe_id", "round_id", "wager_id")

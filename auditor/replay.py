@@ -104,15 +104,26 @@ def _ez_citation(pack: RulePack) -> str:
     return pack.cite(refs[0]) if refs else pack.cite(pack.announce.outcome)
 
 
-def card_value_expr(column: str, packs: Mapping[str, RulePack]) -> pl.Expr:
-    """Point value of the card in `column` (a card string); when/then streams, replace does not."""
-    values = _shared_card_values(packs)
-    rank = pl.col(column).str.head(1)
-    expr = pl.lit(None, dtype=pl.Int8)
-    for value in sorted(set(values.values())):
-        ranks = [r for r, v in values.items() if v == value]
-        expr = pl.when(rank.is_in(ranks)).then(pl.lit(value, dtype=pl.Int8)).otherwise(expr)
-    return expr
+def card_value_expr(card: pl.Expr, packs: Mapping[str, RulePack]) -> pl.Expr:
+    """Point value of a card string, from the packs' card values.
+
+    The rank is read as a base-36 digit ('2'..'9' are themselves, 'A' is 10, 'K' 20 …)
+    and mapped with integer comparisons: string comparisons per card cost several times
+    more, and `replace` does not stream.
+    """
+    values = {int(rank, 36): v for rank, v in _shared_card_values(packs).items()}
+    code = card.str.head(1).str.to_integer(base=36, strict=False).cast(pl.Int8)
+    # Pip cards count their own digit: one range test covers them all.
+    same = sorted(c for c, v in values.items() if c == v)
+    if same and same == list(range(same[0], same[-1] + 1)):
+        expr = pl.when(code.is_between(same[0], same[-1])).then(code)
+        others = {c: v for c, v in values.items() if c not in same}
+    else:
+        expr, others = pl.when(pl.lit(False)).then(code), values
+    for value in sorted(set(others.values())):
+        codes = [c for c, v in others.items() if v == value]
+        expr = expr.when(code.is_in(codes)).then(pl.lit(value, dtype=pl.Int8))
+    return expr.otherwise(pl.lit(None, dtype=pl.Int8))
 
 
 def _shared_card_values(packs: Mapping[str, RulePack]) -> dict[str, int]:
@@ -148,33 +159,70 @@ def event_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
 
 # ---- replay ------------------------------------------------------------------------
 
+# Decision-table columns every round needs; the citations are joined to flagged rows only.
+DECISION_FLAGS = ("player_action", "banker_draws", "banker_severity", "natural_hand")
+DECISION_TEXTS = (
+    "player_citation",
+    "banker_citation",
+    "totals_citation",
+    "outcome_citation",
+    "ez_citation",
+)
 
-def replay(rounds: pl.LazyFrame, shoe_options: pl.LazyFrame, packs: Mapping[str, RulePack]):
+
+def decision_key(ruleset_index: pl.Expr) -> pl.Expr:
+    """Dense index into the decision table: ruleset, two-card totals, third card (or stood)."""
+    return (
+        ruleset_index.cast(pl.Int32) * 1100
+        + pl.col("player_two").cast(pl.Int32) * 110
+        + pl.col("banker_two").cast(pl.Int32) * 11
+        + pl.col("third_key").cast(pl.Int32)
+        + 1
+    ).alias("decision_key")
+
+
+def ordered_decisions(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+    """The decision table in `decision_key` order, with the key as a column."""
+    order = {ruleset: i for i, ruleset in enumerate(packs)}
+    table = decision_table(packs).with_columns(
+        pl.col("ruleset").replace_strict(order, return_dtype=pl.Int32).alias("_ri")
+    )
+    keyed = table.with_columns(decision_key(pl.col("_ri"))).sort("decision_key")
+    assert keyed["decision_key"].to_list() == list(range(len(packs) * 1100))
+    return keyed.drop("_ri")
+
+
+def replay(
+    rounds: pl.LazyFrame, shoe_options: pl.LazyFrame, packs: Mapping[str, RulePack]
+) -> pl.LazyFrame:
     """Rounds with their replayed values: card values, counts, totals, decisions, events."""
-    values = []
-    for column, prefix in CARD_SLOTS:
-        for i in range(3):
-            card = pl.col(column).list.get(i, null_on_oob=True).alias(f"_{prefix}{i + 1}")
-            values.append(card)
-    with_cards = rounds.join(
-        shoe_options.select("shoe_id", "ruleset", "ez_baccarat"), on="shoe_id", how="left"
-    ).with_columns(
-        *values,
+    value = card_value_expr(pl.element(), packs)
+    order = {ruleset: i for i, ruleset in enumerate(packs)}
+    options = shoe_options.select(
+        "shoe_id",
+        "ruleset",
+        "ez_baccarat",
+        pl.col("ruleset").replace_strict(order, return_dtype=pl.Int32).alias("ruleset_index"),
+    )
+    # Decoding the card strings is the expensive part: each hand is decoded once.
+    valued = rounds.join(options, on="shoe_id", how="left").with_columns(
+        pl.col("player_cards").list.eval(value).alias("_pv"),
+        pl.col("banker_cards").list.eval(value).alias("_bv"),
         pl.col("player_cards").list.len().cast(pl.Int8).alias("player_count"),
         pl.col("banker_cards").list.len().cast(pl.Int8).alias("banker_count"),
     )
-    valued = with_cards.with_columns(
-        card_value_expr(f"_{prefix}{i}", packs).alias(f"{prefix}{i}")
-        for _, prefix in CARD_SLOTS
-        for i in (1, 2, 3)
-    )
+    valued = valued.with_columns(
+        pl.col(f"_{prefix}v").list.get(i, null_on_oob=True).alias(f"{prefix}{i + 1}")
+        for prefix in ("p", "b")
+        for i in range(3)
+    ).drop("_pv", "_bv")
     return derive(valued, packs)
 
 
 def derive(valued: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.LazyFrame:
-    """From card values p1..p3, b1..b3 (and counts): totals, decisions and events.
+    """From card values p1..p3, b1..b3, counts and `ruleset_index`: totals, decisions, events.
 
-    Split from `replay` so that the exhaustive draw test can feed it card values directly.
+    Split from `replay` so that a test can feed it card values directly.
     """
     zero = pl.lit(0, dtype=pl.Int8)
     totals = valued.with_columns(
@@ -190,22 +238,25 @@ def derive(valued: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.LazyFrame:
         .then(pl.col("p3"))
         .otherwise(pl.lit(STOOD, dtype=pl.Int8))
         .alias("third_key"),
-    )
-    decided = totals.join(
-        decision_table(packs).lazy(),
-        on=["ruleset", "player_two", "banker_two", "third_key"],
-        how="left",
-    )
+    ).with_columns(decision_key(pl.col("ruleset_index")))
+    decisions = ordered_decisions(packs)
     events = event_exprs(packs)
+    # A gather from the small table is a lookup by position: no hash join over the rounds.
+    looked_up = [
+        pl.lit(decisions[column]).gather(pl.col("decision_key")).alias(column)
+        for column in DECISION_FLAGS
+    ]
     expected_event = pl.lit(None, dtype=pl.String)
     for name, occurred in events.items():
-        announced = pl.col("announces").list.contains(pl.lit(name))
+        announces = decisions["announces"].list.contains(name)
+        announced = pl.lit(announces).gather(pl.col("decision_key"))
         expected_event = (
             pl.when(pl.col("ez_baccarat") & occurred & announced)
             .then(pl.lit(name))
             .otherwise(expected_event)
         )
-    return decided.with_columns(
+    return totals.with_columns(
+        *looked_up,
         *(occurred.alias(f"event_{name}") for name, occurred in events.items()),
         pl.when(pl.col("player_final") > pl.col("banker_final"))
         .then(pl.lit("player"))
@@ -223,6 +274,10 @@ ROUND_CHECKS = CheckSet()
 round_check = ROUND_CHECKS.check
 
 
+def _card(column: str, index: int) -> pl.Expr:
+    return pl.col(column).list.get(index, null_on_oob=True)
+
+
 def _hand_words(column: str) -> pl.Expr:
     return pl.col(column).list.join(" ")
 
@@ -236,10 +291,10 @@ def _natural_words() -> pl.Expr:
     )
 
 
-def _after_player(third_card_column: str = "_p3") -> pl.Expr:
+def _after_player() -> pl.Expr:
     return (
         pl.when(pl.col("player_count") >= 3)
-        .then(pl.format("after Player's third card {}", pl.col(third_card_column)))
+        .then(pl.format("after Player's third card {}", _card("player_cards", 2)))
         .otherwise(pl.lit("after the Player stood"))
     )
 
@@ -270,13 +325,15 @@ def _player_drew_on_stand() -> Violation:
         .then(
             pl.format(
                 "Player drew {} although {}; no more cards may be dealt",
-                pl.col("_p3"),
+                _card("player_cards", 2),
                 _natural_words(),
             )
         )
         .otherwise(
             pl.format(
-                "Player drew {} on {}; the rules say stand", pl.col("_p3"), pl.col("player_two")
+                "Player drew {} on {}; the rules say stand",
+                _card("player_cards", 2),
+                pl.col("player_two"),
             )
         )
     )
@@ -284,7 +341,7 @@ def _player_drew_on_stand() -> Violation:
         when=when,
         citation=pl.col("player_citation"),
         expected=pl.lit("Player stands"),
-        logged=pl.format("Player drew {}", pl.col("_p3")),
+        logged=pl.format("Player drew {}", _card("player_cards", 2)),
         message=message,
     )
 
@@ -335,7 +392,7 @@ def _banker_drew_on_stand() -> Violation:
         .then(
             pl.format(
                 "Banker drew {} although {}; no more cards may be dealt",
-                pl.col("_b3"),
+                _card("banker_cards", 2),
                 _natural_words(),
             )
         )
@@ -350,7 +407,7 @@ def _banker_drew_on_stand() -> Violation:
         citation=pl.col("banker_citation"),
         severity=pl.col("banker_severity"),
         expected=pl.lit("Banker stands"),
-        logged=pl.format("Banker drew {}", pl.col("_b3")),
+        logged=pl.format("Banker drew {}", _card("banker_cards", 2)),
         message=message,
     )
 
@@ -504,12 +561,15 @@ def _wrong_ez_announcement() -> Violation:
     )
 
 
-def round_findings(replayed: pl.LazyFrame) -> pl.LazyFrame:
-    """Findings about rounds: `wager_id` is null."""
+def round_findings(replayed: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.LazyFrame:
+    """Findings about rounds (`wager_id` null); citations joined to the flagged rounds only."""
+    texts = ordered_decisions(packs).select("decision_key", *DECISION_TEXTS).lazy()
     ids = {
         "table_id": pl.col("table_id"),
         "shoe_id": pl.col("shoe_id"),
         "round_id": pl.col("round_id"),
         "wager_id": NO_ID,
     }
-    return ROUND_CHECKS.emit(replayed, ids)
+    return ROUND_CHECKS.emit(
+        replayed, ids, enrich=lambda flagged: flagged.join(texts, on="decision_key", how="left")
+    )

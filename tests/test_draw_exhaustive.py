@@ -149,7 +149,8 @@ def rounds_frame(ruleset: str, v, player_draws, banker_draws) -> pl.LazyFrame:
 
 def draw_codes(ruleset: str, rounds: pl.LazyFrame) -> pl.DataFrame:
     options = pl.LazyFrame({"shoe_id": [ruleset], "ruleset": [ruleset], "ez_baccarat": [False]})
-    found = round_findings(replay(rounds, options, load_all()))
+    packs = load_all()
+    found = round_findings(replay(rounds, options, packs), packs)
     return (
         found.filter(pl.col("rule").str.starts_with("DRW"))
         .select(pl.col("round_id").cast(pl.Int64), "rule")
