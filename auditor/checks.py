@@ -53,6 +53,6 @@ def register(check: Check) -> Check:
 
 def all_checks() -> list[Check]:
     # Importing the stage modules registers their checks.
-    from auditor import procedures, replay, settle  # noqa: F401
+    from auditor import permit, procedures, replay, settle, shoe_checks  # noqa: F401
 
     return [CHECKS[c] for c in sorted(CHECKS)]

@@ -65,6 +65,8 @@ ROYAL9_MATCHES = {
 # procedure name -> its parameters (all required when the procedure is given).
 PROCEDURES: dict[str, tuple[str, ...]] = {
     "deals": ("by", "seat_column", "dealer_may_deal"),
+    "deal_order": ("value",),
+    "burn": ("value",),
     "no_wager_after_no_more_bets": ("value",),
     "last_hand_after_cover": ("value", "hands_after", "counted_kinds"),
     "void_ends_shoe": ("value",),
@@ -72,6 +74,7 @@ PROCEDURES: dict[str, tuple[str, ...]] = {
     "marker_collected_before_next_shoe": ("value",),
     "house_money_rollover": ("onto",),
     "free_hands": ("value",),
+    "no_wagers_on_simulated": ("value",),
     "bank_stake": ("first_at_least_bid", "min_multiple", "max_multiple", "tied_rounds_count"),
     "wagers_against_bank": ("each_at_most_bank", "total_at_most_bank"),
     "suivi": ("qualifying_calls", "skip_ties", "new_bank_resets"),
@@ -255,6 +258,9 @@ class Royal9Paytable:
     lines: tuple[Royal9Line, ...]  # priority order: a wager gets the first line it meets
     cite: str
     note: str | None = None
+    # ref of a random award the paytable allows with no qualifying hand and no line name
+    # (midi §12(j) Stax, INDEX Ambiguity 25); None: every payout needs a line.
+    random_award: Cited[bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -854,7 +860,7 @@ class _Parser:
             self.fail("payouts.royal9.paytables", "no paytable given")
         for name, item in tables.items():
             path = f"payouts.royal9.paytables.{name}"
-            item, table_cite, table_note = self.entry(item, path, ("lines",))
+            item, table_cite, table_note = self.entry(item, path, ("lines",), ("random_award",))
             lines = []
             for i, line in enumerate(self.items(item["lines"], f"{path}.lines")):
                 where = f"{path}.lines[{i}]"
@@ -872,7 +878,16 @@ class _Parser:
                         match=self.choice(line["match"], f"{where}.match", ROYAL9_MATCHES),
                     )
                 )
-            paytables[name] = Royal9Paytable(name, tuple(lines), table_cite, table_note)
+            random_award = None
+            if item.get("random_award") is not None:
+                node_ra, ra_cite, ra_note = self.entry(
+                    item["random_award"], f"{path}.random_award", ("value",)
+                )
+                flag = self.flag(node_ra["value"], f"{path}.random_award.value")
+                random_award = Cited(flag, ra_cite, ra_note)
+            paytables[name] = Royal9Paytable(
+                name, tuple(lines), table_cite, table_note, random_award
+            )
         return Royal9(
             wager=Cited(self.money(wager["amount"], "payouts.royal9.wager.amount"), cite, note),
             paytables=paytables,

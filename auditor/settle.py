@@ -1,6 +1,27 @@
 """Stage 4, settle: every wager's result, payout and commission, to the cent.
 
-(Being built: the checks of the PAY, COM and WAG families register here.)
+`settlement.settle` gives each wager its correct settlement against the cards as
+dealt; the checks here (PAY, COM) compare it with the logged one, and `permit.py`
+(WAG) judges whether the wager was permitted at all. All checks are expressions over
+the settled frame's columns; citations and words are gathered from the packs for the
+flagged rows only (`enrich`).
+
+How one wager's error is split, so that the impacts of its findings add up to its
+total error exactly once (CONTRACT, "What the auditor writes"). The patron's net is
+`payout - commission`, less the stake lost on a `lose` (the covered amount for a
+Chemin de Fer Bank); `impact` = logged net - correct net, positive when the patron
+was paid more than owed.
+- Result wrong (PAY001): that one finding takes the whole error; the payout and the
+  commission follow from the result and are not reported again.
+- Result right: a payout off the odds (PAY002 or PAY003) takes `payout - due payout`;
+  a commission off (COM001-COM003) takes `due commission - commission`.
+- Tie odds below the minimum (PAY004) take what the table's odds leave short of the
+  regulation's minimum on a winning Tie wager (zero on the others): with the payout
+  finding, the wager adds up to its error at the minimum odds.
+- Royal 9 award lines (PAY005) and the midi Stax reading (PAY006) carry no impact:
+  the money is on the payout finding, or cannot be proven (INDEX Ambiguity 25).
+- Permissibility findings (WAG) carry none: they are not about money owed.
+Where the due amount is unknown (a progressive Royal 9 line) the impact is null.
 """
 
 from __future__ import annotations
@@ -9,10 +30,20 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.findings import CheckSet
+from auditor.checks import Check
+from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES
+from auditor.findings import CheckSet, Violation
+from auditor.permit import permit_findings
 from auditor.rulepack import RulePack
+from auditor.settlement import dragon_odds, settle
+from auditor.terms import BET_WORDS, Terms, build_terms, dollars, is_bet, usd
 
 WAGER_CHECKS = CheckSet()
+wager_check = WAGER_CHECKS.check
+
+ID_EXPRS = {c: pl.col(c) for c in ("table_id", "shoe_id", "round_id", "wager_id")}
+SAME_RESULT = pl.col("result") == pl.col("due_result")
+DRAGON_BONUS = is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player")
 
 
 def wager_findings(
@@ -20,10 +51,496 @@ def wager_findings(
     replayed: pl.LazyFrame,
     options: pl.LazyFrame,
     packs: Mapping[str, RulePack],
+    royal9_seats: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
-    """Findings about wagers (`wager_id` set) and wager-level money."""
-    frame = wagers.join(
-        replayed.select("round_id", "table_id", "shoe_id"), on="round_id", how="inner"
+    """Findings about wagers (`wager_id` set): results, payouts, commission, permission."""
+    terms = build_terms(packs)
+    settled = settle(wagers, replayed, options, packs, royal9_seats, terms)
+    return pl.concat(
+        [
+            WAGER_CHECKS.emit(settled, ID_EXPRS, lambda flagged: enrich(flagged, terms)),
+            permit_findings(settled, terms),
+        ],
+        how="vertical",
     )
-    ids = {c: pl.col(c) for c in ("table_id", "shoe_id", "round_id", "wager_id")}
-    return WAGER_CHECKS.emit(frame, ids)
+
+
+def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+    """Citations and words for the messages, gathered for the flagged rows only."""
+    paytable = pl.lit(terms.dragon_cites).gather(pl.col("db_table"))
+    ez_free = pl.col("ez_baccarat") & terms.r("none_at_ez") & terms.rb("commission_bet")
+    exempt = terms.rb("exempt_cite")
+    won = pl.col("due_result") == "win"
+    return flagged.with_columns(
+        pl.lit(pl.Series([BET_WORDS[b] for b in BETS])).gather(pl.col("_b")).alias("_bet_words"),
+        pl.when(pl.col("kind") == "void")
+        .then(terms.r("void_cite"))
+        .when(is_bet("banker") & pl.col("ez_push"))
+        .then(terms.r("push_cite"))
+        .when(is_bet("royal9"))
+        .then(pl.col("r9_cite"))
+        .otherwise(terms.rb("bet_cite"))
+        .alias("_result_cite"),
+        pl.when(DRAGON_BONUS)
+        .then(paytable)
+        .when(is_bet("royal9"))
+        .then(pl.col("r9_cite"))
+        .otherwise(terms.rb("payout_cite"))
+        .alias("_payout_cite"),
+        pl.when(is_bet("tie"))
+        .then(pl.col("tie_pays").cast(pl.Int64))
+        .when(DRAGON_BONUS)
+        .then(dragon_odds(terms, pl.col("db_table")))
+        .when(is_bet("house_money"))
+        .then(pl.col("due_payout_c") // pl.col("stake_c"))
+        .otherwise(terms.rb("odds"))
+        .alias("_odds"),
+        terms.r("tie_cite").alias("_tie_cite"),
+        pl.when(pl.col("commission_rounding"))
+        .then(terms.r("rounding_cite"))
+        .otherwise(terms.r("percents_cite"))
+        .alias("_commission_cite"),
+        pl.when(won & exempt.is_not_null())
+        .then(exempt)
+        .when(won & ez_free)
+        .then(terms.r("none_at_ez_cite"))
+        .otherwise(terms.r("commission_bets_cite"))
+        .alias("_no_commission_cite"),
+        pl.when(~won)
+        .then(pl.format("a wager that is {} owes no commission", pl.col("due_result")))
+        .when(exempt.is_not_null())
+        .then(pl.lit("the rules exempt it from commission"))
+        .when(ez_free)
+        .then(pl.lit("an EZ Baccarat table collects no commission"))
+        .otherwise(pl.lit("only a Banker wager pays commission"))
+        .alias("_no_commission_reason"),
+    )
+
+
+# ---- words ---------------------------------------------------------------------------
+
+
+def _hands() -> pl.Expr:
+    """ "Player 9H KS (9) against Banker 2C 3D (5)" """
+    return pl.format(
+        "Player {} ({}) against Banker {} ({})",
+        pl.col("player_cards").list.join(" "),
+        pl.col("player_final"),
+        pl.col("banker_cards").list.join(" "),
+        pl.col("banker_final"),
+    )
+
+
+def _stake_words() -> pl.Expr:
+    """ "$37.50", "$25.00 + $75.00 rollover", or "$500.00, covered $300.00" """
+    return (
+        pl.when(pl.col("rollover_c") > 0)
+        .then(pl.format("{} + {} rollover", usd(pl.col("amount_c")), usd(pl.col("rollover_c"))))
+        .when(is_bet("banker") & pl.col("_covered_basis"))
+        .then(pl.format("{}, covered {}", usd(pl.col("amount_c")), usd(pl.col("basis_c"))))
+        .otherwise(usd(pl.col("amount_c")))
+    )
+
+
+def _due_words() -> pl.Expr:
+    """What the due payout is made of: odds, a Royal 9 line, or nothing."""
+    return (
+        pl.when(pl.col("due_result") != "win")
+        .then(pl.format("a {} pays nothing", pl.col("due_result")))
+        .when(is_bet("royal9"))
+        .then(pl.format('"{}" pays {}', pl.col("r9_line"), usd(pl.col("due_payout_c"))))
+        .otherwise(pl.format("{} to 1 pays {}", pl.col("_odds"), usd(pl.col("due_payout_c"))))
+    )
+
+
+def _stax_reading() -> pl.Expr:
+    """A Royal 9 paid with no qualifying hand and no line, where the paytable allows a
+    random award (midi §12(j), INDEX Ambiguity 25): reported, not proven wrong."""
+    return (
+        is_bet("royal9")
+        & pl.col("r9_random").fill_null(False)
+        & pl.col("r9_line").is_null()
+        & (pl.col("result") == "win")
+        & pl.col("award").is_null()
+    )
+
+
+# ---- results and payouts -------------------------------------------------------------
+
+
+@wager_check(
+    Check(
+        code="PAY001",
+        name="WrongResult",
+        title="Wager settled win, lose or push against the cards",
+        severity="high",
+        citation="the wager's winning conditions (ma-baccarat §8(a)(1)-(7), §13(i); "
+        "md-mini-baccarat .07A; ma-chemin-de-fer §5(a), §6); void rounds §15(e) and twins",
+        what="The logged `result` differs from the one the cards as dealt give: the "
+        "higher count wins and equal counts push Banker and Player wagers (an EZ Banker "
+        "wager pushes on a Dragon 7; a Panda 8 is an ordinary Player win), a void round "
+        "returns every wager, side wagers by their own conditions (Dragon Bonus margins "
+        "and Naturals, Dragon 7, Panda 8, pairs, Royal 9 lines). The finding carries the "
+        "wager's whole error: its payout and commission follow from the result and are "
+        "not reported again.",
+        why="A wrong result moves the whole stake and payout between the house and the "
+        "patron; repeated, it is the signature of settling on the wrong hand.",
+        example="Banker wager of $37.50 settled win (payout $37.50, commission $2.00); "
+        "Player 9H KS (9) against Banker 2C 3D (5) makes it lose. Impact $73.00.",
+    )
+)
+def _wrong_result() -> Violation:
+    reason = (
+        pl.when(pl.col("kind") == "void")
+        .then(pl.lit("the round is void, which returns every wager"))
+        .when(is_bet("banker") & pl.col("ez_push"))
+        .then(pl.format("{}, a Dragon 7 at an EZ table,", _hands()))
+        .when(is_bet("royal9"))
+        .then(pl.format("{}, {},", _hands(), pl.col("r9_line").fill_null(pl.lit("no line"))))
+        .otherwise(_hands())
+    )
+    return Violation(
+        when=pl.col("due_result").is_not_null() & ~SAME_RESULT & ~_stax_reading(),
+        citation=pl.col("_result_cite"),
+        expected=pl.col("due_result"),
+        logged=pl.col("result"),
+        impact=dollars(pl.col("logged_net_c") - pl.col("due_net_c")),
+        message=pl.format(
+            "{} of {} settled {} (payout {}, commission {}); {} makes it {}",
+            pl.col("_bet_words"),
+            _stake_words(),
+            pl.col("result"),
+            usd(pl.col("payout_c")),
+            usd(pl.col("commission_c")),
+            reason,
+            pl.col("due_result"),
+        ),
+    )
+
+
+PAYOUT_OFF = (
+    SAME_RESULT
+    & pl.col("due_payout_c").is_not_null()
+    & (pl.col("payout_c") != pl.col("due_payout_c"))
+)
+
+
+def _payout_violation(when: pl.Expr, extra: pl.Expr) -> Violation:
+    difference = pl.col("payout_c") - pl.col("due_payout_c")
+    return Violation(
+        when=when,
+        citation=pl.col("_payout_cite"),
+        expected=usd(pl.col("due_payout_c")),
+        logged=usd(pl.col("payout_c")),
+        impact=dollars(difference),
+        message=pl.format(
+            "{} of {} {}; {}, logged {} ({} {}){}",
+            pl.col("_bet_words"),
+            _stake_words(),
+            pl.col("due_result"),
+            _due_words(),
+            usd(pl.col("payout_c")),
+            pl.when(difference > 0).then(pl.lit("overpaid")).otherwise(pl.lit("underpaid")),
+            usd(difference.abs()),
+            extra,
+        ),
+    )
+
+
+@wager_check(
+    Check(
+        code="PAY002",
+        name="PayoutOffOdds",
+        title="Payout differs from the odds or paytable line",
+        severity="high",
+        citation="the payout odds (ma-baccarat §13(a)-(i); md-mini-baccarat .12A-.12G; "
+        "ma-chemin-de-fer §9(b))",
+        what="A wager settled with the right result was paid other than its odds: Player "
+        "1:1; Banker 1:1 (a Chemin de Fer Bank on the covered amount only); Tie at the "
+        "table's `tie_pays`; Dragon Bonus by the table's paytable; Dragon 7 40:1; Panda 8 "
+        "25:1; House Money 15:1 or 3:1; a fixed Royal 9 line as printed; nothing on a lose "
+        "or push. A rolled-over wager is paid on amount + rollover. Progressive Royal 9 "
+        "amounts are not checked (the meters are not logged).",
+        why="Over- and underpayments are direct money errors; a pattern of them at one "
+        "dealer or seat is what a compliance review looks for first.",
+        example="Player wager of $10.10 won; 1 to 1 pays $10.10, logged $15.00 (overpaid "
+        "$4.90). Impact $4.90.",
+    )
+)
+def _payout_off_odds() -> Violation:
+    return _payout_violation(PAYOUT_OFF & pl.col("other_paytable").is_null(), pl.lit(""))
+
+
+@wager_check(
+    Check(
+        code="PAY003",
+        name="DragonBonusOffPaytable",
+        title="Dragon Bonus paid on another paytable than the table's",
+        severity="high",
+        citation="the Dragon Bonus paytable of the Rules Submission (ma-baccarat §13(e); "
+        "ma-midi-baccarat §12(e); md-mini-baccarat .12F)",
+        what="A winning Dragon Bonus was paid at the odds another of the ruleset's "
+        f"paytables ({', '.join(DRAGON_BONUS_PAYTABLES)}) gives for its margin, not at "
+        "those of the table's `dragon_bonus_paytable`.",
+        why="The paytable is fixed by the Rules Submission; paying another one is a "
+        "configuration or training error that repeats on every such win.",
+        example="Dragon Bonus on the Banker of $25.00 won; 6 to 1 pays $150.00, logged "
+        "$175.00 (overpaid $25.00): Paytable B's odds, the table uses Paytable A. "
+        "Impact $25.00.",
+    )
+)
+def _dragon_bonus_off_paytable() -> Violation:
+    return _payout_violation(
+        PAYOUT_OFF & pl.col("other_paytable").is_not_null(),
+        pl.format(
+            ": Paytable {}'s odds, the table uses Paytable {}",
+            pl.col("other_paytable"),
+            pl.col("dragon_bonus_paytable"),
+        ),
+    )
+
+
+@wager_check(
+    Check(
+        code="PAY004",
+        name="TieOddsBelowMinimum",
+        title="Tie wager taken at odds below the regulation's minimum",
+        severity="high",
+        citation="the minimum Tie odds (ma-baccarat §13(b); ma-midi-baccarat §12(b); "
+        "md-mini-baccarat .12B)",
+        what="A Tie wager at a table whose `tie_pays` is below the ruleset's minimum (8 to "
+        "1). The payout itself is checked at the table's odds (PAY002); this finding "
+        "carries what those odds leave short of the minimum on a winning Tie wager (zero "
+        "on the others), so that the two add up to the error at the minimum odds.",
+        why="A Rules Submission cannot lower the odds the regulation guarantees; every Tie "
+        "wager at such a table is taken on terms the patron may not be offered.",
+        example="Tie wager of $100.00 win at a table paying 7 to 1; the regulation "
+        "requires at least 8 to 1 ($100.00 short). Impact -$100.00.",
+    )
+)
+def _tie_odds_below_minimum() -> Violation:
+    minimum, odds = pl.col("tie_min"), pl.col("tie_pays").cast(pl.Int64)
+    short = pl.col("stake_c") * (odds - minimum)
+    won = pl.col("due_result") == "win"
+    return Violation(
+        when=is_bet("tie") & (odds < minimum),
+        citation=pl.col("_tie_cite"),
+        severity=pl.when(won).then(pl.lit("high")).otherwise(pl.lit("medium")),
+        expected=pl.format("at least {} to 1", minimum),
+        logged=pl.format("{} to 1", odds),
+        impact=dollars(pl.when(won).then(short).otherwise(0)),
+        message=pl.format(
+            "Tie wager of {} {} at a table paying {} to 1; the regulation requires at "
+            "least {} to 1{}",
+            _stake_words(),
+            pl.col("due_result"),
+            odds,
+            minimum,
+            pl.when(won).then(pl.format(" ({} short)", usd(-short))).otherwise(pl.lit("")),
+        ),
+    )
+
+
+@wager_check(
+    Check(
+        code="PAY005",
+        name="WrongRoyal9Award",
+        title="Royal 9 award line not the one the first four cards give",
+        severity="medium",
+        citation="the Royal 9 paytable (ma-baccarat §13(i) Table 1; ma-midi-baccarat §12(i) "
+        "Table 1)",
+        what="The logged `award` is not the highest line of the table's Royal 9 paytable "
+        "that the first two cards of each hand and the seat's Personal King-9 "
+        "combinations qualify for (ma-baccarat defaults to §13(i) Table 2, `royal9_seats` "
+        "overrides; INDEX Ambiguities 21-24), or names a line where none qualifies. The "
+        "money, where the line is fixed, is on the payout finding; this one has no impact.",
+        why="Progressive lines cannot be checked by amount, only by the line awarded: a "
+        "wrong line is how a progressive meter is paid out wrongly.",
+        example='Royal 9 wager at seat 1 awarded "Any Royal 9"; the first two cards, '
+        'Player KS 9H (9) against Banker 4D 2C (6), give "Personal K9 on Player Hand".',
+    )
+)
+def _wrong_royal9_award() -> Violation:
+    line = pl.col("r9_line").fill_null(pl.lit("no line"))
+    award = pl.col("award").fill_null(pl.lit("no line"))
+    return Violation(
+        when=is_bet("royal9")
+        & pl.col("r9_known").fill_null(False)
+        & SAME_RESULT
+        & pl.col("award").ne_missing(pl.col("r9_line")),
+        citation=pl.col("r9_cite"),
+        expected=line,
+        logged=award,
+        message=pl.format(
+            'Royal 9 wager at seat {} awarded "{}"; the first two cards, {}, give "{}"',
+            pl.col("seat"),
+            award,
+            _hands(),
+            line,
+        ),
+    )
+
+
+@wager_check(
+    Check(
+        code="PAY006",
+        name="Royal9PaidWithoutQualifyingHand",
+        title="Royal 9 paid with no qualifying hand where a random award is possible",
+        severity="low",
+        citation="the Royal 9 paytable and its random award (ma-midi-baccarat §12(i) "
+        "Table 1, §12(j))",
+        what="A Royal 9 wager was paid, with no award line, although no hand qualifies for "
+        "a line, at a paytable that also allows a random award (midi's Must Hit "
+        "Progressive for Stax, §12(j)). The contract has no line name for that award, so "
+        "the payment is reported without impact, not as a proven overpayment (INDEX "
+        "Ambiguity 25).",
+        why="A Stax award is random and rare; a payout explained only by it deserves a "
+        "look at the progressive system's own records.",
+        example="Royal 9 wager of $5.00 won $1250.00 with no award line; the first two "
+        "cards, Player 2S 3H (5) against Banker KD 4C (4), qualify for no line: possibly "
+        "a random Stax award (ma-midi-baccarat §12(j)), not provable from the logs.",
+    )
+)
+def _royal9_paid_without_qualifying_hand() -> Violation:
+    return Violation(
+        when=_stax_reading() & pl.col("r9_known").fill_null(False),
+        citation=pl.col("r9_cite"),
+        expected=pl.lit("lose (no qualifying hand)"),
+        logged=pl.format("win {}", usd(pl.col("payout_c"))),
+        message=pl.format(
+            "Royal 9 wager of {} won {} with no award line; the first two cards, {}, "
+            "qualify for no line: possibly a random Stax award ({}), not provable from "
+            "the logs",
+            usd(pl.col("amount_c")),
+            usd(pl.col("payout_c")),
+            _hands(),
+            pl.col("r9_cite").str.split("; ").list.last(),
+        ),
+    )
+
+
+# ---- commission ----------------------------------------------------------------------
+
+COMMISSION_DUE = SAME_RESULT & (pl.col("due_commission_c") > 0)
+
+
+def _commission_words() -> pl.Expr:
+    """ "5% of $37.50 rounds up to $2.00" / "5% of $10.10, half up to the cent, is $0.51" """
+    percent, won, due = (
+        pl.col("percent_in_force"),
+        usd(pl.col("due_payout_c")),
+        usd(pl.col("due_commission_c")),
+    )
+    rounded = (
+        pl.when(pl.col("commission_rounding"))
+        .then(pl.format("{}% of {} rounds up to {}", percent, won, due))
+        .otherwise(pl.format("{}% of {}, half up to the cent, is {}", percent, won, due))
+    )
+    table = pl.col("commission_percent").cast(pl.Int64)
+    return pl.concat_str(
+        rounded,
+        pl.when(table != percent)
+        .then(pl.format(" (the table's {}% is not permitted)", table))
+        .otherwise(pl.lit("")),
+    )
+
+
+def _commission_violation(when: pl.Expr, logged_words: pl.Expr) -> Violation:
+    return Violation(
+        when=when,
+        citation=pl.col("_commission_cite"),
+        expected=usd(pl.col("due_commission_c")),
+        logged=usd(pl.col("commission_c")),
+        impact=dollars(pl.col("due_commission_c") - pl.col("commission_c")),
+        message=pl.format(
+            "{} of {} won; commission {}, {}",
+            pl.col("_bet_words"),
+            _stake_words(),
+            _commission_words(),
+            logged_words,
+        ),
+    )
+
+
+@wager_check(
+    Check(
+        code="COM001",
+        name="CommissionNotCharged",
+        title="Commission due on a winning wager not charged",
+        severity="high",
+        citation="the vigorish (ma-baccarat §13(c); md-mini-baccarat .12C-.12D(1); "
+        "ma-chemin-de-fer §9(c))",
+        what="A winning Banker wager at a table that charges commission (not EZ) was "
+        "logged with no commission. A Chemin de Fer Bank owes it on the covered amount won.",
+        why="Uncharged vigorish is lost house revenue; at a marker table it also leaves "
+        "nothing to collect.",
+        example="Banker wager of $37.50 won; commission 5% of $37.50 rounds up to $2.00, "
+        "none was charged. Impact -$2.00.",
+    )
+)
+def _commission_not_charged() -> Violation:
+    return _commission_violation(
+        COMMISSION_DUE & (pl.col("commission_c") == 0), pl.lit("none was charged")
+    )
+
+
+@wager_check(
+    Check(
+        code="COM002",
+        name="CommissionMiscalculated",
+        title="Commission charged at a wrong amount or rounding",
+        severity="medium",
+        citation="the vigorish and its rounding (ma-baccarat §13(c); md-mini-baccarat "
+        ".12D(1); ma-chemin-de-fer §9(c))",
+        what="The commission on a winning Banker wager is not `commission_percent` of the "
+        "amount won rounded up to the next multiple of 25 cents (20 cents at 4%) where "
+        "`commission_rounding`, or half up to the cent where not (per wager: INDEX "
+        "Ambiguity 19). A Chemin de Fer Bank pays it on the covered amount only; a table "
+        "percent the ruleset does not allow is judged at the nearest one it allows.",
+        why="Systematic misrounding, even by cents, adds up over thousands of hands and "
+        "shows a misconfigured table system.",
+        example="Banker wager of $37.50 won; commission 5% of $37.50 rounds up to $2.00, "
+        "logged $1.87. Impact $0.13.",
+    )
+)
+def _commission_miscalculated() -> Violation:
+    return _commission_violation(
+        COMMISSION_DUE
+        & (pl.col("commission_c") > 0)
+        & (pl.col("commission_c") != pl.col("due_commission_c")),
+        pl.format("logged {}", usd(pl.col("commission_c"))),
+    )
+
+
+@wager_check(
+    Check(
+        code="COM003",
+        name="CommissionNotDue",
+        title="Commission charged where none is due",
+        severity="high",
+        citation="the vigorish (ma-baccarat §13(c), §13(e); md-mini-baccarat .12C, .12E; "
+        "ma-chemin-de-fer §9(b)-(c))",
+        what="A commission was logged on a wager that owes none: any wager at an EZ "
+        "table, a Player, Tie or side wager (Dragon Bonus expressly), a wager against the "
+        "Chemin de Fer Banker, or a wager that lost or pushed.",
+        why="Vigorish taken where the rules charge none is money taken from the patron.",
+        example="Player wager of $10.10 win; only a Banker wager pays commission, yet "
+        "$0.50 was charged. Impact -$0.50.",
+    )
+)
+def _commission_not_due() -> Violation:
+    return Violation(
+        when=SAME_RESULT & (pl.col("due_commission_c") == 0) & (pl.col("commission_c") > 0),
+        citation=pl.col("_no_commission_cite"),
+        expected=pl.lit("$0.00"),
+        logged=usd(pl.col("commission_c")),
+        impact=dollars(-pl.col("commission_c")),
+        message=pl.format(
+            "{} of {} {}; {}, yet {} was charged",
+            pl.col("_bet_words"),
+            _stake_words(),
+            pl.col("due_result"),
+            pl.col("_no_commission_reason"),
+            usd(pl.col("commission_c")),
+        ),
+    )

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from auditor.replay import replay, round_findings
+from auditor.replay import ROUND_CHECKS, replay
 from auditor.rulepack import load_all
 
 RULESETS = ("ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer")
@@ -148,12 +148,22 @@ def rounds_frame(ruleset: str, v, player_draws, banker_draws) -> pl.LazyFrame:
 
 
 def draw_codes(ruleset: str, rounds: pl.LazyFrame) -> pl.DataFrame:
+    """(round_id, rule) for every draw check the replay flags, by the checks' own conditions.
+
+    The conditions are the registered checks' (`ROUND_CHECKS`); the formatting of a
+    million messages is left to the YAML cases, which run the whole pipeline.
+    """
     options = pl.LazyFrame({"shoe_id": [ruleset], "ruleset": [ruleset], "ez_baccarat": [False]})
     packs = load_all()
-    found = round_findings(replay(rounds, options, packs), packs)
+    draw_checks = [(c.code, build().when) for c, build in ROUND_CHECKS.checks if c.family == "DRW"]
+    flags = replay(rounds, options, packs).select(
+        pl.col("round_id").cast(pl.Int64),
+        *(when.fill_null(False).alias(code) for code, when in draw_checks),
+    )
     return (
-        found.filter(pl.col("rule").str.starts_with("DRW"))
-        .select(pl.col("round_id").cast(pl.Int64), "rule")
+        flags.unpivot(index="round_id", variable_name="rule", value_name="flagged")
+        .filter(pl.col("flagged"))
+        .select("round_id", "rule")
         .collect()
     )
 

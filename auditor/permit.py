@@ -1,0 +1,454 @@
+"""Stage 4, permissibility: whether each wager could be taken at all (WAG checks).
+
+A bet type the ruleset or the table's options do not permit, a Royal 9 wager off its
+fixed stake or at a table without the decks and seats it needs, a wager placed after
+"no more bets", on a Free Hand or a simulated round, at a seat the table does not
+have, with a `call` where none belongs, and a House Money rollover other than the
+authorised share. These findings carry no impact: they are not about money owed (the
+wager's money is settled, and checked, as logged, by `settle.py`).
+
+Chemin de Fer Bank stakes, overcovering and Suivi are table procedures
+(`procedures.py`), not checked here.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from auditor.checks import Check
+from auditor.contract import BETS
+from auditor.findings import CheckSet, Violation
+from auditor.rulepack import TABLE_OPTIONS
+from auditor.terms import BET_WORDS, Terms, is_bet, usd
+
+PERMIT_CHECKS = CheckSet()
+permit_check = PERMIT_CHECKS.check
+ROLLOVER_CHECKS = CheckSet()
+rollover_check = ROLLOVER_CHECKS.check
+
+ID_EXPRS = {c: pl.col(c) for c in ("table_id", "shoe_id", "round_id", "wager_id")}
+# What each `requires` code of the packs' bets asks of the table (0: nothing).
+OPTION_SET = {
+    "dragon_bonus_paytable": pl.col("dragon_bonus_paytable").is_not_null(),
+    "ez_baccarat": pl.col("ez_baccarat"),
+    "house_money": pl.col("house_money"),
+    "royal9_paytable": pl.col("royal9_paytable").is_not_null(),
+}
+OPTION_WORDS = {
+    "dragon_bonus_paytable": "a table without a Dragon Bonus paytable",
+    "ez_baccarat": "a table that is not EZ Baccarat",
+    "house_money": "a table that does not offer House Money",
+    "royal9_paytable": "a table without a Royal 9 paytable",
+}
+NO_WAGER_KINDS = ("free", "simulated")
+
+
+def permit_findings(settled: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+    """WAG findings over the settled wagers (see `settlement.settle`)."""
+    requires = terms.rb("requires")
+    option_set = pl.lit(True)
+    for code, option in enumerate(TABLE_OPTIONS, start=1):
+        option_set = pl.when(requires == code).then(OPTION_SET[option]).otherwise(option_set)
+    frame = settled.with_columns(
+        (terms.rb("in_ruleset") & option_set.fill_null(False)).alias("_permitted"),
+        terms.rb("in_ruleset").alias("_in_ruleset"),
+        terms.r("r9_wager_c").alias("_royal9_stake_c"),
+        terms.royal9_table_permitted().alias("_royal9_table_ok"),
+        terms.r("late_cite").is_not_null().alias("_late_rule"),
+        terms.call_permitted().alias("_call_ok"),
+    )
+    return pl.concat(
+        [
+            PERMIT_CHECKS.emit(frame, ID_EXPRS, lambda flagged: _enrich(flagged, terms)),
+            ROLLOVER_CHECKS.emit(
+                rollovers(settled, terms), ID_EXPRS, lambda flagged: _enrich(flagged, terms)
+            ),
+        ],
+        how="vertical",
+    )
+
+
+def rollovers(settled: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+    """The wagers carrying a rollover, with their seat's authorised House Money share:
+    per winning House Money wager, floor(payout x `house_money_rollover_percent` / 100)
+    to the cent (the payout due by the cards), summed over the seat's House Money wagers
+    of the round, against all the rollover the seat's wagers carry."""
+    share = (
+        settled.filter(is_bet("house_money") & (pl.col("due_result") == "win"))
+        .group_by("round_id", "seat")
+        .agg(
+            (pl.col("due_payout_c") * pl.col("house_money_rollover_percent").cast(pl.Int64) // 100)
+            .sum()
+            .alias("share_c"),
+            pl.col("due_payout_c").sum().alias("house_money_payout_c"),
+        )
+    )
+    return (
+        settled.filter(pl.col("rollover_c") > 0)
+        .with_columns(
+            pl.col("rollover_c").sum().over("round_id", "seat").alias("seat_rollover_c"),
+            terms.rb("rollover_target").alias("_rollover_target"),
+        )
+        .join(share, on=["round_id", "seat"], how="left")
+    )
+
+
+def _enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+    requires = terms.rb("requires")
+    missing = pl.lit(None, dtype=pl.String)
+    for code, option in enumerate(TABLE_OPTIONS, start=1):
+        missing = pl.when(requires == code).then(pl.lit(OPTION_WORDS[option])).otherwise(missing)
+    return flagged.with_columns(
+        pl.lit(pl.Series([BET_WORDS[b] for b in BETS])).gather(pl.col("_b")).alias("_bet_words"),
+        terms.rb("bet_cite").alias("_bet_cite"),
+        terms.r("bets_cite").alias("_bets_cite"),
+        missing.alias("_missing_option"),
+        terms.r("r9_wager_cite").alias("_royal9_stake_cite"),
+        terms.r("r9_limits_cite").alias("_royal9_limits_cite"),
+        terms.r("r9_limits_words").alias("_royal9_limits_words"),
+        terms.r("late_cite").alias("_late_cite"),
+        terms.r("seats_cite").alias("_seats_cite"),
+        pl.when(pl.col("kind") == "free")
+        .then(terms.r("free_cite"))
+        .otherwise(terms.r("simulated_cite"))
+        .alias("_no_wager_cite"),
+        terms.rb("calls").list.join(", ").alias("_calls_words"),
+        terms.r("rollover_cite").alias("_rollover_cite"),
+        terms.r("rollover_onto").alias("_rollover_onto"),
+    )
+
+
+def _wager_words() -> pl.Expr:
+    """ "Dragon 7 Insurance of $10.00 at seat 3" """
+    return pl.format("{} of {} at seat {}", pl.col("_bet_words"), usd(pl.col("amount_c")), "seat")
+
+
+@permit_check(
+    Check(
+        code="WAG001",
+        name="BetNotPermitted",
+        title="Bet type the ruleset or the table's options do not permit",
+        severity="high",
+        citation="the permissible wagers (ma-baccarat §8(a), §13(i); ma-midi-baccarat §7(a), "
+        "§12(i); md-mini-baccarat .07A; ma-chemin-de-fer §5(a), §6(a))",
+        what="The wager's `bet` is not among the ruleset's permissible wagers (Maryland has "
+        "no Panda 8, House Money or Royal 9; Chemin de Fer only the Banker's wager and the "
+        "wagers against it), or needs a table option the table does not have: Dragon Bonus "
+        "a `dragon_bonus_paytable`, Dragon 7 and Panda 8 Insurance an EZ Baccarat table, "
+        "House Money `house_money`, Royal 9 a `royal9_paytable` (INDEX Ambiguity 26).",
+        why="A wager the Rules Submission does not offer has no approved odds; taking it "
+        "is an unapproved game.",
+        example="Dragon 7 Insurance of $10.00 at seat 3 at a table that is not EZ "
+        "Baccarat (ma-baccarat §8(a)(5)).",
+    )
+)
+def _bet_not_permitted() -> Violation:
+    return Violation(
+        when=~pl.col("_permitted"),
+        citation=pl.when(pl.col("_in_ruleset"))
+        .then(pl.col("_bet_cite"))
+        .otherwise(pl.col("_bets_cite")),
+        expected=pl.format("no {} wager", pl.col("bet")),
+        logged=pl.format("{} {}", pl.col("bet"), usd(pl.col("amount_c"))),
+        message=pl.when(pl.col("_in_ruleset"))
+        .then(pl.format("{} at {}, which may not take it", _wager_words(), "_missing_option"))
+        .otherwise(pl.format("{}: {} permits no such wager", _wager_words(), pl.col("ruleset"))),
+    )
+
+
+@permit_check(
+    Check(
+        code="WAG002",
+        name="Royal9StakeNotFixed",
+        title="Royal 9 wager other than the fixed $5",
+        severity="medium",
+        citation="the Royal 9 wager (ma-baccarat §13(i); ma-midi-baccarat §12(i))",
+        what="A Royal 9 wager's `amount` is not the fixed stake of the ruleset ($5.00).",
+        why="The Royal 9 paytable and its progressive meters are built on a fixed $5 "
+        "wager; any other stake is a wager the paytable does not price.",
+        example="Royal 9 wager of $10.00 at seat 2; the wager is fixed at $5.00.",
+    )
+)
+def _royal9_stake_not_fixed() -> Violation:
+    return Violation(
+        when=is_bet("royal9")
+        & pl.col("_in_ruleset")
+        & (pl.col("amount_c") != pl.col("_royal9_stake_c")),
+        citation=pl.col("_royal9_stake_cite"),
+        expected=usd(pl.col("_royal9_stake_c")),
+        logged=usd(pl.col("amount_c")),
+        message=pl.format(
+            "{}; the wager is fixed at {}", _wager_words(), usd(pl.col("_royal9_stake_c"))
+        ),
+    )
+
+
+@permit_check(
+    Check(
+        code="WAG003",
+        name="Royal9AtNonconformingTable",
+        title="Royal 9 wager at a table without the decks or seats Royal 9 requires",
+        severity="medium",
+        citation="the Royal 9 table (ma-baccarat §13(i): eight decks; ma-midi-baccarat "
+        "§12(i): six or eight decks, six or seven seats)",
+        what="A Royal 9 wager was taken at a table whose Rules Submission options (`decks`, "
+        "`seats`) are not those the ruleset requires of a Royal 9 game. A dealing shoe "
+        "holding another number of decks than the table's is a shoe finding (SHO), not "
+        "repeated on every wager.",
+        why="The Royal 9 paytable is priced for those decks; another deck count changes "
+        "the odds of every line.",
+        example="Royal 9 wager of $5.00 at seat 4 at a table of 6 decks and 12 seats; "
+        "Royal 9 requires 8 decks.",
+    )
+)
+def _royal9_at_nonconforming_table() -> Violation:
+    return Violation(
+        when=is_bet("royal9") & pl.col("_permitted") & ~pl.col("_royal9_table_ok"),
+        citation=pl.col("_royal9_limits_cite"),
+        expected=pl.col("_royal9_limits_words"),
+        logged=pl.format("{} decks and {} seats", pl.col("decks"), pl.col("seats")),
+        message=pl.format(
+            "{} at a table of {} decks and {} seats; Royal 9 requires {}",
+            _wager_words(),
+            pl.col("decks"),
+            pl.col("seats"),
+            pl.col("_royal9_limits_words"),
+        ),
+    )
+
+
+@permit_check(
+    Check(
+        code="WAG004",
+        name="WagerAfterNoMoreBets",
+        title='Wager placed or changed after "no more bets"',
+        severity="high",
+        citation='the "no more bets" rule (ma-baccarat §8(c); ma-midi-baccarat §7(d); '
+        "md-mini-baccarat .07D; ma-chemin-de-fer §6(e))",
+        what="The wager's `placed_at` (placed or last changed) is later than the round's "
+        "`no_more_bets_at`. A wager without `placed_at`, or a round without the "
+        "announcement, cannot be judged here (the missing announcement is a round finding).",
+        why="A wager made or raised once the cards may be known is past-posting, the "
+        "classic table cheat.",
+        example="Banker wager of $100.00 at seat 5 placed at 18:01:57.2, 2.2 s after "
+        '"no more bets" at 18:01:55.0.',
+    )
+)
+def _wager_after_no_more_bets() -> Violation:
+    late = pl.col("placed_at") - pl.col("no_more_bets_at")
+    time = "%Y-%m-%d %H:%M:%S%.6f"
+    return Violation(
+        when=pl.col("_late_rule") & (pl.col("placed_at") > pl.col("no_more_bets_at")),
+        citation=pl.col("_late_cite"),
+        expected=pl.format("by {}", pl.col("no_more_bets_at").dt.strftime(time)),
+        logged=pl.col("placed_at").dt.strftime(time),
+        message=pl.format(
+            '{} placed at {}, {} s after "no more bets" at {}',
+            _wager_words(),
+            pl.col("placed_at").dt.strftime(time),
+            (late.dt.total_microseconds() / 1_000_000).round(3),
+            pl.col("no_more_bets_at").dt.strftime(time),
+        ),
+    )
+
+
+@permit_check(
+    Check(
+        code="WAG005",
+        name="WagerOnRoundWithoutWagers",
+        title="Wager on a Free Hand or a simulated round",
+        severity="high",
+        citation="Free Hands and simulated rounds (ma-midi-baccarat §7(c); ma-baccarat "
+        "§15(c)(2), §15(d); md-mini-baccarat .13C(2)(b), .13D(1); ma-chemin-de-fer "
+        "§11(h)(3))",
+        what='A wager on a round of kind `free` (a Free Hand is dealt "without any wagers '
+        'being placed on the table", side wagers included: INDEX Ambiguity 11) or '
+        "`simulated` (an irregularity procedure's \"simulated round of play in which "
+        'wagers may not be accepted"). Where the ruleset has no Free Hand, a wager on a '
+        "`free` round cites its permissible wagers; the round itself is a round finding.",
+        why="These rounds exist only to dispose of cards; a wager on one is a wager on "
+        "cards already seen.",
+        example="Player wager of $25.00 at seat 2 on a simulated round, where no wager "
+        "may be accepted.",
+    )
+)
+def _wager_on_round_without_wagers() -> Violation:
+    return Violation(
+        when=pl.col("kind").is_in(NO_WAGER_KINDS),
+        citation=pl.col("_no_wager_cite"),
+        expected=pl.format("no wager on a {} round", pl.col("kind")),
+        logged=pl.format("{} {}", pl.col("bet"), usd(pl.col("amount_c"))),
+        message=pl.format(
+            "{} on a {} round, where no wager may be accepted", _wager_words(), pl.col("kind")
+        ),
+    )
+
+
+@permit_check(
+    Check(
+        code="WAG006",
+        name="SeatOutOfRange",
+        title="Wager at a seat the table does not have",
+        severity="medium",
+        citation="the table's numbered seats (ma-baccarat §2(a); ma-midi-baccarat §2(a); "
+        "md-mini-baccarat .02A(1); Chemin de Fer states no count: §6(a))",
+        what="The wager's `seat` is above the `seats` of the table's Rules Submission "
+        "options in force when the shoe opened.",
+        why="A wager at a position the layout does not have cannot be attributed to a "
+        "player, and it is how phantom wagers are booked.",
+        example="Player wager of $50.00 at seat 13 at a table of 12 seats.",
+    )
+)
+def _seat_out_of_range() -> Violation:
+    return Violation(
+        when=pl.col("seat").cast(pl.Int32) > pl.col("seats").cast(pl.Int32),
+        citation=pl.col("_seats_cite"),
+        expected=pl.format("seat 1-{}", pl.col("seats")),
+        logged=pl.format("seat {}", pl.col("seat")),
+        message=pl.format("{} at a table of {} seats", _wager_words(), pl.col("seats")),
+    )
+
+
+@permit_check(
+    Check(
+        code="WAG007",
+        name="CallMisplaced",
+        title="Chemin de Fer call missing, or given where no call belongs",
+        severity="medium",
+        citation="the wagers against the Banker (ma-chemin-de-fer §6(a)-(d)); elsewhere the "
+        "bet's own clause",
+        what="A wager against the Chemin de Fer Banker (a `player` row there) has no `call` "
+        "(`suivi`, `banco` or `partial`), or a wager that takes none (any other bet, any "
+        "other ruleset) has one. Whether the call was allowed (Suivi, overcovering) is a "
+        "procedure check.",
+        why="The call decides the order and size of the wagers against the Bank; a wager "
+        "without one, or a call outside Chemin de Fer, is a misrecorded wager.",
+        example="Banker wager of $25.00 at seat 1 with call banco, at ma-baccarat where no "
+        "wager takes a call.",
+    )
+)
+def _call_misplaced() -> Violation:
+    expected = (
+        pl.when(pl.col("_calls_words") == "")
+        .then(pl.lit("no call"))
+        .otherwise(pl.format("one of {}", pl.col("_calls_words")))
+    )
+    call = pl.col("call").fill_null(pl.lit("no call"))
+    return Violation(
+        when=~pl.col("_call_ok"),
+        citation=pl.when(pl.col("_in_ruleset"))
+        .then(pl.col("_bet_cite"))
+        .otherwise(pl.col("_bets_cite")),
+        expected=expected,
+        logged=call,
+        message=pl.format(
+            "{} with {}; in {} this wager takes {}", _wager_words(), call, "ruleset", expected
+        ),
+    )
+
+
+# ---- House Money rollover ------------------------------------------------------------
+
+
+def _rollover_unauthorised() -> pl.Expr:
+    return ~pl.col("_rollover_target") | pl.col("share_c").is_null() | (pl.col("share_c") == 0)
+
+
+@rollover_check(
+    Check(
+        code="WAG008",
+        name="RolloverExceedsShare",
+        title="House Money rollover above the authorised share",
+        severity="high",
+        citation="the House Money rollover (ma-baccarat §9(e)(1)a; ma-midi-baccarat §8(c)(3)(i)a)",
+        what="The rollover on the seat's Banker or Player wager is more than the authorised "
+        "share of its winning House Money payout: floor(payout x "
+        "`house_money_rollover_percent` / 100) to the cent (INDEX Ambiguity 20). The "
+        "wager is still settled, and checked, on amount + rollover.",
+        why="Only the payout, or the share the Rules Submission authorises, may ride on the "
+        "hand; more is house money added to a live wager.",
+        example="Player wager of $25.00 at seat 3 carries a $75.00 rollover; the House "
+        "Money wager won $75.00 and the table authorises 50%: $37.50.",
+    )
+)
+def _rollover_exceeds_share() -> Violation:
+    return _rollover_violation(pl.col("seat_rollover_c") > pl.col("share_c"))
+
+
+@rollover_check(
+    Check(
+        code="WAG009",
+        name="RolloverShortOfShare",
+        title="House Money rollover below the authorised share",
+        severity="low",
+        citation="the House Money rollover (ma-baccarat §9(e)(1)a, (ii); ma-midi-baccarat "
+        "§8(c)(3)(i)a-b)",
+        what="The rollover is more than nothing but less than the authorised share of the "
+        'winning House Money payout. The text lets the dealer place "all or a portion '
+        'thereof, as authorized", so this is reported at low severity: a rollover is 0 '
+        "or exactly the share (INDEX Ambiguity 20).",
+        why="A partial rollover that is not the authorised portion means the payout was "
+        "split in a way the Rules Submission does not describe.",
+        example="Banker wager of $50.00 at seat 1 carries a $20.00 rollover; the House "
+        "Money wager won $30.00 and the table authorises 100%: $30.00.",
+    )
+)
+def _rollover_short_of_share() -> Violation:
+    return _rollover_violation(
+        (pl.col("seat_rollover_c") > 0) & (pl.col("seat_rollover_c") < pl.col("share_c"))
+    )
+
+
+def _rollover_violation(when: pl.Expr) -> Violation:
+    return Violation(
+        when=~_rollover_unauthorised() & when,
+        citation=pl.col("_rollover_cite"),
+        expected=usd(pl.col("share_c")),
+        logged=usd(pl.col("seat_rollover_c")),
+        message=pl.format(
+            "{} carries a {} rollover (the seat's total {}); the House Money wager won {} and "
+            "the table authorises {}%: {}",
+            _wager_words(),
+            usd(pl.col("rollover_c")),
+            usd(pl.col("seat_rollover_c")),
+            usd(pl.col("house_money_payout_c")),
+            pl.col("house_money_rollover_percent"),
+            usd(pl.col("share_c")),
+        ),
+    )
+
+
+@rollover_check(
+    Check(
+        code="WAG010",
+        name="RolloverWithoutHouseMoneyWin",
+        title="Rollover with no winning House Money wager to come from",
+        severity="high",
+        citation="the House Money rollover (ma-baccarat §9(e)(1)a; ma-midi-baccarat "
+        "§8(c)(3)(i)a); elsewhere the permissible wagers",
+        what="A wager carries a `rollover` although it is not a Banker or Player wager, "
+        "the ruleset has no House Money rollover (Maryland, Chemin de Fer), or no House "
+        "Money wager at the same seat won in the round by the cards.",
+        why="A rollover is a House Money payout riding on the hand; without a winning "
+        "House Money wager it is an unexplained addition to a live wager.",
+        example="Player wager of $25.00 at seat 2 carries a $15.00 rollover; no House "
+        "Money wager at seat 2 won in the round.",
+    )
+)
+def _rollover_without_house_money_win() -> Violation:
+    reason = (
+        pl.when(pl.col("_rollover_onto").is_null())
+        .then(pl.format("{} has no House Money rollover", pl.col("ruleset")))
+        .when(~pl.col("_rollover_target"))
+        .then(pl.format("a rollover rides only on a {} wager", pl.col("_rollover_onto")))
+        .otherwise(pl.format("no House Money wager at seat {} won in the round", "seat"))
+    )
+    return Violation(
+        when=_rollover_unauthorised(),
+        citation=pl.col("_rollover_cite"),
+        expected=pl.lit("no rollover"),
+        logged=usd(pl.col("rollover_c")),
+        message=pl.format(
+            "{} carries a {} rollover; {}", _wager_words(), usd(pl.col("rollover_c")), reason
+        ),
+    )

@@ -1,0 +1,352 @@
+"""The correct settlement of every wager, to the cent, as a frame.
+
+Each wager is settled again against the cards as dealt (the replayed totals and EZ
+events, not the logged outcome) and the `tables` options in force when its shoe
+opened, from the packs' payouts and commission. The result is the wagers frame with
+`due_result`, `due_payout_c`, `due_commission_c` and the patron's net both ways
+(`logged_net_c`, `due_net_c`), in integer cents.
+
+The due settlement is null where it cannot be decided: a bet the ruleset has no
+payout for (Panda 8 in Maryland), a Dragon Bonus or Royal 9 at a table without a
+paytable; `due_payout_c` alone is null for a progressive Royal 9 line (its meter is
+not logged). Such wagers get no money finding; their bet type is `permit.py`'s.
+
+Rules applied (CONTRACT, "Meanings that the auditor must apply"; INDEX readings):
+- Player 1:1; Banker 1:1 less commission, pushing on a tie and, at an EZ table, on
+  the pack's push event (Dragon 7, Ambiguity 12-13); a Player win on a Panda 8 is an
+  ordinary 1:1 win; Tie at the table's `tie_pays`; Dragon Bonus by the table's
+  paytable (margins 4-9 for non-Naturals, a Natural winner including 9 over 8, equal
+  Naturals push); Dragon 7 40:1; Panda 8 25:1; House Money 15:1 or 3:1 on pairs by
+  rank in the first two cards; a Royal 9 line's fixed amount (`royal9.py`).
+- A rolled-over wager settles on `amount + rollover`.
+- A Chemin de Fer Bank wins or loses only the covered amount, min(its amount, the
+  round's wagers against it), and pays commission on that; wagers against it win or
+  lose their own amount; a tie voids all.
+- A void round settles every wager push.
+- Commission: the table's percent (clipped to those the ruleset allows) of the amount
+  won, rounded up to the pack's step where `commission_rounding`, else half up to the
+  cent; never at an EZ table, never on a bet outside the pack's commission bets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS
+from auditor.royal9 import royal9_lines
+from auditor.rulepack import RulePack
+from auditor.terms import NATURAL_KEY, NB, PERCENTS, Terms, build_terms, cents, is_bet
+
+WAGER_COLUMNS = (
+    "wager_id",
+    "round_id",
+    "seat",
+    "bet",
+    "call",
+    "amount",
+    "rollover",
+    "placed_at",
+    "result",
+    "payout",
+    "commission",
+    "award",
+)
+ROUND_COLUMNS = (
+    "round_id",
+    "table_id",
+    "shoe_id",
+    "kind",
+    "no_more_bets_at",
+    "player_cards",
+    "banker_cards",
+    "ruleset",
+    "ez_baccarat",
+    "player_final",
+    "banker_final",
+    "natural_hand",
+    "expected_outcome",
+    *(f"event_{name}" for name in EZ_EVENTS),
+)
+OPTION_COLUMNS = (
+    "seats",
+    "decks",
+    "tie_pays",
+    "commission_percent",
+    "commission_rounding",
+    "dragon_bonus_paytable",
+    "house_money",
+    "house_money_rollover_percent",
+    "royal9_paytable",
+)
+
+
+def settle(
+    wagers: pl.LazyFrame,
+    replayed: pl.LazyFrame,
+    options: pl.LazyFrame,
+    packs: Mapping[str, RulePack],
+    royal9_seats: pl.LazyFrame | None = None,
+    terms: Terms | None = None,
+) -> pl.LazyFrame:
+    """Every wager with its round, its table's options and its correct settlement."""
+    terms = terms or build_terms(packs)
+    first_rank = [
+        pl.col(c).list.get(i, null_on_oob=True).str.head(1)
+        for c in ("player_cards", "banker_cards")
+        for i in (0, 1)
+    ]
+    rounds = (
+        replayed.select(ROUND_COLUMNS)
+        .join(options.select("shoe_id", *OPTION_COLUMNS), on="shoe_id", how="left")
+        .with_columns(
+            # House Money (§8(a)(7)): a pair of the same rank in the first two cards.
+            (
+                (first_rank[0] == first_rank[1]).cast(pl.Int8)
+                + (first_rank[2] == first_rank[3]).cast(pl.Int8)
+            )
+            .fill_null(0)
+            .alias("_pairs")
+        )
+    )
+    base = (
+        wagers.select(WAGER_COLUMNS)
+        .join(rounds, on="round_id", how="inner")
+        .with_columns(
+            terms.ruleset_index().alias("_r"),
+            pl.col("bet").cast(pl.Enum(BETS)).to_physical().cast(pl.Int32).alias("_b"),
+            cents("amount").alias("amount_c"),
+            cents("rollover").fill_null(0).alias("rollover_c"),
+            cents("payout").alias("payout_c"),
+            cents("commission").alias("commission_c"),
+        )
+        .with_columns(
+            (pl.col("_r") * NB + pl.col("_b")).alias("_rb"),
+            terms.r("covered").alias("_covered_basis"),
+            (pl.col("amount_c") + pl.col("rollover_c")).alias("stake_c"),
+        )
+    )
+    covered = pl.col("_covered_basis")
+    royal9 = royal9_lines(base.filter(is_bet("royal9")), royal9_seats, packs)
+    # Chemin de Fer §6(e), §9(b)-(c): the Bank wins or loses only what the wagers
+    # against it cover; only those rounds need the sum.
+    chemin = base.filter(~is_bet("royal9") & covered)
+    against = (
+        chemin.filter(is_bet("player"))
+        .group_by("round_id")
+        .agg(pl.col("amount_c").sum().alias("against_c"))
+    )
+    chemin = chemin.join(against, on="round_id", how="left")
+    rest = base.filter(~is_bet("royal9") & ~covered)
+    settled = pl.concat([rest, chemin, royal9], how="diagonal_relaxed")
+    return (
+        settled.with_columns(
+            _ez_push(terms).alias("ez_push"),
+            *_dragon_bonus_columns(terms),
+            terms.r("tie_min").alias("tie_min"),
+            _basis().alias("basis_c"),
+        )
+        .with_columns(_due_result(terms).alias("due_result"))
+        .with_columns(_due_payout(terms).alias("due_payout_c"))
+        .with_columns(
+            _percent_in_force(terms).alias("percent_in_force"),
+            _other_paytable(terms).alias("other_paytable"),
+        )
+        .with_columns(_due_commission(terms).alias("due_commission_c"))
+        .with_columns(
+            _net("result", "payout_c", "commission_c").alias("logged_net_c"),
+            _net("due_result", "due_payout_c", "due_commission_c").alias("due_net_c"),
+        )
+    )
+
+
+def _ez_push(terms: Terms) -> pl.Expr:
+    """The pack's event on which a Banker wager pushes at an EZ table (Dragon 7) occurred."""
+    push = terms.r("push_event")
+    occurred = pl.lit(False)
+    for name in EZ_EVENTS:
+        occurred = pl.when(push == name).then(pl.col(f"event_{name}")).otherwise(occurred)
+    return pl.col("ez_baccarat") & occurred.fill_null(False)
+
+
+def _dragon_bonus_columns(terms: Terms) -> list[pl.Expr]:
+    """A Dragon Bonus on the chosen hand (§8(a)(4), §13(e)): whether each hand is a
+    Natural, the odds key (a Natural winner, else the margin) and the table's paytable
+    (`db_table`: ruleset x paytable index; null where the table has none)."""
+    on_banker = is_bet("dragon_bonus_banker")
+    hand = pl.col("natural_hand")
+    banker_nat = hand.is_in(["banker", "both"]).fill_null(False)
+    player_nat = hand.is_in(["player", "both"]).fill_null(False)
+    own = pl.when(on_banker).then("banker_final").otherwise("player_final").cast(pl.Int32)
+    other = pl.when(on_banker).then("player_final").otherwise("banker_final").cast(pl.Int32)
+    own_nat = pl.when(on_banker).then(banker_nat).otherwise(player_nat)
+    paytable = (
+        pl.col("dragon_bonus_paytable")
+        .cast(pl.Enum(DRAGON_BONUS_PAYTABLES))
+        .to_physical()
+        .cast(pl.Int32)
+    )
+    return [
+        own_nat.alias("db_own_natural"),
+        pl.when(on_banker).then(player_nat).otherwise(banker_nat).alias("db_other_natural"),
+        (own - other).alias("db_margin"),
+        pl.when(own_nat)
+        .then(NATURAL_KEY)
+        .otherwise((own - other).clip(0, NATURAL_KEY - 1))
+        .alias("db_key"),
+        (pl.col("_r") * len(DRAGON_BONUS_PAYTABLES) + paytable).alias("db_table"),
+    ]
+
+
+def dragon_odds(terms: Terms, table: pl.Expr) -> pl.Expr:
+    """Dragon Bonus odds at paytable index `table` for the row's `db_key` (null: no win)."""
+    return pl.lit(terms.dragon_odds).gather(table * (NATURAL_KEY + 1) + pl.col("db_key"))
+
+
+def _dragon_bonus_result(terms: Terms) -> pl.Expr:
+    """Natural winner (Natural 9 over Natural 8 too) or a non-Natural win by a margin of
+    the paytable; equal Naturals push; anything else loses. Null: no paytable."""
+    margin = pl.col("db_margin")
+    own_nat, other_nat = pl.col("db_own_natural"), pl.col("db_other_natural")
+    known = pl.lit(terms.dragon_cites).gather(pl.col("db_table")).is_not_null()
+    return pl.when(known.fill_null(False)).then(
+        pl.when(own_nat & other_nat & (margin == 0))
+        .then(pl.lit("push"))
+        .when(own_nat & other_nat & (margin < 0))
+        .then(pl.lit("lose"))
+        .when(own_nat)
+        .then(pl.lit("win"))
+        .when(other_nat | dragon_odds(terms, pl.col("db_table")).is_null())
+        .then(pl.lit("lose"))
+        .otherwise(pl.lit("win"))
+    )
+
+
+def _due_result(terms: Terms) -> pl.Expr:
+    outcome = pl.col("expected_outcome")
+
+    def win_lose(condition: pl.Expr) -> pl.Expr:
+        return pl.when(condition).then(pl.lit("win")).otherwise(pl.lit("lose"))
+
+    tie = outcome == "tie"
+    event = pl.when(is_bet("dragon7")).then("event_dragon7").otherwise("event_panda8")
+    return (
+        # A void round returns every wager (§15(e) and twins).
+        pl.when(pl.col("kind") == "void")
+        .then(pl.lit("push"))
+        .when(is_bet("banker"))
+        .then(
+            pl.when(tie | pl.col("ez_push"))
+            .then(pl.lit("push"))
+            .otherwise(win_lose(outcome == "banker"))
+        )
+        .when(is_bet("player"))
+        .then(pl.when(tie).then(pl.lit("push")).otherwise(win_lose(outcome == "player")))
+        .when(is_bet("tie"))
+        .then(pl.when(pl.col("tie_min").is_not_null()).then(win_lose(tie)))
+        .when(is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player"))
+        .then(_dragon_bonus_result(terms))
+        .when(is_bet("dragon7") | is_bet("panda8"))
+        .then(pl.when(terms.rb("odds").is_not_null()).then(win_lose(event)))
+        .when(is_bet("house_money"))
+        .then(pl.when(terms.r("hm_one").is_not_null()).then(win_lose(pl.col("_pairs") > 0)))
+        .when(is_bet("royal9"))
+        .then(pl.when(pl.col("r9_known")).then(win_lose(pl.col("r9_line").is_not_null())))
+        .otherwise(pl.lit(None, dtype=pl.String))
+    )
+
+
+def _basis() -> pl.Expr:
+    """What a lost wager loses and a won Banker wager is paid on: the stake (amount +
+    rollover), or for a Chemin de Fer Bank the covered amount."""
+    covered = pl.min_horizontal(pl.col("amount_c"), pl.col("against_c").fill_null(0))
+    return (
+        pl.when(is_bet("banker") & pl.col("_covered_basis"))
+        .then(covered)
+        .otherwise(pl.col("stake_c"))
+    )
+
+
+def _due_payout(terms: Terms) -> pl.Expr:
+    stake, odds = pl.col("stake_c"), terms.rb("odds")
+    house_money = (
+        pl.when(pl.col("_pairs") >= 2).then(terms.r("hm_both")).otherwise(terms.r("hm_one"))
+    )
+    return (
+        pl.when(pl.col("due_result").is_null())
+        .then(pl.lit(None, dtype=pl.Int64))
+        .when(pl.col("due_result") != "win")
+        .then(pl.lit(0, dtype=pl.Int64))
+        .when(is_bet("banker"))
+        .then(odds * pl.col("basis_c"))
+        .when(is_bet("player") | is_bet("dragon7") | is_bet("panda8"))
+        .then(odds * stake)
+        .when(is_bet("tie"))
+        .then(pl.col("tie_pays").cast(pl.Int64) * stake)
+        .when(is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player"))
+        .then(dragon_odds(terms, pl.col("db_table")) * stake)
+        .when(is_bet("house_money"))
+        .then(house_money * stake)
+        .when(is_bet("royal9"))
+        .then(pl.col("r9_amount_c"))
+    )
+
+
+def commission_cents(won: pl.Expr, percent: pl.Expr, rounding: pl.Expr, step: pl.Expr) -> pl.Expr:
+    """`percent` of `won` cents: rounded up to a multiple of `step` where `rounding`,
+    else half up to the cent (CONTRACT; INDEX Ambiguity 19). Integers only."""
+    scaled = won * percent  # hundredths of a cent
+    unit = step * 100
+    return (
+        pl.when(rounding).then((scaled + unit - 1) // unit * step).otherwise((scaled + 50) // 100)
+    )
+
+
+def _percent_in_force(terms: Terms) -> pl.Expr:
+    """The table's percent where the ruleset allows it, else the nearest it allows."""
+    return pl.col("commission_percent").cast(pl.Int64).clip(terms.r("pct_min"), terms.r("pct_max"))
+
+
+def _due_commission(terms: Terms) -> pl.Expr:
+    percent = pl.col("percent_in_force")
+    step = pl.lit(terms.steps).gather(pl.col("_r") * PERCENTS + percent)
+    charged = (
+        terms.rb("commission_bet")
+        & (pl.col("due_result") == "win")
+        & ~(pl.col("ez_baccarat") & terms.r("none_at_ez"))
+    )
+    return (
+        pl.when(pl.col("due_result").is_null())
+        .then(pl.lit(None, dtype=pl.Int64))
+        .when(charged)
+        .then(
+            commission_cents(pl.col("due_payout_c"), percent, pl.col("commission_rounding"), step)
+        )
+        .otherwise(pl.lit(0, dtype=pl.Int64))
+    )
+
+
+def _other_paytable(terms: Terms) -> pl.Expr:
+    """For a winning Dragon Bonus paid off its odds: the first other paytable of the
+    ruleset whose odds the logged payout matches (PAY003), else null."""
+    own = dragon_odds(terms, pl.col("db_table"))
+    found = pl.lit(None, dtype=pl.String)
+    ruleset_first = pl.col("_r") * len(DRAGON_BONUS_PAYTABLES)
+    for index, name in reversed(list(enumerate(DRAGON_BONUS_PAYTABLES))):
+        odds = dragon_odds(terms, ruleset_first + index)
+        hit = (odds != own) & (odds * pl.col("stake_c") == pl.col("payout_c"))
+        found = pl.when(hit.fill_null(False)).then(pl.lit(name)).otherwise(found)
+    wrong = (
+        (is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player"))
+        & (pl.col("due_result") == "win")
+        & (pl.col("result") == "win")
+        & (pl.col("payout_c") != pl.col("due_payout_c"))
+    )
+    return pl.when(wrong.fill_null(False)).then(found)
+
+
+def _net(result: str, payout: str, commission: str) -> pl.Expr:
+    """The patron's net: payout less commission, less the stake lost on a `lose`."""
+    lost = pl.when(pl.col(result) == "lose").then(-pl.col("basis_c")).otherwise(0)
+    return lost + pl.col(payout) - pl.col(commission)
