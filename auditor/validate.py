@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandera.polars as pa
 import polars as pl
 
-from auditor.contract import CARD_PATTERN, RULESETS, TABLES
+from auditor.contract import CARD_PATTERN, ROW_KEYS, RULESETS, TABLES
 from auditor.errors import RulesetError
 from auditor.load import (
     FILE_COLUMN,
@@ -47,15 +47,8 @@ COUNTS_SCHEMA = {
     "rows_quarantined": pl.Int64(),
 }
 
-# Each row's name in the quarantine: the contract id, which is what a person searches for.
-ROW_KEY = {
-    "tables": ("table_id", "effective_from"),
-    "shoes": ("shoe_id",),
-    "rounds": ("round_id",),
-    "wagers": ("wager_id",),
-    "commission_collections": ("collection_id",),
-    "royal9_seats": ("table_id", "seat"),
-}
+# Each row's name in the quarantine is the contract id, which is what a person searches for.
+ROW_KEY = ROW_KEYS
 
 CHECK_REASONS = {
     "card_format": "not a card: rank A23456789TJQK followed by suit SHDC",
