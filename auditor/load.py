@@ -214,21 +214,22 @@ def empty_scan(table: str) -> pl.LazyFrame:
 
 
 def iter_batches(source: SourceFile, batch_rows: int = BATCH_ROWS) -> Iterator[pl.DataFrame]:
-    """The file in bounded batches, raw (file types) with `_file` and `_row`."""
+    """The file in bounded batches, raw (file types) with `_file` and `_row`.
+
+    polars reads a row slice of a scan without decoding the rest of the file (several
+    times faster here than pyarrow's batch iterator).
+    """
     columns = [c for c in TABLES[source.table] if c in source.arrow_schema.names]
-    offset = 0
-    try:
-        parquet = pq.ParquetFile(source.path)
-        for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
-            frame = pl.from_arrow(batch)
-            assert isinstance(frame, pl.DataFrame)
-            yield frame.with_columns(
-                pl.lit(source.name).alias(FILE_COLUMN),
-                pl.int_range(offset, offset + frame.height, dtype=pl.Int64).alias(ROW_COLUMN),
-            )
-            offset += frame.height
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError(
-            f"{source.path}: Parquet file could not be read past row {offset} ({exc})",
-            path=str(source.path),
-        ) from exc
+    scan = pl.scan_parquet(source.path, hive_partitioning=False).select(columns)
+    for offset in range(0, source.rows, batch_rows):
+        try:
+            frame = scan.slice(offset, batch_rows).collect()
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise InputError(
+                f"{source.path}: Parquet file could not be read past row {offset} ({exc})",
+                path=str(source.path),
+            ) from exc
+        yield frame.with_columns(
+            pl.lit(source.name).alias(FILE_COLUMN),
+            pl.int_range(offset, offset + frame.height, dtype=pl.Int64).alias(ROW_COLUMN),
+        )
