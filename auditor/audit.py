@@ -34,7 +34,7 @@ def find(validated: ValidatedDataset) -> pl.DataFrame:
     replayed = replay(audited["rounds"], options, packs)
     stages = [
         round_findings(replayed, packs),
-        wager_findings(audited["wagers"], replayed, options, packs, audited["royal9_seats"]),
+        *wager_findings(audited["wagers"], replayed, options, packs, audited["royal9_seats"]),
         procedure_findings(audited, replayed, options, packs),
     ]
     # One collect for all stages lets polars compute the shared replay once.

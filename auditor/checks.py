@@ -53,6 +53,14 @@ def register(check: Check) -> Check:
 
 def all_checks() -> list[Check]:
     # Importing the stage modules registers their checks.
-    from auditor import permit, procedures, replay, settle, shoe_checks  # noqa: F401
+    from auditor import (  # noqa: F401
+        bank_checks,
+        card_checks,
+        permit,
+        procedures,
+        replay,
+        settle,
+        shoe_checks,
+    )
 
     return [CHECKS[c] for c in sorted(CHECKS)]

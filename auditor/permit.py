@@ -16,23 +16,22 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.checks import Check
-from auditor.contract import BETS
 from auditor.findings import CheckSet, Violation
 from auditor.rulepack import TABLE_OPTIONS
-from auditor.terms import BET_WORDS, Terms, is_bet, usd
+from auditor.settlement import FREE, SIMULATED, WIN
+from auditor.terms import Terms, is_bet, usd
 
 PERMIT_CHECKS = CheckSet()
 permit_check = PERMIT_CHECKS.check
 ROLLOVER_CHECKS = CheckSet()
 rollover_check = ROLLOVER_CHECKS.check
 
-ID_EXPRS = {c: pl.col(c) for c in ("table_id", "shoe_id", "round_id", "wager_id")}
 # What each `requires` code of the packs' bets asks of the table (0: nothing).
 OPTION_SET = {
-    "dragon_bonus_paytable": pl.col("dragon_bonus_paytable").is_not_null(),
+    "dragon_bonus_paytable": pl.col("_paytable").is_not_null(),
     "ez_baccarat": pl.col("ez_baccarat"),
     "house_money": pl.col("house_money"),
-    "royal9_paytable": pl.col("royal9_paytable").is_not_null(),
+    "royal9_paytable": pl.col("_royal9_offered"),
 }
 OPTION_WORDS = {
     "dragon_bonus_paytable": "a table without a Dragon Bonus paytable",
@@ -40,16 +39,15 @@ OPTION_WORDS = {
     "house_money": "a table that does not offer House Money",
     "royal9_paytable": "a table without a Royal 9 paytable",
 }
-NO_WAGER_KINDS = ("free", "simulated")
 
 
-def permit_findings(settled: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
-    """WAG findings over the settled wagers (see `settlement.settle`)."""
+def permit_columns(settled: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+    """The settled wagers with what the WAG checks ask of the packs, for every row."""
     requires = terms.rb("requires")
     option_set = pl.lit(True)
     for code, option in enumerate(TABLE_OPTIONS, start=1):
         option_set = pl.when(requires == code).then(OPTION_SET[option]).otherwise(option_set)
-    frame = settled.with_columns(
+    return settled.with_columns(
         (terms.rb("in_ruleset") & option_set.fill_null(False)).alias("_permitted"),
         terms.rb("in_ruleset").alias("_in_ruleset"),
         terms.r("r9_wager_c").alias("_royal9_stake_c"),
@@ -57,49 +55,33 @@ def permit_findings(settled: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
         terms.r("late_cite").is_not_null().alias("_late_rule"),
         terms.call_permitted().alias("_call_ok"),
     )
-    return pl.concat(
-        [
-            PERMIT_CHECKS.emit(frame, ID_EXPRS, lambda flagged: _enrich(flagged, terms)),
-            ROLLOVER_CHECKS.emit(
-                rollovers(settled, terms), ID_EXPRS, lambda flagged: _enrich(flagged, terms)
-            ),
-        ],
-        how="vertical",
+
+
+def rollovers(side: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+    """The side frame (`settlement.FRAMES`: House Money wagers and the wagers carrying a
+    rollover, with Royal 9) with each seat's authorised House Money share: per winning
+    House Money wager, floor(payout x `house_money_rollover_percent` / 100) to the
+    cent, the payout due by the cards, summed over the seat's House Money wagers of the
+    round; against it, all the rollover the seat's wagers carry."""
+    seat = ["round_id", "seat"]
+    won = is_bet("house_money") & (pl.col("_due") == WIN)
+    share = pl.col("due_payout_c") * pl.col("house_money_rollover_percent").cast(pl.Int64) // 100
+    return side.with_columns(
+        pl.when(won).then(share).otherwise(0).sum().over(seat).alias("share_c"),
+        pl.when(won).then(pl.col("due_payout_c")).sum().over(seat).alias("house_money_payout_c"),
+        won.any().over(seat).alias("_won"),
+        pl.col("rollover_c").sum().over(seat).alias("seat_rollover_c"),
+        terms.rb("rollover_target").alias("_rollover_target"),
     )
 
 
-def rollovers(settled: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
-    """The wagers carrying a rollover, with their seat's authorised House Money share:
-    per winning House Money wager, floor(payout x `house_money_rollover_percent` / 100)
-    to the cent (the payout due by the cards), summed over the seat's House Money wagers
-    of the round, against all the rollover the seat's wagers carry."""
-    share = (
-        settled.filter(is_bet("house_money") & (pl.col("due_result") == "win"))
-        .group_by("round_id", "seat")
-        .agg(
-            (pl.col("due_payout_c") * pl.col("house_money_rollover_percent").cast(pl.Int64) // 100)
-            .sum()
-            .alias("share_c"),
-            pl.col("due_payout_c").sum().alias("house_money_payout_c"),
-        )
-    )
-    return (
-        settled.filter(pl.col("rollover_c") > 0)
-        .with_columns(
-            pl.col("rollover_c").sum().over("round_id", "seat").alias("seat_rollover_c"),
-            terms.rb("rollover_target").alias("_rollover_target"),
-        )
-        .join(share, on=["round_id", "seat"], how="left")
-    )
-
-
-def _enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+def permit_enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+    """Citations and words for the WAG messages, for the flagged rows only."""
     requires = terms.rb("requires")
     missing = pl.lit(None, dtype=pl.String)
     for code, option in enumerate(TABLE_OPTIONS, start=1):
         missing = pl.when(requires == code).then(pl.lit(OPTION_WORDS[option])).otherwise(missing)
     return flagged.with_columns(
-        pl.lit(pl.Series([BET_WORDS[b] for b in BETS])).gather(pl.col("_b")).alias("_bet_words"),
         terms.rb("bet_cite").alias("_bet_cite"),
         terms.r("bets_cite").alias("_bets_cite"),
         missing.alias("_missing_option"),
@@ -108,7 +90,7 @@ def _enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
         terms.r("r9_limits_words").alias("_royal9_limits_words"),
         terms.r("late_cite").alias("_late_cite"),
         terms.r("seats_cite").alias("_seats_cite"),
-        pl.when(pl.col("kind") == "free")
+        pl.when(pl.col("_kind") == FREE)
         .then(terms.r("free_cite"))
         .otherwise(terms.r("simulated_cite"))
         .alias("_no_wager_cite"),
@@ -151,7 +133,7 @@ def _bet_not_permitted() -> Violation:
         expected=pl.format("no {} wager", pl.col("bet")),
         logged=pl.format("{} {}", pl.col("bet"), usd(pl.col("amount_c"))),
         message=pl.when(pl.col("_in_ruleset"))
-        .then(pl.format("{} at {}, which may not take it", _wager_words(), "_missing_option"))
+        .then(pl.format("{}, at {}", _wager_words(), "_missing_option"))
         .otherwise(pl.format("{}: {} permits no such wager", _wager_words(), pl.col("ruleset"))),
     )
 
@@ -274,7 +256,7 @@ def _wager_after_no_more_bets() -> Violation:
 )
 def _wager_on_round_without_wagers() -> Violation:
     return Violation(
-        when=pl.col("kind").is_in(NO_WAGER_KINDS),
+        when=pl.col("_kind").is_in([FREE, SIMULATED]),
         citation=pl.col("_no_wager_cite"),
         expected=pl.format("no wager on a {} round", pl.col("kind")),
         logged=pl.format("{} {}", pl.col("bet"), usd(pl.col("amount_c"))),
@@ -351,7 +333,11 @@ def _call_misplaced() -> Violation:
 
 
 def _rollover_unauthorised() -> pl.Expr:
-    return ~pl.col("_rollover_target") | pl.col("share_c").is_null() | (pl.col("share_c") == 0)
+    """A rollover with nothing it may come from: not onto a Banker or Player wager, in a
+    ruleset without rollover, or with no winning House Money wager at the seat."""
+    return (pl.col("rollover_c") > 0) & (
+        ~pl.col("_rollover_target") | ~pl.col("_won") | (pl.col("share_c") == 0)
+    )
 
 
 @rollover_check(
@@ -401,7 +387,7 @@ def _rollover_short_of_share() -> Violation:
 
 def _rollover_violation(when: pl.Expr) -> Violation:
     return Violation(
-        when=~_rollover_unauthorised() & when,
+        when=(pl.col("rollover_c") > 0) & ~_rollover_unauthorised() & when,
         citation=pl.col("_rollover_cite"),
         expected=usd(pl.col("share_c")),
         logged=usd(pl.col("seat_rollover_c")),

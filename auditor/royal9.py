@@ -54,8 +54,8 @@ def _seat_combinations(
     by_table = explicit.group_by("table_id", "combo").agg(pl.col("seat").unique().alias("seats"))
     has_rows = explicit.select("table_id").unique().with_columns(pl.lit(True).alias("_explicit"))
     defaults = [
-        (pack.ruleset, chair, combo)
-        for pack in packs.values()
+        (index, chair, combo)
+        for index, pack in enumerate(packs.values())
         if pack.payouts.royal9 and pack.payouts.royal9.seat_combinations.chairs
         for chair, combos in pack.payouts.royal9.seat_combinations.chairs.items()
         for combo in combos
@@ -63,10 +63,10 @@ def _seat_combinations(
     by_ruleset = (
         pl.LazyFrame(
             defaults,
-            schema={"ruleset": pl.String, "seat": pl.Int64, "combo": pl.String},
+            schema={"_r": pl.Int32, "seat": pl.Int64, "combo": pl.String},
             orient="row",
         )
-        .group_by("ruleset", "combo")
+        .group_by("_r", "combo")
         .agg(pl.col("seat").unique().alias("seats"))
     )
     return by_table, by_ruleset, has_rows
@@ -74,7 +74,8 @@ def _seat_combinations(
 
 def _royal9_line_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
     """The highest line the hands qualify for, its fixed amount in cents (null for a
-    progressive line), whether the table's paytable is known, and its citation."""
+    progressive line), whether the table's paytable is known, its citation, and the
+    citation of the random award it allows with no line (null: none)."""
     p, b = pl.col("_p_combo"), pl.col("_b_combo")
     p_r9, b_r9 = p.is_not_null(), b.is_not_null()
     same = (p == b).fill_null(False)
@@ -92,12 +93,12 @@ def _royal9_line_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
     assert set(matches) == set(ROYAL9_MATCHES)
     none_s, none_i = pl.lit(None, dtype=pl.String), pl.lit(None, dtype=pl.Int64)
     line, amount, known = none_s, none_i, pl.lit(False)
-    random, cite = pl.lit(False), none_s
-    for pack in packs.values():
+    random, cite = none_s, none_s
+    for index, pack in enumerate(packs.values()):
         if pack.payouts.royal9 is None:
             continue
         for name, table in pack.payouts.royal9.paytables.items():
-            here = (pl.col("ruleset") == pack.ruleset) & (pl.col("royal9_paytable") == name)
+            here = (pl.col("_r") == index) & (pl.col("royal9_paytable") == name)
             line_of, amount_of = none_s, none_i
             for item in reversed(table.lines):
                 cents_ = None if item.amount is None else int(item.amount * 100)
@@ -108,9 +109,9 @@ def _royal9_line_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
             amount = pl.when(here).then(amount_of).otherwise(amount)
             known = pl.when(here).then(pl.lit(True)).otherwise(known)
             ra = table.random_award
-            random = pl.when(here).then(pl.lit(bool(ra and ra.value))).otherwise(random)
-            text = pack.cite(table.cite) + (f"; {pack.cite(ra.cite)}" if ra else "")
-            cite = pl.when(here).then(pl.lit(text)).otherwise(cite)
+            ra_cite = pack.cite(ra.cite) if ra and ra.value else None
+            random = pl.when(here).then(pl.lit(ra_cite, dtype=pl.String)).otherwise(random)
+            cite = pl.when(here).then(pl.lit(pack.cite(table.cite))).otherwise(cite)
     return {
         "r9_line": line,
         "r9_amount_c": amount,
@@ -138,7 +139,7 @@ def royal9_lines(
             )
             .join(
                 by_ruleset.rename({"combo": combo, "seats": "_sd"}),
-                on=["ruleset", combo],
+                on=["_r", combo],
                 how="left",
             )
             .with_columns(

@@ -26,23 +26,30 @@ Where the due amount is unknown (a progressive Royal 9 line) the impact is null.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import polars as pl
 
 from auditor.checks import Check
-from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES
+from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
 from auditor.findings import CheckSet, Violation
-from auditor.permit import permit_findings
+from auditor.permit import (
+    PERMIT_CHECKS,
+    ROLLOVER_CHECKS,
+    permit_columns,
+    permit_enrich,
+    rollovers,
+)
 from auditor.rulepack import RulePack
-from auditor.settlement import dragon_odds, settle
+from auditor.settlement import VOID, WIN, dragon_odds, settle
 from auditor.terms import BET_WORDS, Terms, build_terms, dollars, is_bet, usd
 
 WAGER_CHECKS = CheckSet()
 wager_check = WAGER_CHECKS.check
 
 ID_EXPRS = {c: pl.col(c) for c in ("table_id", "shoe_id", "round_id", "wager_id")}
-SAME_RESULT = pl.col("result") == pl.col("due_result")
+SAME_RESULT = pl.col("_result") == pl.col("_due")
 DRAGON_BONUS = is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player")
 
 
@@ -52,17 +59,46 @@ def wager_findings(
     options: pl.LazyFrame,
     packs: Mapping[str, RulePack],
     royal9_seats: pl.LazyFrame | None = None,
-) -> pl.LazyFrame:
-    """Findings about wagers (`wager_id` set): results, payouts, commission, permission."""
+) -> list[pl.LazyFrame]:
+    """Findings about wagers (`wager_id` set): results, payouts, commission, permission.
+
+    One frame per settlement frame (`settlement.FRAMES`), each checked in one pass, to
+    be collected with the other stages in one `collect_all`, which computes the round
+    frame they share once.
+    """
     terms = build_terms(packs)
-    settled = settle(wagers, replayed, options, packs, royal9_seats, terms)
-    return pl.concat(
-        [
-            WAGER_CHECKS.emit(settled, ID_EXPRS, lambda flagged: enrich(flagged, terms)),
-            permit_findings(settled, terms),
-        ],
-        how="vertical",
-    )
+    frames = settle(wagers, replayed, options, packs, royal9_seats, terms)
+
+    def words(flagged: pl.LazyFrame) -> pl.LazyFrame:
+        return permit_enrich(enrich(flagged, terms), terms)
+
+    wager_checks = WAGER_CHECKS.checks + PERMIT_CHECKS.checks
+    # The side frame's House Money wagers are checked in `main`; there only the Royal 9
+    # wagers are, besides the rollovers.
+    main = _check_set(wager_checks)
+    side = _check_set(wager_checks, only=is_bet("royal9"))
+    side.checks += ROLLOVER_CHECKS.checks
+    return [
+        main.emit(permit_columns(frames["main"], terms), ID_EXPRS, words),
+        side.emit(rollovers(permit_columns(frames["side"], terms), terms), ID_EXPRS, words),
+    ]
+
+
+def _check_set(
+    checks: list[tuple[Check, Callable[[], Violation]]], only: pl.Expr | None = None
+) -> CheckSet:
+    """The checks as one set emitted in one pass, restricted to the rows `only` selects."""
+
+    def restricted(build: Callable[[], Violation]) -> Callable[[], Violation]:
+        def violation() -> Violation:
+            built = build()
+            return built if only is None else replace(built, when=built.when & only)
+
+        return violation
+
+    out = CheckSet()
+    out.checks = [(check, restricted(build)) for check, build in checks]
+    return out
 
 
 def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
@@ -70,10 +106,21 @@ def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
     paytable = pl.lit(terms.dragon_cites).gather(pl.col("db_table"))
     ez_free = pl.col("ez_baccarat") & terms.r("none_at_ez") & terms.rb("commission_bet")
     exempt = terms.rb("exempt_cite")
-    won = pl.col("due_result") == "win"
+    won = pl.col("_due") == WIN
     return flagged.with_columns(
-        pl.lit(pl.Series([BET_WORDS[b] for b in BETS])).gather(pl.col("_b")).alias("_bet_words"),
-        pl.when(pl.col("kind") == "void")
+        *(
+            pl.lit(pl.Series(values)).gather(pl.col(index)).alias(name)
+            for name, values, index in (
+                ("result", RESULTS, "_result"),
+                ("_due_words", ("won", "lost", "pushed"), "_due"),
+                ("due_result", RESULTS, "_due"),
+                ("kind", ROUND_KINDS, "_kind"),
+                ("bet", BETS, "_b"),
+                ("ruleset", terms.rulesets, "_r"),
+                ("_bet_words", tuple(BET_WORDS[b] for b in BETS), "_b"),
+            )
+        ),
+        pl.when(pl.col("_kind") == VOID)
         .then(terms.r("void_cite"))
         .when(is_bet("banker") & pl.col("ez_push"))
         .then(terms.r("push_cite"))
@@ -107,7 +154,7 @@ def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
         .otherwise(terms.r("commission_bets_cite"))
         .alias("_no_commission_cite"),
         pl.when(~won)
-        .then(pl.format("a wager that is {} owes no commission", pl.col("due_result")))
+        .then(pl.lit("a wager that does not win owes no commission"))
         .when(exempt.is_not_null())
         .then(pl.lit("the rules exempt it from commission"))
         .when(ez_free)
@@ -131,6 +178,21 @@ def _hands() -> pl.Expr:
     )
 
 
+def _counts() -> pl.Expr:
+    """ "Player 9 (a Natural) against Banker 5" """
+    natural = {
+        hand: pl.when(pl.col(f"_{hand}_natural")).then(pl.lit(" (a Natural)")).otherwise(pl.lit(""))
+        for hand in ("player", "banker")
+    }
+    return pl.format(
+        "Player {}{} against Banker {}{}",
+        pl.col("player_final"),
+        natural["player"],
+        pl.col("banker_final"),
+        natural["banker"],
+    )
+
+
 def _stake_words() -> pl.Expr:
     """ "$37.50", "$25.00 + $75.00 rollover", or "$500.00, covered $300.00" """
     return (
@@ -145,8 +207,8 @@ def _stake_words() -> pl.Expr:
 def _due_words() -> pl.Expr:
     """What the due payout is made of: odds, a Royal 9 line, or nothing."""
     return (
-        pl.when(pl.col("due_result") != "win")
-        .then(pl.format("a {} pays nothing", pl.col("due_result")))
+        pl.when(pl.col("_due") != WIN)
+        .then(pl.lit("nothing is paid"))
         .when(is_bet("royal9"))
         .then(pl.format('"{}" pays {}', pl.col("r9_line"), usd(pl.col("due_payout_c"))))
         .otherwise(pl.format("{} to 1 pays {}", pl.col("_odds"), usd(pl.col("due_payout_c"))))
@@ -158,9 +220,9 @@ def _stax_reading() -> pl.Expr:
     random award (midi §12(j), INDEX Ambiguity 25): reported, not proven wrong."""
     return (
         is_bet("royal9")
-        & pl.col("r9_random").fill_null(False)
+        & pl.col("r9_random").is_not_null()
         & pl.col("r9_line").is_null()
-        & (pl.col("result") == "win")
+        & (pl.col("_result") == WIN)
         & pl.col("award").is_null()
     )
 
@@ -191,29 +253,29 @@ def _stax_reading() -> pl.Expr:
 )
 def _wrong_result() -> Violation:
     reason = (
-        pl.when(pl.col("kind") == "void")
+        pl.when(pl.col("_kind") == VOID)
         .then(pl.lit("the round is void, which returns every wager"))
         .when(is_bet("banker") & pl.col("ez_push"))
-        .then(pl.format("{}, a Dragon 7 at an EZ table,", _hands()))
+        .then(pl.format("{}, a Dragon 7 at an EZ table", _counts()))
         .when(is_bet("royal9"))
-        .then(pl.format("{}, {},", _hands(), pl.col("r9_line").fill_null(pl.lit("no line"))))
-        .otherwise(_hands())
+        .then(pl.format("{}: {}", _hands(), pl.col("r9_line").fill_null(pl.lit("no line"))))
+        .otherwise(_counts())
     )
     return Violation(
-        when=pl.col("due_result").is_not_null() & ~SAME_RESULT & ~_stax_reading(),
+        when=pl.col("_due").is_not_null() & ~SAME_RESULT & ~_stax_reading(),
         citation=pl.col("_result_cite"),
         expected=pl.col("due_result"),
         logged=pl.col("result"),
         impact=dollars(pl.col("logged_net_c") - pl.col("due_net_c")),
         message=pl.format(
-            "{} of {} settled {} (payout {}, commission {}); {} makes it {}",
+            "{} of {} settled {} (payout {}, commission {}); by the cards it {}: {}",
             pl.col("_bet_words"),
             _stake_words(),
             pl.col("result"),
             usd(pl.col("payout_c")),
             usd(pl.col("commission_c")),
+            pl.col("_due_words"),
             reason,
-            pl.col("due_result"),
         ),
     )
 
@@ -237,7 +299,7 @@ def _payout_violation(when: pl.Expr, extra: pl.Expr) -> Violation:
             "{} of {} {}; {}, logged {} ({} {}){}",
             pl.col("_bet_words"),
             _stake_words(),
-            pl.col("due_result"),
+            pl.col("_due_words"),
             _due_words(),
             usd(pl.col("payout_c")),
             pl.when(difference > 0).then(pl.lit("overpaid")).otherwise(pl.lit("underpaid")),
@@ -295,7 +357,7 @@ def _dragon_bonus_off_paytable() -> Violation:
         pl.format(
             ": Paytable {}'s odds, the table uses Paytable {}",
             pl.col("other_paytable"),
-            pl.col("dragon_bonus_paytable"),
+            pl.lit(pl.Series(DRAGON_BONUS_PAYTABLES)).gather(pl.col("_paytable")),
         ),
     )
 
@@ -321,7 +383,7 @@ def _dragon_bonus_off_paytable() -> Violation:
 def _tie_odds_below_minimum() -> Violation:
     minimum, odds = pl.col("tie_min"), pl.col("tie_pays").cast(pl.Int64)
     short = pl.col("stake_c") * (odds - minimum)
-    won = pl.col("due_result") == "win"
+    won = pl.col("_due") == WIN
     return Violation(
         when=is_bet("tie") & (odds < minimum),
         citation=pl.col("_tie_cite"),
@@ -333,7 +395,7 @@ def _tie_odds_below_minimum() -> Violation:
             "Tie wager of {} {} at a table paying {} to 1; the regulation requires at "
             "least {} to 1{}",
             _stake_words(),
-            pl.col("due_result"),
+            pl.col("_due_words"),
             odds,
             minimum,
             pl.when(won).then(pl.format(" ({} short)", usd(-short))).otherwise(pl.lit("")),
@@ -414,7 +476,7 @@ def _royal9_paid_without_qualifying_hand() -> Violation:
             usd(pl.col("amount_c")),
             usd(pl.col("payout_c")),
             _hands(),
-            pl.col("r9_cite").str.split("; ").list.last(),
+            pl.col("r9_random"),
         ),
     )
 
@@ -539,7 +601,7 @@ def _commission_not_due() -> Violation:
             "{} of {} {}; {}, yet {} was charged",
             pl.col("_bet_words"),
             _stake_words(),
-            pl.col("due_result"),
+            pl.col("_due_words"),
             pl.col("_no_commission_reason"),
             usd(pl.col("commission_c")),
         ),

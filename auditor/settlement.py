@@ -3,8 +3,9 @@
 Each wager is settled again against the cards as dealt (the replayed totals and EZ
 events, not the logged outcome) and the `tables` options in force when its shoe
 opened, from the packs' payouts and commission. The result is the wagers frame with
-`due_result`, `due_payout_c`, `due_commission_c` and the patron's net both ways
-(`logged_net_c`, `due_net_c`), in integer cents.
+the due result (`_due`, a code like the logged `_result`: `WIN`, `LOSE`, `PUSH`),
+`due_payout_c`, `due_commission_c` and the patron's net both ways (`logged_net_c`,
+`due_net_c`), money in integer cents.
 
 The due settlement is null where it cannot be decided: a bet the ruleset has no
 payout for (Panda 8 in Maryland), a Dragon Bonus or Royal 9 at a table without a
@@ -34,41 +35,17 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS
+from auditor.contract import BETS, CARDS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
 from auditor.royal9 import royal9_lines
 from auditor.rulepack import RulePack
 from auditor.terms import NATURAL_KEY, NB, PERCENTS, Terms, build_terms, cents, is_bet
 
-WAGER_COLUMNS = (
-    "wager_id",
-    "round_id",
-    "seat",
-    "bet",
-    "call",
-    "amount",
-    "rollover",
-    "placed_at",
-    "result",
-    "payout",
-    "commission",
-    "award",
-)
-ROUND_COLUMNS = (
-    "round_id",
-    "table_id",
-    "shoe_id",
-    "kind",
-    "no_more_bets_at",
-    "player_cards",
-    "banker_cards",
-    "ruleset",
-    "ez_baccarat",
-    "player_final",
-    "banker_final",
-    "natural_hand",
-    "expected_outcome",
-    *(f"event_{name}" for name in EZ_EVENTS),
-)
+# Results are Int8 codes in the frame (strings cost more than the settlement itself).
+WIN, LOSE, PUSH = (RESULTS.index(r) for r in ("win", "lose", "push"))
+PLAYER, BANKER, TIE = 0, 1, 2  # outcome codes
+VOID, FREE, SIMULATED = (ROUND_KINDS.index(k) for k in ("void", "free", "simulated"))
+
+WAGER_COLUMNS = ("wager_id", "round_id", "seat", "placed_at", "award")
 OPTION_COLUMNS = (
     "seats",
     "decks",
@@ -82,6 +59,101 @@ OPTION_COLUMNS = (
 )
 
 
+def code(column: str, values: tuple[str, ...]) -> pl.Expr:
+    """A string column of known values as its Int32 index in `values`."""
+    return pl.col(column).cast(pl.Enum(values)).to_physical().cast(pl.Int32)
+
+
+def round_terms(
+    replayed: pl.LazyFrame, options: pl.LazyFrame, against: pl.LazyFrame, terms: Terms
+) -> pl.LazyFrame:
+    """Per round, what settlement needs, as small numbers: each wager joins this once."""
+    first_rank = [
+        pl.col(c).list.get(i, null_on_oob=True).str.head(1)
+        for c in ("player_cards", "banker_cards")
+        for i in (0, 1)
+    ]
+    hand = pl.col("natural_hand")
+    player, banker = pl.col("player_final"), pl.col("banker_final")
+    return (
+        replayed.select(
+            "round_id",
+            "table_id",
+            "shoe_id",
+            "ez_baccarat",
+            "no_more_bets_at",
+            "player_cards",
+            "banker_cards",
+            code("kind", ROUND_KINDS).cast(pl.Int8).alias("_kind"),
+            terms.ruleset_index().alias("_r"),
+            player,
+            banker,
+            pl.when(player > banker)
+            .then(PLAYER)
+            .when(player < banker)
+            .then(BANKER)
+            .otherwise(TIE)
+            .cast(pl.Int8)
+            .alias("_outcome"),
+            hand.is_in(["player", "both"]).fill_null(False).alias("_player_natural"),
+            hand.is_in(["banker", "both"]).fill_null(False).alias("_banker_natural"),
+            *(pl.col(f"event_{name}") for name in EZ_EVENTS),
+            # House Money (§8(a)(7)): a pair of the same rank in the first two cards.
+            (
+                (first_rank[0] == first_rank[1]).cast(pl.Int8)
+                + (first_rank[2] == first_rank[3]).cast(pl.Int8)
+            )
+            .fill_null(0)
+            .alias("_pairs"),
+        )
+        .join(options.select("shoe_id", *OPTION_COLUMNS), on="shoe_id", how="left")
+        .join(against, on="round_id", how="left")
+        .with_columns(
+            _ez_push(terms).alias("ez_push"),
+            code("dragon_bonus_paytable", DRAGON_BONUS_PAYTABLES).alias("_paytable"),
+            pl.col("royal9_paytable").is_not_null().alias("_royal9_offered"),
+        )
+        .drop("dragon_bonus_paytable")
+    )
+
+
+def wager_terms(wagers: pl.LazyFrame) -> pl.LazyFrame:
+    """The wagers with bet and result as codes and money in cents."""
+    return wagers.select(
+        *WAGER_COLUMNS,
+        code("bet", BETS).alias("_b"),
+        code("result", RESULTS).cast(pl.Int8).alias("_result"),
+        pl.col("call"),
+        cents("amount").alias("amount_c"),
+        cents("rollover").fill_null(0).alias("rollover_c"),
+        cents("payout").alias("payout_c"),
+        cents("commission").alias("commission_c"),
+    )
+
+
+def against_bank(wagers: pl.LazyFrame) -> pl.LazyFrame:
+    """Per round, the wagers against a Chemin de Fer Banker (`player` rows with a call,
+    CONTRACT) together: what the Bank can win or lose (§6(e), §9(b)-(c))."""
+    return (
+        wagers.filter((pl.col("bet") == "player") & pl.col("call").is_not_null())
+        .group_by("round_id")
+        .agg(cents("amount").sum().alias("against_c"))
+    )
+
+
+# The wagers are settled in two frames, each one linear pass over its wagers: branching
+# one frame (filter + concat, or a self-join) makes polars compute the wagers-rounds
+# join once per branch (measured), while the round frame they share is cached and
+# computed once. `side` holds the few wagers that need more than their
+# own row: Royal 9 (its line, from the seat's combinations) and House Money with the
+# wagers carrying a rollover (the seat's share); its non-Royal 9 wagers are also in
+# `main`, which settles and checks them.
+FRAMES = {
+    "main": pl.col("bet") != "royal9",
+    "side": pl.col("bet").is_in(["royal9", "house_money"]) | (pl.col("rollover") > 0),
+}
+
+
 def settle(
     wagers: pl.LazyFrame,
     replayed: pl.LazyFrame,
@@ -89,65 +161,52 @@ def settle(
     packs: Mapping[str, RulePack],
     royal9_seats: pl.LazyFrame | None = None,
     terms: Terms | None = None,
-) -> pl.LazyFrame:
-    """Every wager with its round, its table's options and its correct settlement."""
+) -> dict[str, pl.LazyFrame]:
+    """The wagers with their round's terms, their table's options and their correct
+    settlement, in the frames of `FRAMES`."""
     terms = terms or build_terms(packs)
-    first_rank = [
-        pl.col(c).list.get(i, null_on_oob=True).str.head(1)
-        for c in ("player_cards", "banker_cards")
-        for i in (0, 1)
-    ]
-    rounds = (
-        replayed.select(ROUND_COLUMNS)
-        .join(options.select("shoe_id", *OPTION_COLUMNS), on="shoe_id", how="left")
-        .with_columns(
-            # House Money (§8(a)(7)): a pair of the same rank in the first two cards.
-            (
-                (first_rank[0] == first_rank[1]).cast(pl.Int8)
-                + (first_rank[2] == first_rank[3]).cast(pl.Int8)
+    rounds = round_terms(replayed, options, against_bank(wagers), terms).cache()
+    frames = {}
+    for name, chosen in FRAMES.items():
+        frame = (
+            wager_terms(wagers.filter(chosen))
+            .join(rounds, on="round_id", how="inner")
+            .with_columns(
+                (pl.col("_r") * NB + pl.col("_b")).alias("_rb"),
+                terms.r("covered").alias("_covered_basis"),
+                (pl.col("amount_c") + pl.col("rollover_c")).alias("stake_c"),
             )
-            .fill_null(0)
-            .alias("_pairs")
         )
-    )
-    base = (
-        wagers.select(WAGER_COLUMNS)
-        .join(rounds, on="round_id", how="inner")
-        .with_columns(
-            terms.ruleset_index().alias("_r"),
-            pl.col("bet").cast(pl.Enum(BETS)).to_physical().cast(pl.Int32).alias("_b"),
-            cents("amount").alias("amount_c"),
-            cents("rollover").fill_null(0).alias("rollover_c"),
-            cents("payout").alias("payout_c"),
-            cents("commission").alias("commission_c"),
-        )
-        .with_columns(
-            (pl.col("_r") * NB + pl.col("_b")).alias("_rb"),
-            terms.r("covered").alias("_covered_basis"),
-            (pl.col("amount_c") + pl.col("rollover_c")).alias("stake_c"),
-        )
-    )
-    covered = pl.col("_covered_basis")
-    royal9 = royal9_lines(base.filter(is_bet("royal9")), royal9_seats, packs)
-    # Chemin de Fer §6(e), §9(b)-(c): the Bank wins or loses only what the wagers
-    # against it cover; only those rounds need the sum.
-    chemin = base.filter(~is_bet("royal9") & covered)
-    against = (
-        chemin.filter(is_bet("player"))
-        .group_by("round_id")
-        .agg(pl.col("amount_c").sum().alias("against_c"))
-    )
-    chemin = chemin.join(against, on="round_id", how="left")
-    rest = base.filter(~is_bet("royal9") & ~covered)
-    settled = pl.concat([rest, chemin, royal9], how="diagonal_relaxed")
+        if name == "side":
+            frame = royal9_lines(frame, royal9_seats, packs)
+        else:
+            # Only Royal 9 needs the cards themselves; the others' messages use totals.
+            frame = frame.with_columns(
+                pl.lit(None, dtype=dtype).alias(column)
+                for column, dtype in (*ROYAL9_COLUMNS, *NO_CARDS)
+            )
+        frames[name] = _settled(frame, terms)
+    return frames
+
+
+NO_CARDS = (("player_cards", CARDS), ("banker_cards", CARDS))
+ROYAL9_COLUMNS = (
+    ("r9_line", pl.String),
+    ("r9_amount_c", pl.Int64),
+    ("r9_known", pl.Boolean),
+    ("r9_random", pl.String),
+    ("r9_cite", pl.String),
+)
+
+
+def _settled(frame: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
     return (
-        settled.with_columns(
-            _ez_push(terms).alias("ez_push"),
-            *_dragon_bonus_columns(terms),
+        frame.with_columns(
+            *_dragon_bonus_columns(),
             terms.r("tie_min").alias("tie_min"),
             _basis().alias("basis_c"),
         )
-        .with_columns(_due_result(terms).alias("due_result"))
+        .with_columns(_due_result(terms).alias("_due"))
         .with_columns(_due_payout(terms).alias("due_payout_c"))
         .with_columns(
             _percent_in_force(terms).alias("percent_in_force"),
@@ -155,8 +214,8 @@ def settle(
         )
         .with_columns(_due_commission(terms).alias("due_commission_c"))
         .with_columns(
-            _net("result", "payout_c", "commission_c").alias("logged_net_c"),
-            _net("due_result", "due_payout_c", "due_commission_c").alias("due_net_c"),
+            _net("_result", "payout_c", "commission_c").alias("logged_net_c"),
+            _net("_due", "due_payout_c", "due_commission_c").alias("due_net_c"),
         )
     )
 
@@ -170,32 +229,24 @@ def _ez_push(terms: Terms) -> pl.Expr:
     return pl.col("ez_baccarat") & occurred.fill_null(False)
 
 
-def _dragon_bonus_columns(terms: Terms) -> list[pl.Expr]:
+def _dragon_bonus_columns() -> list[pl.Expr]:
     """A Dragon Bonus on the chosen hand (§8(a)(4), §13(e)): whether each hand is a
-    Natural, the odds key (a Natural winner, else the margin) and the table's paytable
-    (`db_table`: ruleset x paytable index; null where the table has none)."""
+    Natural, its margin over the other, the odds key (a Natural winner, else the
+    margin) and the table's paytable (`db_table`: ruleset x paytable; null: none)."""
     on_banker = is_bet("dragon_bonus_banker")
-    hand = pl.col("natural_hand")
-    banker_nat = hand.is_in(["banker", "both"]).fill_null(False)
-    player_nat = hand.is_in(["player", "both"]).fill_null(False)
-    own = pl.when(on_banker).then("banker_final").otherwise("player_final").cast(pl.Int32)
-    other = pl.when(on_banker).then("player_final").otherwise("banker_final").cast(pl.Int32)
-    own_nat = pl.when(on_banker).then(banker_nat).otherwise(player_nat)
-    paytable = (
-        pl.col("dragon_bonus_paytable")
-        .cast(pl.Enum(DRAGON_BONUS_PAYTABLES))
-        .to_physical()
-        .cast(pl.Int32)
-    )
+    player, banker = pl.col("_player_natural"), pl.col("_banker_natural")
+    difference = pl.col("player_final").cast(pl.Int32) - pl.col("banker_final").cast(pl.Int32)
+    margin = pl.when(on_banker).then(-difference).otherwise(difference)
+    own_natural = pl.when(on_banker).then(banker).otherwise(player)
     return [
-        own_nat.alias("db_own_natural"),
-        pl.when(on_banker).then(player_nat).otherwise(banker_nat).alias("db_other_natural"),
-        (own - other).alias("db_margin"),
-        pl.when(own_nat)
+        own_natural.alias("db_own_natural"),
+        pl.when(on_banker).then(player).otherwise(banker).alias("db_other_natural"),
+        margin.alias("db_margin"),
+        pl.when(own_natural)
         .then(NATURAL_KEY)
-        .otherwise((own - other).clip(0, NATURAL_KEY - 1))
+        .otherwise(margin.clip(0, NATURAL_KEY - 1))
         .alias("db_key"),
-        (pl.col("_r") * len(DRAGON_BONUS_PAYTABLES) + paytable).alias("db_table"),
+        (pl.col("_r") * len(DRAGON_BONUS_PAYTABLES) + pl.col("_paytable")).alias("db_table"),
     ]
 
 
@@ -212,37 +263,34 @@ def _dragon_bonus_result(terms: Terms) -> pl.Expr:
     known = pl.lit(terms.dragon_cites).gather(pl.col("db_table")).is_not_null()
     return pl.when(known.fill_null(False)).then(
         pl.when(own_nat & other_nat & (margin == 0))
-        .then(pl.lit("push"))
+        .then(PUSH)
         .when(own_nat & other_nat & (margin < 0))
-        .then(pl.lit("lose"))
+        .then(LOSE)
         .when(own_nat)
-        .then(pl.lit("win"))
+        .then(WIN)
         .when(other_nat | dragon_odds(terms, pl.col("db_table")).is_null())
-        .then(pl.lit("lose"))
-        .otherwise(pl.lit("win"))
+        .then(LOSE)
+        .otherwise(WIN)
     )
 
 
 def _due_result(terms: Terms) -> pl.Expr:
-    outcome = pl.col("expected_outcome")
+    """The result code the cards give; null where the bet cannot be settled here."""
 
     def win_lose(condition: pl.Expr) -> pl.Expr:
-        return pl.when(condition).then(pl.lit("win")).otherwise(pl.lit("lose"))
+        return pl.when(condition).then(WIN).otherwise(LOSE)
 
-    tie = outcome == "tie"
+    outcome = pl.col("_outcome")
+    tie = outcome == TIE
     event = pl.when(is_bet("dragon7")).then("event_dragon7").otherwise("event_panda8")
     return (
         # A void round returns every wager (§15(e) and twins).
-        pl.when(pl.col("kind") == "void")
-        .then(pl.lit("push"))
+        pl.when(pl.col("_kind") == VOID)
+        .then(PUSH)
         .when(is_bet("banker"))
-        .then(
-            pl.when(tie | pl.col("ez_push"))
-            .then(pl.lit("push"))
-            .otherwise(win_lose(outcome == "banker"))
-        )
+        .then(pl.when(tie | pl.col("ez_push")).then(PUSH).otherwise(win_lose(outcome == BANKER)))
         .when(is_bet("player"))
-        .then(pl.when(tie).then(pl.lit("push")).otherwise(win_lose(outcome == "player")))
+        .then(pl.when(tie).then(PUSH).otherwise(win_lose(outcome == PLAYER)))
         .when(is_bet("tie"))
         .then(pl.when(pl.col("tie_min").is_not_null()).then(win_lose(tie)))
         .when(is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player"))
@@ -253,7 +301,7 @@ def _due_result(terms: Terms) -> pl.Expr:
         .then(pl.when(terms.r("hm_one").is_not_null()).then(win_lose(pl.col("_pairs") > 0)))
         .when(is_bet("royal9"))
         .then(pl.when(pl.col("r9_known")).then(win_lose(pl.col("r9_line").is_not_null())))
-        .otherwise(pl.lit(None, dtype=pl.String))
+        .cast(pl.Int8)
     )
 
 
@@ -269,27 +317,29 @@ def _basis() -> pl.Expr:
 
 
 def _due_payout(terms: Terms) -> pl.Expr:
-    stake, odds = pl.col("stake_c"), terms.rb("odds")
+    stake = pl.col("stake_c")
     house_money = (
         pl.when(pl.col("_pairs") >= 2).then(terms.r("hm_both")).otherwise(terms.r("hm_one"))
     )
-    return (
-        pl.when(pl.col("due_result").is_null())
-        .then(pl.lit(None, dtype=pl.Int64))
-        .when(pl.col("due_result") != "win")
-        .then(pl.lit(0, dtype=pl.Int64))
-        .when(is_bet("banker"))
-        .then(odds * pl.col("basis_c"))
-        .when(is_bet("player") | is_bet("dragon7") | is_bet("panda8"))
-        .then(odds * stake)
-        .when(is_bet("tie"))
-        .then(pl.col("tie_pays").cast(pl.Int64) * stake)
+    odds = (
+        pl.when(is_bet("tie"))
+        .then(pl.col("tie_pays").cast(pl.Int64))
         .when(is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player"))
-        .then(dragon_odds(terms, pl.col("db_table")) * stake)
+        .then(dragon_odds(terms, pl.col("db_table")))
         .when(is_bet("house_money"))
-        .then(house_money * stake)
+        .then(house_money)
+        .otherwise(terms.rb("odds"))
+    )
+    return (
+        pl.when(pl.col("_due").is_null())
+        .then(pl.lit(None, dtype=pl.Int64))
+        .when(pl.col("_due") != WIN)
+        .then(pl.lit(0, dtype=pl.Int64))
         .when(is_bet("royal9"))
         .then(pl.col("r9_amount_c"))
+        .when(is_bet("banker"))
+        .then(odds * pl.col("basis_c"))
+        .otherwise(odds * stake)
     )
 
 
@@ -313,17 +363,16 @@ def _due_commission(terms: Terms) -> pl.Expr:
     step = pl.lit(terms.steps).gather(pl.col("_r") * PERCENTS + percent)
     charged = (
         terms.rb("commission_bet")
-        & (pl.col("due_result") == "win")
+        & (pl.col("_due") == WIN)
         & ~(pl.col("ez_baccarat") & terms.r("none_at_ez"))
     )
     return (
-        pl.when(pl.col("due_result").is_null())
-        .then(pl.lit(None, dtype=pl.Int64))
-        .when(charged)
+        pl.when(charged)
         .then(
             commission_cents(pl.col("due_payout_c"), percent, pl.col("commission_rounding"), step)
         )
-        .otherwise(pl.lit(0, dtype=pl.Int64))
+        .when(pl.col("_due").is_not_null())
+        .then(pl.lit(0, dtype=pl.Int64))
     )
 
 
@@ -339,8 +388,8 @@ def _other_paytable(terms: Terms) -> pl.Expr:
         found = pl.when(hit.fill_null(False)).then(pl.lit(name)).otherwise(found)
     wrong = (
         (is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player"))
-        & (pl.col("due_result") == "win")
-        & (pl.col("result") == "win")
+        & (pl.col("_due") == WIN)
+        & (pl.col("_result") == WIN)
         & (pl.col("payout_c") != pl.col("due_payout_c"))
     )
     return pl.when(wrong.fill_null(False)).then(found)
@@ -348,5 +397,5 @@ def _other_paytable(terms: Terms) -> pl.Expr:
 
 def _net(result: str, payout: str, commission: str) -> pl.Expr:
     """The patron's net: payout less commission, less the stake lost on a `lose`."""
-    lost = pl.when(pl.col(result) == "lose").then(-pl.col("basis_c")).otherwise(0)
+    lost = pl.when(pl.col(result) == LOSE).then(-pl.col("basis_c")).otherwise(0)
     return lost + pl.col(payout) - pl.col(commission)

@@ -4,7 +4,8 @@ Each `tests/cases/CODE.yaml` holds named cases: a `fail_*` case must produce fin
 of that code (`count` of them, default 1, with the `citation`, `severity` and `impact`
 given, if any); a `pass_*` case must produce none. A case names its `ruleset` and may
 override the `table` options and the `shoe`; it holds one `round` or a list of
-`rounds`, and optional `wagers`, `tables_rows` (extra `tables` rows),
+`rounds`, and optional `wagers`, `tables_rows` (extra `tables` rows), `shoes_rows`
+(extra shoes over a copy of the first; their rounds name `shoe_id` and `round_no`),
 `commission_collections` and `royal9_seats`. Omitted fields get defaults: announced
 totals and outcome are the correct ones, computed by the plain reference below, so a
 case spells out only what it gets wrong; a wager belongs to the first round, seat 1,
@@ -62,6 +63,7 @@ def case_rows(case: dict) -> dict[str, list[dict]]:
     shoe = rows["shoes"][0]
     shoe["decks"] = table["decks"]
     shoe.update(case.get("shoe", {}))
+    rows["shoes"] += [{**shoe, **extra} for extra in case.get("shoes_rows", [])]
     template = rows["rounds"][0]
     template.update(curator_seat=None, banker_seat=None)
     if ruleset in SEAT_COLUMN:

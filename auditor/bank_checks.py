@@ -1,0 +1,373 @@
+"""Chemin de Fer Bank checks (PRC004-PRC008): the Banker's stake against his bid and his
+preceding wager, the wagers against the Banker singly and together, and Suivi.
+
+A Bank is a run of rounds at a table with the same Banker; it begins where `banker_bid`
+is logged or the Banker's seat changes. The Bank tables' wagers are joined to their
+rounds once and collected; the sequential state (a Bank's start, its preceding wager,
+who may call Suivi) sorts the rounds into dealing order and reads the previous row with
+`shift`, a sentinel stopping each forward fill at a Bank's (or table's) start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from auditor.checks import Check
+from auditor.findings import CheckSet, Violation
+from auditor.procedure_frames import (
+    cents,
+    citations,
+    ids,
+    rulesets_with,
+    suivi_keys,
+    usd,
+)
+from auditor.rulepack import RulePack
+
+# Marks, in a forward fill, "nobody" (no preceding wager, nobody may call Suivi) as
+# distinct from null ("nothing new in this round"): neither a seat nor an amount.
+SENTINEL = -1
+
+# Over the Banker's and the participants' wagers, each with its round's Bank state.
+BANK_WAGER_CHECKS = CheckSet()
+# Over the rounds: the wagers against the Banker together.
+BANK_ROUND_CHECKS = CheckSet()
+IS_BANK = pl.col("wager_id") == pl.col("_bank_wager_id")
+AGAINST = pl.col("bet") == "player"
+
+
+@BANK_WAGER_CHECKS.check(
+    Check(
+        code="PRC004",
+        name="BankStakeBelowBid",
+        title="The first wager of a new Bank is below the winning bid",
+        severity="medium",
+        citation="ma-chemin-de-fer §5(b): the first wager at least the bid",
+        what="On the first round of a Bank (`banker_bid` logged), the Banker's wager (the "
+        "`banker` row at `banker_seat`) must be at least the bid that won the Bank.",
+        why="The Bank is awarded to the highest offer (§4(b)); staking less than the offer "
+        "takes the Bank on a bid that was never honoured.",
+        example="The Bank was won with a bid of $1,000.00 but the Banker wagered $750.00.",
+    )
+)
+def _bank_stake_below_bid() -> Violation:
+    return Violation(
+        when=IS_BANK
+        & pl.col("stake_at_least_bid").fill_null(False)
+        & pl.col("_bid").is_not_null()
+        & (pl.col("_bank") < pl.col("_bid")),
+        citation=pl.col("stake_citation"),
+        expected=pl.format("at least {}", usd(pl.col("_bid"))),
+        logged=usd(pl.col("_bank")),
+        message=pl.format(
+            "the Bank's first wager is {}, below its winning bid of {}",
+            usd(pl.col("_bank")),
+            usd(pl.col("_bid")),
+        ),
+    )
+
+
+@BANK_WAGER_CHECKS.check(
+    Check(
+        code="PRC005",
+        name="BankStakeOutOfRange",
+        title="A Banker's wager outside once to twice the preceding one",
+        severity="medium",
+        citation="ma-chemin-de-fer §5(b): at least equal to, but no more than twice, the "
+        "immediately preceding wager",
+        what="After its first round, each wager of the same Bank must lie between once and "
+        "twice the Banker's immediately preceding wager: the amount placed in the Bank's "
+        "previous round, tied rounds included (INDEX Ambiguity 2). A Bank begins where "
+        "`banker_bid` is logged or the Banker's seat changes.",
+        why="The stake ladder limits how fast a Bank can raise or shrink the money at risk "
+        "against the table.",
+        example="The Banker wagered $2,000.00 and then $5,000.00: at most $4,000.00 allowed.",
+    )
+)
+def _bank_stake_out_of_range() -> Violation:
+    low = pl.col("_prev_bank") * pl.col("stake_min_multiple")
+    high = pl.col("_prev_bank") * pl.col("stake_max_multiple")
+    return Violation(
+        when=IS_BANK
+        & ~pl.col("_bank_start")
+        & pl.col("_prev_bank").is_not_null()
+        & ((pl.col("_bank") < low) | (pl.col("_bank") > high)),
+        citation=pl.col("stake_citation"),
+        expected=pl.format("{} to {}", usd(low), usd(high)),
+        logged=usd(pl.col("_bank")),
+        message=pl.format(
+            "the Banker wagered {} after {} in the Bank's preceding round; {} to {} allowed",
+            usd(pl.col("_bank")),
+            usd(pl.col("_prev_bank")),
+            usd(low),
+            usd(high),
+        ),
+    )
+
+
+@BANK_WAGER_CHECKS.check(
+    Check(
+        code="PRC006",
+        name="WagerExceedsBank",
+        title="A wager against the Banker is larger than the Banker's wager",
+        severity="high",
+        citation="ma-chemin-de-fer §6(a): no wager against the Banker above his wager",
+        what="Each `player` wager against the Banker must not exceed the Banker's wager (the "
+        "`banker` row at `banker_seat`) of the round.",
+        why="The Banker covers the wagers against him from his stake; a larger wager is paid "
+        "from money the Banker never put up.",
+        example="The Banker wagered $500.00; a banco of $600.00 was accepted.",
+    )
+)
+def _wager_exceeds_bank() -> Violation:
+    return Violation(
+        when=AGAINST
+        & pl.col("against_each").fill_null(False)
+        & (pl.col("_amount") > pl.col("_bank")),
+        citation=pl.col("against_citation"),
+        expected=pl.format("at most {}", usd(pl.col("_bank"))),
+        logged=usd(pl.col("_amount")),
+        message=pl.format(
+            "{} wager of {} at seat {} against a Banker's wager of {}",
+            pl.col("call").fill_null("a"),
+            usd(pl.col("_amount")),
+            pl.col("seat"),
+            usd(pl.col("_bank")),
+        ),
+    )
+
+
+@BANK_ROUND_CHECKS.check(
+    Check(
+        code="PRC007",
+        name="BankOvercovered",
+        title="Wagers against the Banker together exceed the Banker's wager",
+        severity="medium",
+        citation="ma-chemin-de-fer §6(a): wagers against the Banker not above his wager "
+        "together; §6(d): partial wagers until the Bank is covered",
+        what="The `player` wagers of a round together must not exceed the Banker's wager. "
+        "Reported on the round, and only where each wager alone is within the Bank (else "
+        "PRC006 names the wager).",
+        why="The Banker pays the winning wagers against him from his stake; accepting more "
+        "than it leaves the excess unfunded.",
+        example="Banker's wager $1,000.00; partial wagers of $600.00 and $500.00.",
+    )
+)
+def _bank_overcovered() -> Violation:
+    return Violation(
+        when=pl.col("against_total").fill_null(False)
+        & (pl.col("_against_total") > pl.col("_bank"))
+        & (pl.col("_against_max") <= pl.col("_bank")),
+        citation=pl.col("against_citation"),
+        expected=pl.format("at most {}", usd(pl.col("_bank"))),
+        logged=usd(pl.col("_against_total")),
+        message=pl.format(
+            "{} wagers against the Banker total {}; the Banker's wager is {}",
+            pl.col("_against_count"),
+            usd(pl.col("_against_total")),
+            usd(pl.col("_bank")),
+        ),
+    )
+
+
+@BANK_WAGER_CHECKS.check(
+    Check(
+        code="PRC008",
+        name="SuiviNotEntitled",
+        title="Suivi called by a participant who was not entitled to it",
+        severity="medium",
+        citation="ma-chemin-de-fer §6(b): Suivi by the participant who equalled and lost the "
+        "Banker's immediately preceding wager",
+        what="A `suivi` call is the first option of the participant whose `banco` or `suivi` "
+        "wager, equal to the Banker's whole wager, lost in the last non-tied round of the "
+        "same Bank (INDEX Ambiguity 3). A call by any other seat, or when nobody qualifies "
+        "(a partial wager, a win, a new Bank), is reported on the wager.",
+        why="Suivi takes precedence over every other banco; a wrong Suivi takes the hand "
+        "from the participant who was entitled to it.",
+        example="Seat 2's banco lost round 12; in round 13 seat 5 called suivi.",
+    )
+)
+def _suivi_not_entitled() -> Violation:
+    entitled = pl.col("_entitled")
+    return Violation(
+        when=AGAINST
+        & pl.col("suivi_applies").fill_null(False)
+        & (pl.col("call") == "suivi")
+        & pl.col("seat").ne_missing(entitled),
+        citation=pl.col("suivi_citation"),
+        expected=pl.when(entitled.is_null())
+        .then(pl.lit("no suivi"))
+        .otherwise(pl.format("suivi at seat {}", entitled)),
+        logged=pl.format("suivi at seat {}", pl.col("seat")),
+        message=pl.when(entitled.is_null())
+        .then(
+            pl.format(
+                "suivi called at seat {}; nobody may call it: no banco or suivi equal to the "
+                "Bank lost the Bank's preceding decided round",
+                pl.col("seat"),
+            )
+        )
+        .otherwise(
+            pl.format(
+                "suivi called at seat {}; only seat {}, whose wager equalled and lost the "
+                "Banker's preceding wager, may call it",
+                pl.col("seat"),
+                entitled,
+            )
+        ),
+    )
+
+
+BANK_PARAMS = (
+    "stake_at_least_bid",
+    "stake_min_multiple",
+    "stake_max_multiple",
+    "stake_ties_count",
+    "against_each",
+    "against_total",
+    "suivi_skip_ties",
+    "suivi_resets",
+    "suivi_applies",
+)
+
+
+def bank_wagers(
+    rounds: pl.LazyFrame, options: pl.LazyFrame, wagers: pl.LazyFrame, rules: pl.DataFrame
+) -> pl.LazyFrame:
+    """The Banker's and the participants' wagers at the Bank tables, with their round."""
+    rulesets = rulesets_with(rules, "stake_citation")
+    bank_rounds = rounds.select("round_id", "table_id", "shoe_id", "banker_seat").join(
+        options.filter(pl.col("ruleset").is_in(rulesets)).select("shoe_id", "ruleset"),
+        on="shoe_id",
+        how="inner",
+    )
+    bets = wagers.filter(pl.col("bet").is_in(["banker", "player"])).select(
+        "wager_id", "round_id", "seat", "bet", "call", cents("amount").alias("_amount")
+    )
+    return bets.join(bank_rounds, on="round_id", how="inner")
+
+
+def bank_rounds(
+    in_rounds: pl.DataFrame, rules: pl.DataFrame, packs: Mapping[str, RulePack]
+) -> pl.LazyFrame:
+    """Per round with a Banker's wager: that wager and the wagers against it together.
+    (Two plain group-bys: one with aggregations filtered inside costs twice as much.)"""
+    bank = (
+        in_rounds.lazy()
+        .filter((pl.col("bet") == "banker") & (pl.col("seat") == pl.col("banker_seat")))
+        .group_by("round_id")
+        .agg(
+            pl.col("wager_id").min().alias("_bank_wager_id"),
+            pl.col("_amount").sort_by("wager_id").first().alias("_bank"),
+            pl.col("table_id", "shoe_id", "ruleset").first(),
+        )
+    )
+    full_call = (pl.col("_amount") == pl.col("_bank")) & pl.concat_str(
+        "ruleset", "call", separator="|"
+    ).is_in(suivi_keys(packs))
+    against = (
+        in_rounds.lazy()
+        .filter(AGAINST)
+        .join(bank.select("round_id", "_bank"), on="round_id", how="inner")
+        .group_by("round_id")
+        .agg(
+            pl.col("_amount").sum().alias("_against_total"),
+            pl.col("_amount").max().alias("_against_max"),
+            pl.len().alias("_against_count"),
+            pl.col("seat").filter(full_call).min().alias("_full_seat"),
+        )
+    )
+    return bank.join(against, on="round_id", how="left").join(
+        rules.lazy().select("ruleset", "against_total"), on="ruleset", how="left"
+    )
+
+
+def _bank_state(
+    held: pl.DataFrame, in_rounds: pl.DataFrame, per_round: pl.DataFrame, rules: pl.DataFrame
+) -> pl.LazyFrame:
+    """Every wager at the Bank tables with its round's Bank state: whether the round
+    starts a Bank, the Bank's preceding wager, who may call Suivi. Sequential, so the
+    rounds are taken in dealing order (`held`: `procedure_frames.holder_rounds`)."""
+    ordered = (
+        held.lazy()
+        .join(
+            per_round.lazy().drop("table_id", "shoe_id", "ruleset", "against_total"),
+            on="round_id",
+            how="inner",
+        )
+        .join(rules.lazy().select("ruleset", *BANK_PARAMS), on="ruleset", how="left")
+    )
+    same_table = (pl.col("table_id").shift(1) == pl.col("table_id")).fill_null(False)
+    bank_start = (
+        ~same_table
+        | pl.col("_bid").is_not_null()
+        | pl.col("banker_seat").ne_missing(pl.col("banker_seat").shift(1))
+    )
+    # The previous wager of the same Bank: a sentinel at each Bank's start stops the
+    # forward fill from reaching into the Bank before it.
+    counted = pl.when(pl.col("stake_ties_count") | (pl.col("outcome") != "tie")).then(
+        pl.col("_bank")
+    )
+    prev_bank = (
+        pl.when(pl.col("_bank_start"))
+        .then(pl.lit(SENTINEL, dtype=pl.Int64))
+        .otherwise(counted.shift(1))
+        .forward_fill()
+    )
+    decided = (pl.col("kind") == "regular") & (
+        ~pl.col("suivi_skip_ties").fill_null(True) | (pl.col("outcome") != "tie")
+    )
+    qualified = pl.when(decided).then(
+        pl.when(pl.col("outcome") == "banker")
+        .then(pl.col("_full_seat").cast(pl.Int64))
+        .otherwise(None)
+        .fill_null(SENTINEL)
+    )
+    reset = ~pl.col("_same_table") | (pl.col("_bank_start") & pl.col("suivi_resets"))
+    entitled = (
+        pl.when(reset)
+        .then(pl.lit(SENTINEL, dtype=pl.Int64))
+        .otherwise(qualified.shift(1))
+        .forward_fill()
+    )
+    state = (
+        # The joins above do not keep the order: sort again before reading the previous row.
+        ordered.sort("_shoe_order", "round_no")
+        .with_columns(same_table.alias("_same_table"), bank_start.alias("_bank_start"))
+        .with_columns(prev_bank.alias("_prev_bank"), entitled.alias("_entitled"))
+        .with_columns(
+            pl.when(pl.col(c) != SENTINEL).then(pl.col(c)).alias(c)
+            for c in ("_prev_bank", "_entitled")
+        )
+        .select(
+            "round_id",
+            "_bid",
+            "_bank",
+            "_bank_wager_id",
+            "_bank_start",
+            "_prev_bank",
+            "_entitled",
+            *BANK_PARAMS,
+        )
+    )
+    return in_rounds.lazy().join(state, on="round_id", how="inner")
+
+
+def bank_findings(
+    held: pl.DataFrame, in_rounds: pl.DataFrame, per_round: pl.DataFrame, rules: pl.DataFrame
+) -> list[pl.LazyFrame]:
+    """Findings about the Bank's wagers (wager_id set) and overcovered rounds, from the
+    collected `held` rounds (`procedure_frames.holder_rounds`), `bank_wagers` and
+    `bank_rounds`."""
+    return [
+        BANK_WAGER_CHECKS.emit(
+            _bank_state(held, in_rounds, per_round, rules),
+            ids(pl.col("round_id"), pl.col("wager_id")),
+            citations(rules, "stake_citation", "against_citation", "suivi_citation"),
+        ),
+        BANK_ROUND_CHECKS.emit(
+            per_round.lazy(), ids(pl.col("round_id")), citations(rules, "against_citation")
+        ),
+    ]

@@ -1,0 +1,218 @@
+"""Shared pieces of the shoe and procedure stage: the packs' procedures as a small frame,
+money in cents, the rounds of a table in dealing order, and how intermediate frames are
+collected.
+
+Checks read the packs through `procedure_rules` (one row per ruleset, null where the
+ruleset has no such rule) and never branch on a ruleset's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import polars as pl
+
+from auditor.findings import NO_ID
+from auditor.replay import card_value_expr
+from auditor.rulepack import SEAT_COLUMNS, RulePack
+
+# The words a message uses for the holder of the shoe, by the pack's `deals.by`.
+HOLDER_WORDS = {"curator": "the curator", "banker": "the Banker", "dealer": "the dealer"}
+
+_RULES_SCHEMA = {
+    "ruleset": pl.String(),
+    "holder": pl.String(),
+    "hands_after": pl.Int32(),
+    "last_hand_citation": pl.String(),
+    "void_citation": pl.String(),
+    "pass_seat_column": pl.String(),
+    "pass_citation": pl.String(),
+    "stake_at_least_bid": pl.Boolean(),
+    "stake_min_multiple": pl.Int64(),
+    "stake_max_multiple": pl.Int64(),
+    "stake_ties_count": pl.Boolean(),
+    "stake_citation": pl.String(),
+    "against_each": pl.Boolean(),
+    "against_total": pl.Boolean(),
+    "against_citation": pl.String(),
+    "suivi_skip_ties": pl.Boolean(),
+    "suivi_resets": pl.Boolean(),
+    "suivi_citation": pl.String(),
+    "suivi_applies": pl.Boolean(),
+    "marker_citation": pl.String(),
+}
+
+
+def procedure_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+    """One row per ruleset: the procedures of its pack, null where it has none."""
+    rows = []
+    for pack in packs.values():
+        deals = pack.procedure("deals")
+        last = pack.procedure("last_hand_after_cover")
+        void = pack.procedure("void_ends_shoe")
+        passing = pack.procedure("pass_on_banker_loss")
+        stake = pack.procedure("bank_stake")
+        against = pack.procedure("wagers_against_bank")
+        suivi = pack.procedure("suivi")
+        marker = pack.procedure("marker_collected_before_next_shoe")
+        last_applies = last is not None and last["value"]
+        rows.append(
+            {
+                "ruleset": pack.ruleset,
+                "holder": HOLDER_WORDS.get(deals["by"]) if deals else None,
+                "hands_after": last["hands_after"] if last_applies else None,
+                "last_hand_citation": pack.cite(last.cite) if last_applies else None,
+                "void_citation": pack.cite(void.cite) if void and void["value"] else None,
+                "pass_seat_column": passing["seat_column"] if passing else None,
+                "pass_citation": pack.cite(passing.cite) if passing else None,
+                "stake_at_least_bid": stake["first_at_least_bid"] if stake else None,
+                "stake_min_multiple": stake["min_multiple"] if stake else None,
+                "stake_max_multiple": stake["max_multiple"] if stake else None,
+                "stake_ties_count": stake["tied_rounds_count"] if stake else None,
+                "stake_citation": pack.cite(stake.cite) if stake else None,
+                "against_each": against["each_at_most_bank"] if against else None,
+                "against_total": against["total_at_most_bank"] if against else None,
+                "against_citation": pack.cite(against.cite) if against else None,
+                "suivi_skip_ties": suivi["skip_ties"] if suivi else None,
+                "suivi_resets": suivi["new_bank_resets"] if suivi else None,
+                "suivi_citation": pack.cite(suivi.cite) if suivi else None,
+                "suivi_applies": suivi is not None,
+                "marker_citation": pack.cite(marker.cite) if marker and marker["value"] else None,
+            }
+        )
+    return pl.DataFrame(rows, schema=_RULES_SCHEMA)
+
+
+def counted_hand_keys(packs: Mapping[str, RulePack]) -> list[str]:
+    """Keys "ruleset|kind" of the rounds counted as hands after the cover card (Ambiguity 10)."""
+    keys = []
+    for pack in packs.values():
+        last = pack.procedure("last_hand_after_cover")
+        if last is not None and last["value"]:
+            keys += [f"{pack.ruleset}|{kind}" for kind in last["counted_kinds"]]
+    return sorted(keys)
+
+
+def suivi_keys(packs: Mapping[str, RulePack]) -> list[str]:
+    """Keys "ruleset|call" of the calls that qualify a losing participant for Suivi."""
+    keys = []
+    for pack in packs.values():
+        suivi = pack.procedure("suivi")
+        if suivi is not None:
+            keys += [f"{pack.ruleset}|{call}" for call in suivi["qualifying_calls"]]
+    return sorted(keys)
+
+
+def rulesets_with(rules: pl.DataFrame, column: str) -> list[str]:
+    """The rulesets whose pack gives `column` (a citation: the rule exists there)."""
+    return sorted(rules.filter(pl.col(column).is_not_null())["ruleset"].to_list())
+
+
+def cents(column: str) -> pl.Expr:
+    """Money (Decimal dollars) as exact integer cents."""
+    return (pl.col(column) * 100).cast(pl.Int64)
+
+
+def money(cents_expr: pl.Expr) -> pl.Expr:
+    """Integer cents as Decimal(18,2) dollars, exactly."""
+    return cents_expr.cast(pl.Decimal(18, 2)) / 100
+
+
+def usd(cents_expr: pl.Expr) -> pl.Expr:
+    """Integer cents as "$1234.50" for messages."""
+    whole = (cents_expr // 100).cast(pl.String)
+    part = (cents_expr % 100).cast(pl.String).str.zfill(2)
+    return pl.format("${}.{}", whole, part)
+
+
+def ids(round_id: pl.Expr = NO_ID, wager_id: pl.Expr = NO_ID) -> dict[str, pl.Expr]:
+    """The id columns of a finding: table and shoe always, round and wager when named."""
+    return {
+        "table_id": pl.col("table_id"),
+        "shoe_id": pl.col("shoe_id"),
+        "round_id": round_id,
+        "wager_id": wager_id,
+    }
+
+
+def citations(rules: pl.DataFrame, *columns: str) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
+    """An `emit` enrichment: the pack's citations (and words) for the flagged rows only."""
+    cites = rules.lazy().select("ruleset", *columns)
+    return lambda flagged: flagged.join(cites, on="ruleset", how="left")
+
+
+def materialize(*frames: pl.LazyFrame) -> list[pl.DataFrame]:
+    """Collect intermediate frames that several check sets read (see `procedures`), in one
+    `collect_all` so that independent ones run side by side.
+
+    Rechunked: on a collected frame of several chunks, the streaming engine has panicked
+    ("assertion failed: i < self.len()" in a string kernel) formatting messages after a
+    filter (polars 2.1); one chunk avoids it.
+    """
+    return [frame.rechunk() for frame in pl.collect_all(frames)]
+
+
+def shoe_order(shoes: pl.LazyFrame) -> pl.LazyFrame:
+    """Shoes numbered in dealing order: table by table, as they opened."""
+    return (
+        shoes.select("shoe_id", "table_id", "opened_at")
+        .sort("table_id", "opened_at", "shoe_id")
+        .with_row_index("_shoe_order")
+    )
+
+
+def hand_points(column: str, packs: Mapping[str, RulePack]) -> pl.Expr:
+    """The point count of a hand of two or three cards, by the packs' card values."""
+    value = [
+        card_value_expr(pl.col(column).list.get(i, null_on_oob=True), packs).fill_null(0)
+        for i in range(3)
+    ]
+    return ((value[0].cast(pl.Int16) + value[1] + value[2]) % 10).cast(pl.Int8)
+
+
+def holder_rounds(
+    rounds: pl.LazyFrame,
+    options: pl.LazyFrame,
+    shoes: pl.LazyFrame,
+    rules: pl.DataFrame,
+    packs: Mapping[str, RulePack],
+    *applies: str,
+) -> pl.LazyFrame:
+    """The rounds of the rulesets whose pack gives one of the `applies` citations, in
+    dealing order per table, with the Banker's Hand result.
+
+    The passing and the Bank checks both read it, so it is collected; the Banker's Hand
+    result is counted here from the cards (the card values of the packs, as the replay
+    counts them) because `replayed` is not reliably shared with consumers that read it
+    through other filters and projections (measured: the replay ran again for each), and
+    replaying these rounds again costs twice this count.
+    """
+    rulesets = sorted({r for column in applies for r in rulesets_with(rules, column)})
+    held = options.filter(pl.col("ruleset").is_in(rulesets)).select("shoe_id", "ruleset")
+    player, banker = pl.col("player_final"), pl.col("banker_final")
+    return (
+        rounds.join(held, on="shoe_id", how="inner")
+        .select(
+            "table_id",
+            "shoe_id",
+            "round_id",
+            "round_no",
+            "kind",
+            "ruleset",
+            *SEAT_COLUMNS,
+            cents("banker_bid").alias("_bid"),
+            hand_points("player_cards", packs).alias("player_final"),
+            hand_points("banker_cards", packs).alias("banker_final"),
+        )
+        .with_columns(
+            pl.when(player > banker)
+            .then(pl.lit("player"))
+            .when(player < banker)
+            .then(pl.lit("banker"))
+            .otherwise(pl.lit("tie"))
+            .alias("outcome")
+        )
+        .join(shoe_order(shoes).select("shoe_id", "_shoe_order"), on="shoe_id", how="inner")
+        # Joins do not keep row order under the streaming engine: sort after them.
+        .sort("_shoe_order", "round_no")
+    )
