@@ -120,8 +120,8 @@ def _wager_words() -> pl.Expr:
         "House Money `house_money`, Royal 9 a `royal9_paytable` (INDEX Ambiguity 26).",
         why="A wager the Rules Submission does not offer has no approved odds; taking it "
         "is an unapproved game.",
-        example="Dragon 7 Insurance of $10.00 at seat 3 at a table that is not EZ "
-        "Baccarat (ma-baccarat §8(a)(5)).",
+        example="Dragon 7 Insurance of $10.00 at seat 1, at a table that is not EZ Baccarat "
+        "(ma-baccarat §8(a)(5)).",
     )
 )
 def _bet_not_permitted() -> Violation:
@@ -148,7 +148,7 @@ def _bet_not_permitted() -> Violation:
         what="A Royal 9 wager's `amount` is not the fixed stake of the ruleset ($5.00).",
         why="The Royal 9 paytable and its progressive meters are built on a fixed $5 "
         "wager; any other stake is a wager the paytable does not price.",
-        example="Royal 9 wager of $10.00 at seat 2; the wager is fixed at $5.00.",
+        example="Royal 9 wager of $10.00 at seat 10; the wager is fixed at $5.00.",
     )
 )
 def _royal9_stake_not_fixed() -> Violation:
@@ -179,7 +179,7 @@ def _royal9_stake_not_fixed() -> Violation:
         "repeated on every wager.",
         why="The Royal 9 paytable is priced for those decks; another deck count changes "
         "the odds of every line.",
-        example="Royal 9 wager of $5.00 at seat 4 at a table of 6 decks and 12 seats; "
+        example="Royal 9 wager of $5.00 at seat 10 at a table of 6 decks and 12 seats; "
         "Royal 9 requires 8 decks.",
     )
 )
@@ -212,8 +212,8 @@ def _royal9_at_nonconforming_table() -> Violation:
         "announcement, cannot be judged here (the missing announcement is a round finding).",
         why="A wager made or raised once the cards may be known is past-posting, the "
         "classic table cheat.",
-        example="Banker wager of $100.00 at seat 5 placed at 18:01:57.2, 2.2 s after "
-        '"no more bets" at 18:01:55.0.',
+        example="Banker wager of $100.00 at seat 1 placed at 2026-11-24 18:00:57.000000, "
+        '2.0 s after "no more bets" at 2026-11-24 18:00:55.000000.',
     )
 )
 def _wager_after_no_more_bets() -> Violation:
@@ -250,8 +250,8 @@ def _wager_after_no_more_bets() -> Violation:
         "`free` round cites its permissible wagers; the round itself is a round finding.",
         why="These rounds exist only to dispose of cards; a wager on one is a wager on "
         "cards already seen.",
-        example="Player wager of $25.00 at seat 2 on a simulated round, where no wager "
-        "may be accepted.",
+        example="Player wager of $25.00 at seat 1 on a simulated round, where no wager may "
+        "be accepted.",
     )
 )
 def _wager_on_round_without_wagers() -> Violation:
@@ -305,8 +305,8 @@ def _seat_out_of_range() -> Violation:
         "procedure check.",
         why="The call decides the order and size of the wagers against the Bank; a wager "
         "without one, or a call outside Chemin de Fer, is a misrecorded wager.",
-        example="Banker wager of $25.00 at seat 1 with call banco, at ma-baccarat where no "
-        "wager takes a call.",
+        example="Banker wager of $25.00 at seat 1 with call banco; in ma-baccarat this "
+        "wager takes no call.",
     )
 )
 def _call_misplaced() -> Violation:
@@ -315,7 +315,11 @@ def _call_misplaced() -> Violation:
         .then(pl.lit("no call"))
         .otherwise(pl.format("one of {}", pl.col("_calls_words")))
     )
-    call = pl.col("call").fill_null(pl.lit("no call"))
+    call = (
+        pl.when(pl.col("call").is_null())
+        .then(pl.lit("no call"))
+        .otherwise(pl.format("call {}", pl.col("call")))
+    )
     return Violation(
         when=~pl.col("_call_ok"),
         citation=pl.when(pl.col("_in_ruleset"))
@@ -353,8 +357,9 @@ def _rollover_unauthorised() -> pl.Expr:
         "wager is still settled, and checked, on amount + rollover.",
         why="Only the payout, or the share the Rules Submission authorises, may ride on the "
         "hand; more is house money added to a live wager.",
-        example="Player wager of $25.00 at seat 3 carries a $75.00 rollover; the House "
-        "Money wager won $75.00 and the table authorises 50%: $37.50.",
+        example="Player wager of $25.00 at seat 3 carries a $75.00 rollover (the seat's "
+        "total $75.00); the House Money wager won $75.00 and the table authorises "
+        "50%: $37.50.",
     )
 )
 def _rollover_exceeds_share() -> Violation:
@@ -375,8 +380,9 @@ def _rollover_exceeds_share() -> Violation:
         "or exactly the share (INDEX Ambiguity 20).",
         why="A partial rollover that is not the authorised portion means the payout was "
         "split in a way the Rules Submission does not describe.",
-        example="Banker wager of $50.00 at seat 1 carries a $20.00 rollover; the House "
-        "Money wager won $30.00 and the table authorises 100%: $30.00.",
+        example="Banker wager of $50.00 at seat 1 carries a $20.00 rollover (the seat's "
+        "total $20.00); the House Money wager won $30.00 and the table authorises "
+        "100%: $30.00.",
     )
 )
 def _rollover_short_of_share() -> Violation:
@@ -417,8 +423,8 @@ def _rollover_violation(when: pl.Expr) -> Violation:
         "Money wager at the same seat won in the round by the cards.",
         why="A rollover is a House Money payout riding on the hand; without a winning "
         "House Money wager it is an unexplained addition to a live wager.",
-        example="Player wager of $25.00 at seat 2 carries a $15.00 rollover; no House "
-        "Money wager at seat 2 won in the round.",
+        example="Banker wager of $50.00 at seat 1 carries a $30.00 rollover; no House Money "
+        "wager at seat 1 won in the round.",
     )
 )
 def _rollover_without_house_money_win() -> Violation:

@@ -20,25 +20,29 @@ from auditor.rulepack import ROYAL9_MATCHES, RulePack
 FACE_RANKS = ("J", "Q", "K")
 
 
-def _royal9_hand(cards: str, prefix: str) -> list[pl.Expr]:
-    """The hand's first two cards as a Royal 9: its combination (face card first, as
-    `royal9_seats` writes it: "KS9H") or null, and whether it is suited."""
-    c1 = pl.col(cards).list.get(0, null_on_oob=True)
-    c2 = pl.col(cards).list.get(1, null_on_oob=True)
-    r1, r2 = c1.str.head(1), c2.str.head(1)
-    combo = (
-        pl.when((r2 == "9") & r1.is_in(FACE_RANKS))
-        .then(pl.concat_str(c1, c2))
-        .when((r1 == "9") & r2.is_in(FACE_RANKS))
-        .then(pl.concat_str(c2, c1))
-        .otherwise(pl.lit(None, dtype=pl.String))
-    )
-    return [
-        combo.alias(f"_{prefix}_combo"),
-        (combo.is_not_null() & (c1.str.slice(1, 1) == c2.str.slice(1, 1))).alias(
-            f"_{prefix}_suited"
-        ),
-    ]
+def royal9_hands() -> list[pl.Expr]:
+    """Per round, the first two cards of each hand: as words ("KS 9H") and as a Royal 9
+    (its combination, face card first as `royal9_seats` writes it, "KS9H", or null;
+    and whether it is suited)."""
+    exprs = []
+    for cards, prefix in (("player_cards", "p"), ("banker_cards", "b")):
+        c1 = pl.col(cards).list.get(0, null_on_oob=True)
+        c2 = pl.col(cards).list.get(1, null_on_oob=True)
+        r1, r2 = c1.str.head(1), c2.str.head(1)
+        combo = (
+            pl.when((r2 == "9") & r1.is_in(FACE_RANKS))
+            .then(pl.concat_str(c1, c2))
+            .when((r1 == "9") & r2.is_in(FACE_RANKS))
+            .then(pl.concat_str(c2, c1))
+            .otherwise(pl.lit(None, dtype=pl.String))
+        )
+        suited = combo.is_not_null() & (c1.str.slice(1, 1) == c2.str.slice(1, 1))
+        exprs += [
+            pl.concat_str(c1, c2, separator=" ").alias(f"_{prefix}_first"),
+            combo.alias(f"_{prefix}_combo"),
+            suited.alias(f"_{prefix}_suited"),
+        ]
+    return exprs
 
 
 def _seat_combinations(
@@ -124,10 +128,9 @@ def _royal9_line_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
 def royal9_lines(
     r9: pl.LazyFrame, royal9_seats: pl.LazyFrame | None, packs: Mapping[str, RulePack]
 ) -> pl.LazyFrame:
+    """`r9` (wagers with their round's `royal9_hands`) with the line each qualifies for."""
     by_table, by_ruleset, has_rows = _seat_combinations(royal9_seats, packs)
-    r9 = r9.with_columns(
-        *_royal9_hand("player_cards", "p"), *_royal9_hand("banker_cards", "b")
-    ).join(has_rows, on="table_id", how="left")
+    r9 = r9.join(has_rows, on="table_id", how="left")
     seat = pl.col("seat").cast(pl.Int64)
     for hand in ("p", "b"):
         combo = f"_{hand}_combo"

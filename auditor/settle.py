@@ -168,14 +168,8 @@ def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
 
 
 def _hands() -> pl.Expr:
-    """ "Player 9H KS (9) against Banker 2C 3D (5)" """
-    return pl.format(
-        "Player {} ({}) against Banker {} ({})",
-        pl.col("player_cards").list.join(" "),
-        pl.col("player_final"),
-        pl.col("banker_cards").list.join(" "),
-        pl.col("banker_final"),
-    )
+    """ "Player KS 9H against Banker 4D 2C": the first two cards (Royal 9 only)."""
+    return pl.format("Player {} against Banker {}", pl.col("_p_first"), pl.col("_b_first"))
 
 
 def _counts() -> pl.Expr:
@@ -247,8 +241,8 @@ def _stax_reading() -> pl.Expr:
         "not reported again.",
         why="A wrong result moves the whole stake and payout between the house and the "
         "patron; repeated, it is the signature of settling on the wrong hand.",
-        example="Banker wager of $37.50 settled win (payout $37.50, commission $2.00); "
-        "Player 9H KS (9) against Banker 2C 3D (5) makes it lose. Impact $73.00.",
+        example="Banker wager of $37.50 settled win (payout $37.50, commission $2.00); by "
+        "the cards it lost: Player 9 (a Natural) against Banker 5. Impact $73.00.",
     )
 )
 def _wrong_result() -> Violation:
@@ -376,8 +370,8 @@ def _dragon_bonus_off_paytable() -> Violation:
         "on the others), so that the two add up to the error at the minimum odds.",
         why="A Rules Submission cannot lower the odds the regulation guarantees; every Tie "
         "wager at such a table is taken on terms the patron may not be offered.",
-        example="Tie wager of $100.00 win at a table paying 7 to 1; the regulation "
-        "requires at least 8 to 1 ($100.00 short). Impact -$100.00.",
+        example="Tie wager of $100.00 won at a table paying 7 to 1; the regulation requires "
+        "at least 8 to 1 ($100.00 short). Impact -$100.00.",
     )
 )
 def _tie_odds_below_minimum() -> Violation:
@@ -418,8 +412,8 @@ def _tie_odds_below_minimum() -> Violation:
         "money, where the line is fixed, is on the payout finding; this one has no impact.",
         why="Progressive lines cannot be checked by amount, only by the line awarded: a "
         "wrong line is how a progressive meter is paid out wrongly.",
-        example='Royal 9 wager at seat 1 awarded "Any Royal 9"; the first two cards, '
-        'Player KS 9H (9) against Banker 4D 2C (6), give "Personal K9 on Player Hand".',
+        example='Royal 9 wager at seat 1 awarded "Any Royal 9"; the first two cards, Player '
+        'KS 9H against Banker 4D 2C, give "Personal K9 on Player Hand".',
     )
 )
 def _wrong_royal9_award() -> Violation:
@@ -459,8 +453,8 @@ def _wrong_royal9_award() -> Violation:
         why="A Stax award is random and rare; a payout explained only by it deserves a "
         "look at the progressive system's own records.",
         example="Royal 9 wager of $5.00 won $1250.00 with no award line; the first two "
-        "cards, Player 2S 3H (5) against Banker KD 4C (4), qualify for no line: possibly "
-        "a random Stax award (ma-midi-baccarat §12(j)), not provable from the logs.",
+        "cards, Player KS 2H against Banker 4C 4D, qualify for no line: possibly a "
+        "random Stax award (ma-midi-baccarat §12(j)), not provable from the logs.",
     )
 )
 def _royal9_paid_without_qualifying_hand() -> Violation:
@@ -537,7 +531,7 @@ def _commission_violation(when: pl.Expr, logged_words: pl.Expr) -> Violation:
         why="Uncharged vigorish is lost house revenue; at a marker table it also leaves "
         "nothing to collect.",
         example="Banker wager of $37.50 won; commission 5% of $37.50 rounds up to $2.00, "
-        "none was charged. Impact -$2.00.",
+        "none was charged. Impact $2.00 (the patron kept $2.00 owed).",
     )
 )
 def _commission_not_charged() -> Violation:
@@ -586,8 +580,8 @@ def _commission_miscalculated() -> Violation:
         "table, a Player, Tie or side wager (Dragon Bonus expressly), a wager against the "
         "Chemin de Fer Banker, or a wager that lost or pushed.",
         why="Vigorish taken where the rules charge none is money taken from the patron.",
-        example="Player wager of $10.10 win; only a Banker wager pays commission, yet "
-        "$0.50 was charged. Impact -$0.50.",
+        example="Player wager of $10.10 won; only a Banker wager pays commission, yet $0.50 "
+        "was charged. Impact -$0.50.",
     )
 )
 def _commission_not_due() -> Violation:

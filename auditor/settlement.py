@@ -35,8 +35,8 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.contract import BETS, CARDS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
-from auditor.royal9 import royal9_lines
+from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
+from auditor.royal9 import royal9_hands, royal9_lines
 from auditor.rulepack import RulePack
 from auditor.terms import NATURAL_KEY, NB, PERCENTS, Terms, build_terms, cents, is_bet
 
@@ -82,8 +82,7 @@ def round_terms(
             "shoe_id",
             "ez_baccarat",
             "no_more_bets_at",
-            "player_cards",
-            "banker_cards",
+            *royal9_hands(),
             code("kind", ROUND_KINDS).cast(pl.Int8).alias("_kind"),
             terms.ruleset_index().alias("_r"),
             player,
@@ -131,13 +130,13 @@ def wager_terms(wagers: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def against_bank(wagers: pl.LazyFrame) -> pl.LazyFrame:
+def against_bank(coded: pl.LazyFrame) -> pl.LazyFrame:
     """Per round, the wagers against a Chemin de Fer Banker (`player` rows with a call,
     CONTRACT) together: what the Bank can win or lose (§6(e), §9(b)-(c))."""
     return (
-        wagers.filter((pl.col("bet") == "player") & pl.col("call").is_not_null())
+        coded.filter(is_bet("player") & pl.col("call").is_not_null())
         .group_by("round_id")
-        .agg(cents("amount").sum().alias("against_c"))
+        .agg(pl.col("amount_c").sum().alias("against_c"))
     )
 
 
@@ -149,8 +148,8 @@ def against_bank(wagers: pl.LazyFrame) -> pl.LazyFrame:
 # wagers carrying a rollover (the seat's share); its non-Royal 9 wagers are also in
 # `main`, which settles and checks them.
 FRAMES = {
-    "main": pl.col("bet") != "royal9",
-    "side": pl.col("bet").is_in(["royal9", "house_money"]) | (pl.col("rollover") > 0),
+    "main": ~is_bet("royal9"),
+    "side": is_bet("royal9") | is_bet("house_money") | (pl.col("rollover_c") > 0),
 }
 
 
@@ -165,11 +164,13 @@ def settle(
     """The wagers with their round's terms, their table's options and their correct
     settlement, in the frames of `FRAMES`."""
     terms = terms or build_terms(packs)
-    rounds = round_terms(replayed, options, against_bank(wagers), terms).cache()
+    # One read of the wagers for everything here (reading them again costs more).
+    coded = wager_terms(wagers).cache()
+    rounds = round_terms(replayed, options, against_bank(coded), terms).cache()
     frames = {}
     for name, chosen in FRAMES.items():
         frame = (
-            wager_terms(wagers.filter(chosen))
+            coded.filter(chosen)
             .join(rounds, on="round_id", how="inner")
             .with_columns(
                 (pl.col("_r") * NB + pl.col("_b")).alias("_rb"),
@@ -189,7 +190,7 @@ def settle(
     return frames
 
 
-NO_CARDS = (("player_cards", CARDS), ("banker_cards", CARDS))
+NO_CARDS = (("_p_first", pl.String), ("_b_first", pl.String))
 ROYAL9_COLUMNS = (
     ("r9_line", pl.String),
     ("r9_amount_c", pl.Int64),

@@ -399,3 +399,24 @@ def test_a_wagers_findings_add_up_to_its_error(tmp_path, write_dataset) -> None:
     assert by_rule == {"PAY002": Decimal("2.50"), "COM002": Decimal("1.00")}
     # logged net 40.00 - 1.00 = 39.00; owed 37.50 - 2.00 = 35.50
     assert sum(by_rule.values()) == Decimal("39.00") - Decimal("35.50")
+
+
+def test_packs_cite_the_no_wager_rounds_and_the_stax_award() -> None:
+    """The two pack entries this stage added: simulated rounds take no wagers in every
+    ruleset; only midi's Royal 9 paytable allows a random award with no line."""
+    packs = load_all()
+    cites = {r: p.cite(p.procedure("no_wagers_on_simulated").cite) for r, p in packs.items()}
+    assert cites == {
+        "ma-baccarat": "ma-baccarat §15(d)",
+        "ma-chemin-de-fer": "ma-chemin-de-fer §11(h)(3)",
+        "ma-midi-baccarat": "ma-midi-baccarat §13(d)",
+        "md-mini-baccarat": "md-mini-baccarat .13D(1)",
+    }
+    random = {
+        (r, name): table.random_award and table.random_award.cite
+        for r, p in packs.items()
+        if p.payouts.royal9
+        for name, table in p.payouts.royal9.paytables.items()
+    }
+    assert random == {("ma-baccarat", "1"): None, ("ma-baccarat", "2"): None,
+                      ("ma-midi-baccarat", "midi"): "§12(j)"}  # fmt: skip
