@@ -56,6 +56,7 @@ def all_checks() -> list[Check]:
     from auditor import (  # noqa: F401
         bank_checks,
         card_checks,
+        commission,
         permit,
         procedures,
         replay,

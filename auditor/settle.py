@@ -1,10 +1,10 @@
 """Stage 4, settle: every wager's result, payout and commission, to the cent.
 
 `settlement.settle` gives each wager its correct settlement against the cards as
-dealt; the checks here (PAY, COM) compare it with the logged one, and `permit.py`
-(WAG) judges whether the wager was permitted at all. All checks are expressions over
-the settled frame's columns; citations and words are gathered from the packs for the
-flagged rows only (`enrich`).
+dealt; the checks here (PAY) and in `commission.py` (COM) compare it with the logged
+one, and `permit.py` (WAG) judges whether the wager was permitted at all. All checks
+are expressions over the settled frame's columns; citations and words are gathered
+from the packs for the flagged rows only (`enrich`).
 
 How one wager's error is split, so that the impacts of its findings add up to its
 total error exactly once (CONTRACT, "What the auditor writes"). The patron's net is
@@ -32,6 +32,7 @@ from dataclasses import replace
 import polars as pl
 
 from auditor.checks import Check
+from auditor.commission import COMMISSION_CHECKS, commission_enrich
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
 from auditor.findings import CheckSet, Violation
 from auditor.permit import (
@@ -43,13 +44,21 @@ from auditor.permit import (
 )
 from auditor.rulepack import RulePack
 from auditor.settlement import VOID, WIN, dragon_odds, settle
-from auditor.terms import BET_WORDS, Terms, build_terms, dollars, is_bet, usd
+from auditor.terms import (
+    BET_WORDS,
+    SAME_RESULT,
+    Terms,
+    build_terms,
+    dollars,
+    is_bet,
+    stake_words,
+    usd,
+)
 
 WAGER_CHECKS = CheckSet()
 wager_check = WAGER_CHECKS.check
 
 ID_EXPRS = {c: pl.col(c) for c in ("table_id", "shoe_id", "round_id", "wager_id")}
-SAME_RESULT = pl.col("_result") == pl.col("_due")
 DRAGON_BONUS = is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player")
 
 
@@ -70,9 +79,9 @@ def wager_findings(
     frames = settle(wagers, replayed, options, packs, royal9_seats, terms)
 
     def words(flagged: pl.LazyFrame) -> pl.LazyFrame:
-        return permit_enrich(enrich(flagged, terms), terms)
+        return permit_enrich(commission_enrich(enrich(flagged, terms), terms), terms)
 
-    wager_checks = WAGER_CHECKS.checks + PERMIT_CHECKS.checks
+    wager_checks = WAGER_CHECKS.checks + COMMISSION_CHECKS.checks + PERMIT_CHECKS.checks
     # The side frame's House Money wagers are checked in `main`; there only the Royal 9
     # wagers are, besides the rollovers.
     main = _check_set(wager_checks)
@@ -104,9 +113,6 @@ def _check_set(
 def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
     """Citations and words for the messages, gathered for the flagged rows only."""
     paytable = pl.lit(terms.dragon_cites).gather(pl.col("db_table"))
-    ez_free = pl.col("ez_baccarat") & terms.r("none_at_ez") & terms.rb("commission_bet")
-    exempt = terms.rb("exempt_cite")
-    won = pl.col("_due") == WIN
     return flagged.with_columns(
         *(
             pl.lit(pl.Series(values)).gather(pl.col(index)).alias(name)
@@ -143,24 +149,6 @@ def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
         .otherwise(terms.rb("odds"))
         .alias("_odds"),
         terms.r("tie_cite").alias("_tie_cite"),
-        pl.when(pl.col("commission_rounding"))
-        .then(terms.r("rounding_cite"))
-        .otherwise(terms.r("percents_cite"))
-        .alias("_commission_cite"),
-        pl.when(won & exempt.is_not_null())
-        .then(exempt)
-        .when(won & ez_free)
-        .then(terms.r("none_at_ez_cite"))
-        .otherwise(terms.r("commission_bets_cite"))
-        .alias("_no_commission_cite"),
-        pl.when(~won)
-        .then(pl.lit("a wager that does not win owes no commission"))
-        .when(exempt.is_not_null())
-        .then(pl.lit("the rules exempt it from commission"))
-        .when(ez_free)
-        .then(pl.lit("an EZ Baccarat table collects no commission"))
-        .otherwise(pl.lit("only a Banker wager pays commission"))
-        .alias("_no_commission_reason"),
     )
 
 
@@ -184,17 +172,6 @@ def _counts() -> pl.Expr:
         natural["player"],
         pl.col("banker_final"),
         natural["banker"],
-    )
-
-
-def _stake_words() -> pl.Expr:
-    """ "$37.50", "$25.00 + $75.00 rollover", or "$500.00, covered $300.00" """
-    return (
-        pl.when(pl.col("rollover_c") > 0)
-        .then(pl.format("{} + {} rollover", usd(pl.col("amount_c")), usd(pl.col("rollover_c"))))
-        .when(is_bet("banker") & pl.col("_covered_basis"))
-        .then(pl.format("{}, covered {}", usd(pl.col("amount_c")), usd(pl.col("basis_c"))))
-        .otherwise(usd(pl.col("amount_c")))
     )
 
 
@@ -264,7 +241,7 @@ def _wrong_result() -> Violation:
         message=pl.format(
             "{} of {} settled {} (payout {}, commission {}); by the cards it {}: {}",
             pl.col("_bet_words"),
-            _stake_words(),
+            stake_words(),
             pl.col("result"),
             usd(pl.col("payout_c")),
             usd(pl.col("commission_c")),
@@ -292,7 +269,7 @@ def _payout_violation(when: pl.Expr, extra: pl.Expr) -> Violation:
         message=pl.format(
             "{} of {} {}; {}, logged {} ({} {}){}",
             pl.col("_bet_words"),
-            _stake_words(),
+            stake_words(),
             pl.col("_due_words"),
             _due_words(),
             usd(pl.col("payout_c")),
@@ -388,7 +365,7 @@ def _tie_odds_below_minimum() -> Violation:
         message=pl.format(
             "Tie wager of {} {} at a table paying {} to 1; the regulation requires at "
             "least {} to 1{}",
-            _stake_words(),
+            stake_words(),
             pl.col("_due_words"),
             odds,
             minimum,
@@ -471,132 +448,5 @@ def _royal9_paid_without_qualifying_hand() -> Violation:
             usd(pl.col("payout_c")),
             _hands(),
             pl.col("r9_random"),
-        ),
-    )
-
-
-# ---- commission ----------------------------------------------------------------------
-
-COMMISSION_DUE = SAME_RESULT & (pl.col("due_commission_c") > 0)
-
-
-def _commission_words() -> pl.Expr:
-    """ "5% of $37.50 rounds up to $2.00" / "5% of $10.10, half up to the cent, is $0.51" """
-    percent, won, due = (
-        pl.col("percent_in_force"),
-        usd(pl.col("due_payout_c")),
-        usd(pl.col("due_commission_c")),
-    )
-    rounded = (
-        pl.when(pl.col("commission_rounding"))
-        .then(pl.format("{}% of {} rounds up to {}", percent, won, due))
-        .otherwise(pl.format("{}% of {}, half up to the cent, is {}", percent, won, due))
-    )
-    table = pl.col("commission_percent").cast(pl.Int64)
-    return pl.concat_str(
-        rounded,
-        pl.when(table != percent)
-        .then(pl.format(" (the table's {}% is not permitted)", table))
-        .otherwise(pl.lit("")),
-    )
-
-
-def _commission_violation(when: pl.Expr, logged_words: pl.Expr) -> Violation:
-    return Violation(
-        when=when,
-        citation=pl.col("_commission_cite"),
-        expected=usd(pl.col("due_commission_c")),
-        logged=usd(pl.col("commission_c")),
-        impact=dollars(pl.col("due_commission_c") - pl.col("commission_c")),
-        message=pl.format(
-            "{} of {} won; commission {}, {}",
-            pl.col("_bet_words"),
-            _stake_words(),
-            _commission_words(),
-            logged_words,
-        ),
-    )
-
-
-@wager_check(
-    Check(
-        code="COM001",
-        name="CommissionNotCharged",
-        title="Commission due on a winning wager not charged",
-        severity="high",
-        citation="the vigorish (ma-baccarat §13(c); md-mini-baccarat .12C-.12D(1); "
-        "ma-chemin-de-fer §9(c))",
-        what="A winning Banker wager at a table that charges commission (not EZ) was "
-        "logged with no commission. A Chemin de Fer Bank owes it on the covered amount won.",
-        why="Uncharged vigorish is lost house revenue; at a marker table it also leaves "
-        "nothing to collect.",
-        example="Banker wager of $37.50 won; commission 5% of $37.50 rounds up to $2.00, "
-        "none was charged. Impact $2.00 (the patron kept $2.00 owed).",
-    )
-)
-def _commission_not_charged() -> Violation:
-    return _commission_violation(
-        COMMISSION_DUE & (pl.col("commission_c") == 0), pl.lit("none was charged")
-    )
-
-
-@wager_check(
-    Check(
-        code="COM002",
-        name="CommissionMiscalculated",
-        title="Commission charged at a wrong amount or rounding",
-        severity="medium",
-        citation="the vigorish and its rounding (ma-baccarat §13(c); md-mini-baccarat "
-        ".12D(1); ma-chemin-de-fer §9(c))",
-        what="The commission on a winning Banker wager is not `commission_percent` of the "
-        "amount won rounded up to the next multiple of 25 cents (20 cents at 4%) where "
-        "`commission_rounding`, or half up to the cent where not (per wager: INDEX "
-        "Ambiguity 19). A Chemin de Fer Bank pays it on the covered amount only; a table "
-        "percent the ruleset does not allow is judged at the nearest one it allows.",
-        why="Systematic misrounding, even by cents, adds up over thousands of hands and "
-        "shows a misconfigured table system.",
-        example="Banker wager of $37.50 won; commission 5% of $37.50 rounds up to $2.00, "
-        "logged $1.87. Impact $0.13.",
-    )
-)
-def _commission_miscalculated() -> Violation:
-    return _commission_violation(
-        COMMISSION_DUE
-        & (pl.col("commission_c") > 0)
-        & (pl.col("commission_c") != pl.col("due_commission_c")),
-        pl.format("logged {}", usd(pl.col("commission_c"))),
-    )
-
-
-@wager_check(
-    Check(
-        code="COM003",
-        name="CommissionNotDue",
-        title="Commission charged where none is due",
-        severity="high",
-        citation="the vigorish (ma-baccarat §13(c), §13(e); md-mini-baccarat .12C, .12E; "
-        "ma-chemin-de-fer §9(b)-(c))",
-        what="A commission was logged on a wager that owes none: any wager at an EZ "
-        "table, a Player, Tie or side wager (Dragon Bonus expressly), a wager against the "
-        "Chemin de Fer Banker, or a wager that lost or pushed.",
-        why="Vigorish taken where the rules charge none is money taken from the patron.",
-        example="Player wager of $10.10 won; only a Banker wager pays commission, yet $0.50 "
-        "was charged. Impact -$0.50.",
-    )
-)
-def _commission_not_due() -> Violation:
-    return Violation(
-        when=SAME_RESULT & (pl.col("due_commission_c") == 0) & (pl.col("commission_c") > 0),
-        citation=pl.col("_no_commission_cite"),
-        expected=pl.lit("$0.00"),
-        logged=usd(pl.col("commission_c")),
-        impact=dollars(-pl.col("commission_c")),
-        message=pl.format(
-            "{} of {} {}; {}, yet {} was charged",
-            pl.col("_bet_words"),
-            _stake_words(),
-            pl.col("_due_words"),
-            pl.col("_no_commission_reason"),
-            usd(pl.col("commission_c")),
         ),
     )

@@ -64,6 +64,21 @@ def is_bet(name: str) -> pl.Expr:
     return pl.col("_b") == BETS.index(name)
 
 
+# The logged result is the one the cards give (codes `_result`, `_due`: settlement.py).
+SAME_RESULT = pl.col("_result") == pl.col("_due")
+
+
+def stake_words() -> pl.Expr:
+    """ "$37.50", "$25.00 + $75.00 rollover", or "$500.00, covered $300.00" """
+    return (
+        pl.when(pl.col("rollover_c") > 0)
+        .then(pl.format("{} + {} rollover", usd(pl.col("amount_c")), usd(pl.col("rollover_c"))))
+        .when(is_bet("banker") & pl.col("_covered_basis"))
+        .then(pl.format("{}, covered {}", usd(pl.col("amount_c")), usd(pl.col("basis_c"))))
+        .otherwise(usd(pl.col("amount_c")))
+    )
+
+
 @dataclass(frozen=True)
 class Terms:
     """Pack terms as series indexed by ruleset (`_r`), ruleset x bet (`_rb`) and more.

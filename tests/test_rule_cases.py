@@ -80,6 +80,8 @@ def case_rows(case: dict) -> dict[str, list[dict]]:
 
 def round_row(template: dict, spec: dict, index: int) -> dict:
     row = deepcopy(template)
+    for announced in ("player_total", "banker_total", "outcome"):
+        row.pop(announced)  # the template's are for its own cards; these default below
     dealt_at = T0 + timedelta(minutes=1 + index)
     row.update(
         round_id=f"R{index + 1}",

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.audit import find, run_validation
+from auditor.commission import COMMISSION_CHECKS
 from auditor.contract import TABLES
 from auditor.options import shoe_options
 from auditor.permit import PERMIT_CHECKS, ROLLOVER_CHECKS
@@ -50,7 +51,9 @@ from auditor.sim_settle import (
 from auditor.simulate import simulate
 
 MONEY = pl.Decimal(18, 2)
-STAGE_CODES = {c.code for c, _ in WAGER_CHECKS.checks + PERMIT_CHECKS.checks}
+STAGE_CODES = {
+    c.code for c, _ in WAGER_CHECKS.checks + COMMISSION_CHECKS.checks + PERMIT_CHECKS.checks
+}
 STAGE_CODES |= {c.code for c, _ in ROLLOVER_CHECKS.checks}
 # Fault kind (simulator) -> the checks that may report it on the keyed wager.
 SETTLEMENT_FAULTS = {
