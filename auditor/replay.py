@@ -18,6 +18,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from auditor.checks import Check
+from auditor.contract import EZ_EVENTS, OUTCOMES
 from auditor.findings import NO_ID, CheckSet, Violation
 from auditor.rulepack import RulePack
 
@@ -29,11 +30,14 @@ DECISION_SCHEMA = {
     "player_two": pl.Int8(),
     "banker_two": pl.Int8(),
     "third_key": pl.Int8(),
-    "player_action": pl.String(),
+    "player_must_draw": pl.Boolean(),
+    "player_must_stand": pl.Boolean(),
     "player_citation": pl.String(),
     "banker_draws": pl.Boolean(),
     "banker_citation": pl.String(),
     "banker_severity": pl.String(),
+    "player_natural": pl.Boolean(),
+    "banker_natural": pl.Boolean(),
     "natural_hand": pl.String(),
     "totals_citation": pl.String(),
     "outcome_citation": pl.String(),
@@ -63,6 +67,8 @@ def decision_table(packs: Mapping[str, RulePack]) -> pl.DataFrame:
                             third,
                             *_player_decision(pack, player_two, natural_hand),
                             *_banker_decision(pack, banker_two, third, natural_hand),
+                            player_two in naturals,
+                            banker_two in naturals,
                             natural_hand,
                             pack.cite(announce.totals),
                             pack.cite(announce.outcome),
@@ -84,10 +90,11 @@ def _natural_hand(player_two: int, banker_two: int, naturals: set[int]) -> str |
 
 
 def _player_decision(pack: RulePack, player_two: int, natural_hand: str | None) -> tuple:
+    """(must draw, must stand, citation); at Chemin de Fer's 5 the Player may do either."""
     if natural_hand:
-        return "stand", pack.cite(pack.naturals.cite)
+        return False, True, pack.cite(pack.naturals.cite)
     rule = pack.player_draw[player_two]
-    return rule.value, pack.cite(rule.cite)
+    return rule.value == "draw", rule.value == "stand", pack.cite(rule.cite)
 
 
 def _banker_decision(
@@ -105,25 +112,19 @@ def _ez_citation(pack: RulePack) -> str:
 
 
 def card_value_expr(card: pl.Expr, packs: Mapping[str, RulePack]) -> pl.Expr:
-    """Point value of a card string, from the packs' card values.
+    """Point value (Int8) of a card string, looked up from the packs' card values.
 
-    The rank is read as a base-36 digit ('2'..'9' are themselves, 'A' is 10, 'K' 20 …)
-    and mapped with integer comparisons: string comparisons per card cost several times
-    more, and `replace` does not stream.
+    Cards are validated as two characters, rank then suit, so the whole card read as a
+    base-36 number, divided by 36, is the rank as a base-36 digit ('2'..'9' themselves,
+    'A' 10, 'K' 20 ...): an integer parse and a gather from a 36-entry table, several
+    times cheaper than string comparisons per card. Anything else maps to null.
     """
-    values = {int(rank, 36): v for rank, v in _shared_card_values(packs).items()}
-    code = card.str.head(1).str.to_integer(base=36, strict=False).cast(pl.Int8)
-    # Pip cards count their own digit: one range test covers them all.
-    same = sorted(c for c, v in values.items() if c == v)
-    if same and same == list(range(same[0], same[-1] + 1)):
-        expr = pl.when(code.is_between(same[0], same[-1])).then(code)
-        others = {c: v for c, v in values.items() if c not in same}
-    else:
-        expr, others = pl.when(pl.lit(False)).then(code), values
-    for value in sorted(set(others.values())):
-        codes = [c for c, v in others.items() if v == value]
-        expr = expr.when(code.is_in(codes)).then(pl.lit(value, dtype=pl.Int8))
-    return expr.otherwise(pl.lit(None, dtype=pl.Int8))
+    table: list[int | None] = [None] * 36
+    for rank, value in _shared_card_values(packs).items():
+        table[int(rank, 36)] = value
+    rank_code = card.str.to_integer(base=36, strict=False) // 36
+    valid = rank_code.is_between(0, 35)
+    return pl.lit(pl.Series(table, dtype=pl.Int8)).gather(pl.when(valid).then(rank_code))
 
 
 def _shared_card_values(packs: Mapping[str, RulePack]) -> dict[str, int]:
@@ -142,7 +143,7 @@ def event_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
     count = {"player": pl.col("player_count"), "banker": pl.col("banker_count")}
     other = {"player": "banker", "banker": "player"}
     occurred: dict[str, pl.Expr] = {}
-    for pack in packs.values():
+    for index, pack in enumerate(packs.values()):
         for name, event in pack.ez.events.items():
             condition = (
                 (final[event.hand] == event.total)
@@ -150,7 +151,7 @@ def event_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
                 & (final[other[event.hand]] < event.other_hand_below)
             )
             occurred[name] = (
-                pl.when(pl.col("ruleset") == pack.ruleset)
+                pl.when(pl.col("ruleset_index") == index)
                 .then(condition)
                 .otherwise(occurred.get(name, pl.lit(False)))
             )
@@ -159,15 +160,27 @@ def event_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
 
 # ---- replay ------------------------------------------------------------------------
 
-# Decision-table columns every round needs; the citations are joined to flagged rows only.
-DECISION_FLAGS = ("player_action", "banker_draws", "banker_severity", "natural_hand")
+# Decision-table columns every round needs, all booleans: a gather of booleans is
+# cheap, a gather of strings for every round is not. The words and citations are
+# joined to flagged rows only.
+DECISION_FLAGS = (
+    "player_must_draw",
+    "player_must_stand",
+    "banker_draws",
+    "player_natural",
+    "banker_natural",
+)
 DECISION_TEXTS = (
     "player_citation",
     "banker_citation",
+    "banker_severity",
+    "natural_hand",
     "totals_citation",
     "outcome_citation",
     "ez_citation",
 )
+OUTCOME_CODE = {name: index for index, name in enumerate(OUTCOMES)}
+PLAYER_WINS, BANKER_WINS, TIE = (OUTCOME_CODE[o] for o in ("player", "banker", "tie"))
 
 
 def decision_key(ruleset_index: pl.Expr) -> pl.Expr:
@@ -195,27 +208,31 @@ def ordered_decisions(packs: Mapping[str, RulePack]) -> pl.DataFrame:
 def replay(
     rounds: pl.LazyFrame, shoe_options: pl.LazyFrame, packs: Mapping[str, RulePack]
 ) -> pl.LazyFrame:
-    """Rounds with their replayed values: card values, counts, totals, decisions, events."""
-    value = card_value_expr(pl.element(), packs)
+    """Rounds with their replayed values: card values, counts, totals, decisions, events.
+
+    Every replayed column is a small integer or a boolean (codes into `OUTCOMES` and
+    `EZ_EVENTS`); words are for the few flagged rows.
+    """
     order = {ruleset: i for i, ruleset in enumerate(packs)}
     options = shoe_options.select(
         "shoe_id",
         "ruleset",
         "ez_baccarat",
-        pl.col("ruleset").replace_strict(order, return_dtype=pl.Int32).alias("ruleset_index"),
+        pl.col("ruleset").replace_strict(order, return_dtype=pl.Int8).alias("ruleset_index"),
     )
-    # Decoding the card strings is the expensive part: each hand is decoded once.
+    # Decoding the card strings is the expensive part: each card is read once, by
+    # position, without building lists of values.
     valued = rounds.join(options, on="shoe_id", how="left").with_columns(
-        pl.col("player_cards").list.eval(value).alias("_pv"),
-        pl.col("banker_cards").list.eval(value).alias("_bv"),
+        *(
+            card_value_expr(pl.col(column).list.get(i, null_on_oob=True), packs).alias(
+                f"{prefix}{i + 1}"
+            )
+            for column, prefix in CARD_SLOTS
+            for i in range(3)
+        ),
         pl.col("player_cards").list.len().cast(pl.Int8).alias("player_count"),
         pl.col("banker_cards").list.len().cast(pl.Int8).alias("banker_count"),
     )
-    valued = valued.with_columns(
-        pl.col(f"_{prefix}v").list.get(i, null_on_oob=True).alias(f"{prefix}{i + 1}")
-        for prefix in ("p", "b")
-        for i in range(3)
-    ).drop("_pv", "_bv")
     return derive(valued, packs)
 
 
@@ -246,26 +263,43 @@ def derive(valued: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.LazyFrame:
         pl.lit(decisions[column]).gather(pl.col("decision_key")).alias(column)
         for column in DECISION_FLAGS
     ]
-    expected_event = pl.lit(None, dtype=pl.String)
+    expected_event = pl.lit(None, dtype=pl.Int8)
     for name, occurred in events.items():
         announces = decisions["announces"].list.contains(name)
         announced = pl.lit(announces).gather(pl.col("decision_key"))
         expected_event = (
             pl.when(pl.col("ez_baccarat") & occurred & announced)
-            .then(pl.lit(name))
+            .then(pl.lit(EZ_EVENTS.index(name), dtype=pl.Int8))
             .otherwise(expected_event)
         )
+    player, banker = pl.col("player_final"), pl.col("banker_final")
     return totals.with_columns(
         *looked_up,
         *(occurred.alias(f"event_{name}") for name, occurred in events.items()),
-        pl.when(pl.col("player_final") > pl.col("banker_final"))
-        .then(pl.lit("player"))
-        .when(pl.col("player_final") < pl.col("banker_final"))
-        .then(pl.lit("banker"))
-        .otherwise(pl.lit("tie"))
-        .alias("expected_outcome"),
-        expected_event.alias("expected_ez_event"),
+        pl.when(player > banker)
+        .then(pl.lit(PLAYER_WINS, dtype=pl.Int8))
+        .when(player < banker)
+        .then(pl.lit(BANKER_WINS, dtype=pl.Int8))
+        .otherwise(pl.lit(TIE, dtype=pl.Int8))
+        .alias("expected_outcome_code"),
+        expected_event.alias("expected_ez_code"),
     )
+
+
+def code_of(column: str, names: tuple[str, ...]) -> pl.Expr:
+    """A string column's index in `names` (Int8): null stays null, anything else is -1.
+
+    Comparisons with literals, not a cast or a hash lookup: cheapest on short strings.
+    """
+    found = pl.when(pl.col(column).is_null()).then(pl.lit(None, dtype=pl.Int8))
+    for index, name in enumerate(names):
+        found = found.when(pl.col(column) == name).then(pl.lit(index, dtype=pl.Int8))
+    return found.otherwise(pl.lit(-1, dtype=pl.Int8))
+
+
+def names_of(code: pl.Expr, names: tuple[str, ...]) -> pl.Expr:
+    """The words for a code of `names` (null stays null)."""
+    return pl.lit(pl.Series(names, dtype=pl.String)).gather(code)
 
 
 # ---- checks ------------------------------------------------------------------------
@@ -319,7 +353,7 @@ PLAYED = pl.col("kind") != "void"
     )
 )
 def _player_drew_on_stand() -> Violation:
-    when = PLAYED & (pl.col("player_count") >= 3) & (pl.col("player_action") == "stand")
+    when = PLAYED & (pl.col("player_count") >= 3) & pl.col("player_must_stand")
     message = (
         pl.when(pl.col("natural_hand").is_not_null())
         .then(
@@ -360,7 +394,7 @@ def _player_drew_on_stand() -> Violation:
     )
 )
 def _player_stood_on_draw() -> Violation:
-    when = PLAYED & (pl.col("player_count") == 2) & (pl.col("player_action") == "draw")
+    when = PLAYED & (pl.col("player_count") == 2) & pl.col("player_must_draw")
     return Violation(
         when=when,
         citation=pl.col("player_citation"),
@@ -507,7 +541,7 @@ def _wrong_banker_total() -> Violation:
     )
 )
 def _wrong_outcome() -> Violation:
-    when = PLAYED & (pl.col("expected_outcome") != pl.col("outcome"))
+    when = PLAYED & (pl.col("expected_outcome_code") != code_of("outcome", OUTCOMES))
     return Violation(
         when=when,
         citation=pl.col("outcome_citation"),
@@ -538,8 +572,8 @@ def _wrong_outcome() -> Violation:
     )
 )
 def _wrong_ez_announcement() -> Violation:
+    when = PLAYED & pl.col("expected_ez_code").ne_missing(code_of("ez_event", EZ_EVENTS))
     expected, logged = pl.col("expected_ez_event"), pl.col("ez_event")
-    when = PLAYED & expected.ne_missing(logged)
     none = pl.lit("none")
     return Violation(
         when=when,
@@ -564,12 +598,17 @@ def _wrong_ez_announcement() -> Violation:
 def round_findings(replayed: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.LazyFrame:
     """Findings about rounds (`wager_id` null); citations joined to the flagged rounds only."""
     texts = ordered_decisions(packs).select("decision_key", *DECISION_TEXTS).lazy()
+
+    def words(flagged: pl.LazyFrame) -> pl.LazyFrame:
+        return flagged.join(texts, on="decision_key", how="left").with_columns(
+            names_of(pl.col("expected_outcome_code"), OUTCOMES).alias("expected_outcome"),
+            names_of(pl.col("expected_ez_code"), EZ_EVENTS).alias("expected_ez_event"),
+        )
+
     ids = {
         "table_id": pl.col("table_id"),
         "shoe_id": pl.col("shoe_id"),
         "round_id": pl.col("round_id"),
         "wager_id": NO_ID,
     }
-    return ROUND_CHECKS.emit(
-        replayed, ids, enrich=lambda flagged: flagged.join(texts, on="decision_key", how="left")
-    )
+    return ROUND_CHECKS.emit(replayed, ids, enrich=words)

@@ -35,14 +35,16 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
+from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, OUTCOMES, RESULTS, ROUND_KINDS
 from auditor.royal9 import royal9_hands, royal9_lines
 from auditor.rulepack import RulePack
 from auditor.terms import NATURAL_KEY, NB, PERCENTS, Terms, build_terms, cents, is_bet
 
 # Results are Int8 codes in the frame (strings cost more than the settlement itself).
 WIN, LOSE, PUSH = (RESULTS.index(r) for r in ("win", "lose", "push"))
-PLAYER, BANKER, TIE = 0, 1, 2  # outcome codes
+PLAYER, BANKER, TIE = (
+    OUTCOMES.index(o) for o in ("player", "banker", "tie")
+)  # as the replay codes them
 VOID, FREE, SIMULATED = (ROUND_KINDS.index(k) for k in ("void", "free", "simulated"))
 
 WAGER_COLUMNS = ("wager_id", "round_id", "seat", "placed_at", "award")
@@ -73,7 +75,6 @@ def round_terms(
         for c in ("player_cards", "banker_cards")
         for i in (0, 1)
     ]
-    hand = pl.col("natural_hand")
     player, banker = pl.col("player_final"), pl.col("banker_final")
     return (
         replayed.select(
@@ -87,15 +88,9 @@ def round_terms(
             terms.ruleset_index().alias("_r"),
             player,
             banker,
-            pl.when(player > banker)
-            .then(PLAYER)
-            .when(player < banker)
-            .then(BANKER)
-            .otherwise(TIE)
-            .cast(pl.Int8)
-            .alias("_outcome"),
-            hand.is_in(["player", "both"]).fill_null(False).alias("_player_natural"),
-            hand.is_in(["banker", "both"]).fill_null(False).alias("_banker_natural"),
+            pl.col("expected_outcome_code").alias("_outcome"),
+            pl.col("player_natural").fill_null(False).alias("_player_natural"),
+            pl.col("banker_natural").fill_null(False).alias("_banker_natural"),
             *(pl.col(f"event_{name}") for name in EZ_EVENTS),
             # House Money (§8(a)(7)): a pair of the same rank in the first two cards.
             (

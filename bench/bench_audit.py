@@ -30,7 +30,6 @@ import polars as pl
 
 BASE_ROUNDS = 1_000_000
 PYTHON_SAMPLE = 200_000
-VALUE = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0}
 
 
 def build_dataset(work: Path, rounds: int) -> Path:
@@ -96,36 +95,83 @@ def measure_replay(data: Path) -> dict:
 
 
 def measure_python(data: Path) -> dict:
-    """Row-by-row replay in plain Python: card values, counts, draws by Table 1, outcome."""
+    """The replay's work, row by row in plain Python, on a sample of rounds.
+
+    The same work as the vectorized replay and its round checks, driven by the same
+    rule packs: the shoe's ruleset and EZ option, card values, counts, naturals, the
+    Player's and the Banker's draw decisions, the EZ events the ruleset announces, the
+    outcome, and the comparison of each with what was logged.
+    """
+    from auditor.rulepack import load_all
+
+    packs = load_all()
+    rules = {ruleset: _python_rules(pack) for ruleset, pack in packs.items()}
+    first = sorted((data / "rounds").glob("*.parquet"))[0]
     rounds = pl.read_parquet(
-        sorted((data / "rounds").glob("*.parquet"))[0],
-        columns=["player_cards", "banker_cards", "player_total", "banker_total", "outcome"],
+        first,
+        columns=[
+            "shoe_id", "kind", "player_cards", "banker_cards",
+            "player_total", "banker_total", "outcome", "ez_event",
+        ],
         n_rows=PYTHON_SAMPLE,
-    )
+    )  # fmt: skip
+    shoe_files = sorted((data / "shoes").glob("*.parquet"))[0]
+    table_files = sorted((data / "tables").glob("*.parquet"))[0]
+    shoes = pl.read_parquet(shoe_files, columns=["shoe_id", "table_id"])
+    tables = pl.read_parquet(table_files, columns=["table_id", "ruleset", "ez_baccarat"])
+    # One options row per table in the benchmark's data: the shoe's options by dicts.
+    table_options = {t: (r, ez) for t, r, ez in tables.iter_rows()}
+    shoe_options = {shoe: table_options[table] for shoe, table in shoes.iter_rows()}
     # The clock includes turning columns into Python rows: a row-by-row replay pays for it.
     started = time.perf_counter()
     problems = 0
-    for player, banker, ptotal, btotal, outcome in rounds.iter_rows():
-        p = [VALUE.get(c[0]) if c[0] in VALUE else int(c[0]) for c in player]
-        b = [VALUE.get(c[0]) if c[0] in VALUE else int(c[0]) for c in banker]
+    for shoe, kind, player, banker, ptotal, btotal, outcome, ez_event in rounds.iter_rows():
+        ruleset, ez_table = shoe_options[shoe]
+        values, naturals, player_rule, banker_table, events, announces = rules[ruleset]
+        p = [values[c[0]] for c in player]
+        b = [values[c[0]] for c in banker]
         p2, b2 = (p[0] + p[1]) % 10, (b[0] + b[1]) % 10
-        natural = p2 >= 8 or b2 >= 8
-        player_draws = not natural and p2 <= 5
-        if natural:
-            banker_draws = False
-        elif not player_draws:
-            banker_draws = b2 <= 5
-        else:
-            t = p[2] if len(p) > 2 else 0
-            banker_draws = b2 <= 2 or (b2 == 3 and t != 8) or (b2 == 4 and 2 <= t <= 7)
-            banker_draws = banker_draws or (b2 == 5 and 4 <= t <= 7) or (b2 == 6 and t in (6, 7))
+        natural = p2 in naturals or b2 in naturals
+        player_action = "stand" if natural else player_rule[p2]
+        third = p[2] if len(p) > 2 else None
+        banker_draws = not natural and banker_table[(b2, third)]
         pf, bf = sum(p) % 10, sum(b) % 10
+        finals = {"player": (pf, len(p)), "banker": (bf, len(b))}
+        expected_event = None
+        for name, (hand, total, cards, other, below) in events.items():
+            occurred = finals[hand] == (total, cards) and finals[other][0] < below
+            if ez_table and name in announces and occurred:
+                expected_event = name
         expected = "player" if pf > bf else "banker" if bf > pf else "tie"
-        problems += (len(p) == 3) != player_draws
+        if kind == "void":
+            continue
+        problems += (len(p) == 3 and player_action == "stand") + (
+            len(p) == 2 and player_action == "draw"
+        )
         problems += (len(b) == 3) != banker_draws
         problems += (pf != ptotal) + (bf != btotal) + (expected != outcome)
+        problems += expected_event != ez_event
     elapsed = time.perf_counter() - started
     return {"rounds": rounds.height, "loop_seconds": elapsed, "problems": problems}
+
+
+def _python_rules(pack) -> tuple:
+    """A pack's rules as plain dicts and sets for the row-by-row replay."""
+    values = {rank: cited.value for rank, cited in pack.card_values.items()}
+    naturals = set(pack.naturals.value)
+    player_rule = {total: cited.value for total, cited in pack.player_draw.items()}
+    banker_table = {
+        (two, third): pack.banker_decision(two, third).draws
+        for two in range(10)
+        for third in (None, *range(10))
+        if two not in naturals
+    }
+    other = {"player": "banker", "banker": "player"}
+    events = {
+        name: (e.hand, e.total, e.cards, other[e.hand], e.other_hand_below)
+        for name, e in pack.ez.events.items()
+    }
+    return values, naturals, player_rule, banker_table, events, set(pack.ez.announce)
 
 
 def measure_audit(data: Path) -> dict:
