@@ -5,6 +5,7 @@ Each stage is a function of frames; this module only wires them together.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -13,9 +14,10 @@ from auditor.findings import combine
 from auditor.load import open_dataset
 from auditor.options import shoe_options
 from auditor.outputs import AuditOutputs, write_outputs
+from auditor.partition import PARTITION_ROUNDS, Partition, partitions, restrict, wagers_of
 from auditor.procedures import procedure_findings
 from auditor.replay import replay, round_findings
-from auditor.rulepack import load_all
+from auditor.rulepack import RulePack, load_all
 from auditor.settle import wager_findings
 from auditor.validate import ProgressCallback, ValidatedDataset, validate
 
@@ -26,25 +28,62 @@ def run_validation(
     return validate(open_dataset(dataset_path), progress)
 
 
-def find(validated: ValidatedDataset) -> pl.DataFrame:
-    """Every finding of the audited rows, in the stable order of `findings.combine`."""
+def find(
+    validated: ValidatedDataset,
+    progress: ProgressCallback | None = None,
+    partition_rounds: int = PARTITION_ROUNDS,
+    procedures: bool = True,
+) -> pl.DataFrame:
+    """Every finding of the audited rows, in the stable order of `findings.combine`.
+
+    The audited rows are taken one partition (a group of whole tables) at a time.
+    `procedures=False` leaves stage 5 out: the benchmark measures what it adds.
+    """
     packs = load_all()
-    audited = validated.audited
-    options = shoe_options(audited["shoes"], audited["tables"])
-    replayed = replay(audited["rounds"], options, packs)
+    groups = partitions(validated.audited, partition_rounds)
+    found: list[pl.DataFrame] = []
+    for partition in groups:
+        whole = len(groups) == 1
+        found += _find_in(validated.audited, partition, whole, packs, procedures)
+        if progress:
+            progress("rounds", partition.rounds)
+    return combine(found)
+
+
+def _find_in(
+    audited: Mapping[str, pl.LazyFrame],
+    partition: Partition,
+    whole: bool,
+    packs: Mapping[str, RulePack],
+    procedures: bool = True,
+) -> list[pl.DataFrame]:
+    """The findings of stages 3-5 over one partition.
+
+    The partition's shoe options, replayed rounds and wagers are read once and held in
+    memory: every stage reads them, and left lazy each stage would read and replay the
+    files again.
+    """
+    part = restrict(audited, partition, whole)
+    options = shoe_options(part["shoes"], part["tables"]).collect().lazy()
+    round_columns = part["rounds"].collect_schema().names()
+    replayed_rounds = replay(part["rounds"], options, packs).collect(engine="streaming")
+    wagers = wagers_of(audited["wagers"], replayed_rounds["round_id"], whole)
+    replayed = replayed_rounds.lazy()
+    part["rounds"] = replayed.select(round_columns)
+    part["wagers"] = wagers.collect(engine="streaming").lazy()
     stages = [
         round_findings(replayed, packs),
-        *wager_findings(audited["wagers"], replayed, options, packs, audited["royal9_seats"]),
-        procedure_findings(audited, replayed, options, packs),
+        *wager_findings(part["wagers"], replayed, options, packs, part["royal9_seats"]),
     ]
-    # One collect for all stages lets polars compute the shared replay once.
-    return combine(pl.collect_all(stages))
+    if procedures:
+        stages.append(procedure_findings(part, replayed, options, packs))
+    return pl.collect_all(stages, engine="streaming")
 
 
 def run_audit(
     dataset_path: Path, out: Path, progress: ProgressCallback | None = None
 ) -> AuditOutputs:
     validated = run_validation(dataset_path, progress)
-    results = AuditOutputs(find(validated), validated.quarantine, validated.counts)
+    results = AuditOutputs(find(validated, progress), validated.quarantine, validated.counts)
     write_outputs(out, results)
     return results

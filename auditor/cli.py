@@ -50,11 +50,12 @@ def _fail(error: AuditorError) -> None:
     sys.exit(error.exit_code)
 
 
-def _rows_in(dataset_path: Path) -> int:
+def _rows_in(dataset_path: Path, table: str | None = None) -> int:
     from auditor.load import open_dataset
 
     dataset = open_dataset(dataset_path)
-    return sum(s.rows for files in dataset.files.values() for s in files)
+    tables = [table] if table else list(dataset.files)
+    return sum(s.rows for t in tables for s in dataset.files.get(t, ()))
 
 
 def _counts_table(counts) -> Table:
@@ -106,7 +107,8 @@ def audit(dataset: Path, out: Path, exit_zero: bool) -> None:
     from auditor.audit import run_audit
 
     try:
-        with _progress("auditing", _rows_in(dataset)) as advance:
+        # Validation advances by the rows of every table, then the audit by the rounds.
+        with _progress("auditing", _rows_in(dataset) + _rows_in(dataset, "rounds")) as advance:
             results = run_audit(dataset, out, lambda _table, n: advance(n))
     except AuditorError as error:
         _fail(error)

@@ -162,6 +162,7 @@ def _is_string(t: pa.DataType) -> bool:
 def normalize_exprs(source: SourceFile) -> list[pl.Expr]:
     """Expressions turning the file's columns into exactly the contract's types."""
     present = set(source.arrow_schema.names)
+    file_types = pl.scan_parquet(source.path, hive_partitioning=False).collect_schema()
     exprs = []
     for column, (dtype, _) in TABLES[source.table].items():
         if column not in present:
@@ -173,25 +174,54 @@ def normalize_exprs(source: SourceFile) -> list[pl.Expr]:
             # Naive timestamps are UTC by the contract.
             col = col.dt.replace_time_zone("UTC") if tz is None else col.dt.convert_time_zone("UTC")
             exprs.append(col.dt.cast_time_unit("us").alias(column))
+        elif file_types[column] == dtype:
+            # No cast where the type is right already: a cast, even to the same type,
+            # keeps a filter on the column from reaching the Parquet reader.
+            exprs.append(col)
         else:
             # Integers of any width: a value that does not fit becomes null here and is
-            # caught by `overflow_mask` before this cast hides it.
+            # caught by `validate._overflows` before this cast hides it.
             exprs.append(col.cast(dtype, strict=False).alias(column))
     return exprs
 
 
+INTEGER_BITS = {pl.Int8: 8, pl.Int16: 16, pl.Int32: 32}
+
+
 def integer_columns(table: str) -> list[str]:
+    return [c for c, (t, _) in TABLES[table].items() if type(t) in INTEGER_BITS]
+
+
+def wider_integer_columns(source: SourceFile) -> list[str]:
+    """The file's integer columns that can hold a value the contract type cannot.
+
+    Only these can overflow when normalised: a column stored in the contract type (or a
+    narrower one) needs no overflow check, which spares a pass over each of its values.
+    """
+    schema = source.arrow_schema
+    contract = TABLES[source.table]
     return [
-        c for c, (t, _) in TABLES[table].items() if isinstance(t, (pl.Int8, pl.Int16, pl.Int32))
+        c
+        for c in integer_columns(source.table)
+        if c in schema.names and not _fits(schema.field(c).type, contract[c][0])
     ]
+
+
+def _fits(found: pa.DataType, expected: pl.DataType) -> bool:
+    bits = INTEGER_BITS[type(expected)]
+    if pa.types.is_signed_integer(found):
+        return found.bit_width <= bits
+    if pa.types.is_unsigned_integer(found):
+        return found.bit_width < bits
+    return False  # a dictionary-encoded integer, say: check it rather than guess
 
 
 def scan_file(source: SourceFile) -> pl.LazyFrame:
     """The file as a LazyFrame in contract types with `_file` and `_row` provenance."""
     return (
-        pl.scan_parquet(source.path, hive_partitioning=False)
-        .with_row_index(ROW_COLUMN)
-        .select(
+        # The reader's own row index, not `with_row_index`: a filter on the scan (a
+        # partition's tables) still reaches the reader and skips row groups.
+        pl.scan_parquet(source.path, hive_partitioning=False, row_index_name=ROW_COLUMN).select(
             pl.lit(source.name).alias(FILE_COLUMN),
             pl.col(ROW_COLUMN).cast(pl.Int64),
             *normalize_exprs(source),
@@ -217,19 +247,23 @@ def iter_batches(source: SourceFile, batch_rows: int = BATCH_ROWS) -> Iterator[p
     """The file in bounded batches, raw (file types) with `_file` and `_row`.
 
     polars reads a row slice of a scan without decoding the rest of the file (several
-    times faster here than pyarrow's batch iterator).
+    times faster here than pyarrow's batch iterator). The provenance columns are made in
+    the same query, so that they are chunked like the file's columns: an eager operation
+    on a frame whose columns are chunked differently first copies all of it into one
+    chunk, and validation runs dozens of them per batch.
     """
     columns = [c for c in TABLES[source.table] if c in source.arrow_schema.names]
     scan = pl.scan_parquet(source.path, hive_partitioning=False).select(columns)
     for offset in range(0, source.rows, batch_rows):
+        batch = scan.slice(offset, batch_rows).with_columns(
+            pl.lit(source.name).alias(FILE_COLUMN),
+            pl.int_range(offset, offset + pl.len(), dtype=pl.Int64).alias(ROW_COLUMN),
+        )
         try:
-            frame = scan.slice(offset, batch_rows).collect()
+            frame = batch.collect()
         except (OSError, pl.exceptions.PolarsError) as exc:
             raise InputError(
                 f"{source.path}: Parquet file could not be read past row {offset} ({exc})",
                 path=str(source.path),
             ) from exc
-        yield frame.with_columns(
-            pl.lit(source.name).alias(FILE_COLUMN),
-            pl.int_range(offset, offset + frame.height, dtype=pl.Int64).alias(ROW_COLUMN),
-        )
+        yield frame

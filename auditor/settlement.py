@@ -83,7 +83,6 @@ def round_terms(
             "shoe_id",
             "ez_baccarat",
             "no_more_bets_at",
-            *royal9_hands(),
             code("kind", ROUND_KINDS).cast(pl.Int8).alias("_kind"),
             terms.ruleset_index().alias("_r"),
             player,
@@ -159,9 +158,15 @@ def settle(
     """The wagers with their round's terms, their table's options and their correct
     settlement, in the frames of `FRAMES`."""
     terms = terms or build_terms(packs)
-    # One read of the wagers for everything here (reading them again costs more).
-    coded = wager_terms(wagers).cache()
-    rounds = round_terms(replayed, options, against_bank(coded), terms).cache()
+    coded = wager_terms(wagers)
+    # The round terms are collected once: both frames join them, and polars would
+    # otherwise replay the rounds once per frame. They are narrow (small codes per
+    # round); the wagers stay lazy and stream through the joins.
+    rounds = (
+        round_terms(replayed, options, against_bank(coded), terms)
+        .collect(engine="streaming")
+        .lazy()
+    )
     frames = {}
     for name, chosen in FRAMES.items():
         frame = (
@@ -174,6 +179,7 @@ def settle(
             )
         )
         if name == "side":
+            frame = frame.join(_royal9_rounds(replayed, coded), on="round_id", how="left")
             frame = royal9_lines(frame, royal9_seats, packs)
         else:
             # Only Royal 9 needs the cards themselves; the others' messages use totals.
@@ -183,6 +189,13 @@ def settle(
             )
         frames[name] = _settled(frame, terms)
     return frames
+
+
+def _royal9_rounds(rounds: pl.LazyFrame, coded: pl.LazyFrame) -> pl.LazyFrame:
+    """The first cards of the rounds that carry a Royal 9 wager: reading the cards of
+    every round would cost as much as the rest of the round terms together."""
+    wagered = coded.filter(is_bet("royal9")).select("round_id").unique()
+    return rounds.join(wagered, on="round_id", how="semi").select("round_id", *royal9_hands())
 
 
 NO_CARDS = (("_p_first", pl.String), ("_b_first", pl.String))

@@ -10,7 +10,8 @@ table, rows in = rows audited + rows quarantined.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pandera.polars as pa
@@ -23,10 +24,10 @@ from auditor.load import (
     ROW_COLUMN,
     Dataset,
     SourceFile,
-    integer_columns,
     iter_batches,
     normalize_exprs,
     scan_table,
+    wider_integer_columns,
 )
 from auditor.schemas import MODELS
 
@@ -77,8 +78,7 @@ class ValidatedDataset:
 
 def validate(dataset: Dataset, progress: ProgressCallback | None = None) -> ValidatedDataset:
     _reject_unknown_rulesets(dataset)
-    parts = [_row_checks(source, progress) for t in dataset.tables() for source in dataset.files[t]]
-    row_level = _concat(parts)
+    row_level = _row_checks(dataset, progress)
     cross = _cross_row_checks(dataset, row_level)
     quarantine = _dependents(dataset, _concat([row_level, cross]))
     quarantine = _sort_quarantine(quarantine)
@@ -102,26 +102,56 @@ def _reject_unknown_rulesets(dataset: Dataset) -> None:
             )
 
 
-def _row_checks(source: SourceFile, progress: ProgressCallback | None) -> pl.DataFrame:
+@dataclass(frozen=True)
+class _Batch:
+    source: SourceFile
+    rows: pl.DataFrame  # in contract types, with provenance
+    overflows: pl.DataFrame  # quarantine rows of integers that do not fit the contract type
+
+
+def _row_checks(dataset: Dataset, progress: ProgressCallback | None) -> pl.DataFrame:
     found = []
-    for raw in iter_batches(source):
-        overflows = _overflows(source, raw)
-        batch = raw.select(FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source))
-        # An overflowing integer reads as null; report the overflow, not a missing value.
-        failures = _pandera_failures(source, batch).join(
-            overflows.select("file", "row", "column"), on=["file", "row", "column"], how="anti"
-        )
-        found += [overflows, failures]
+    for batch in _read_ahead(_batches(dataset)):
+        failures = _pandera_failures(batch.source, batch.rows)
+        if batch.overflows.height:
+            # An overflowing integer reads as null; report the overflow, not a missing value.
+            failures = failures.join(
+                batch.overflows.select("file", "row", "column"),
+                on=["file", "row", "column"],
+                how="anti",
+            )
+        found += [batch.overflows, failures]
         if progress:
-            progress(source.table, batch.height)
+            progress(batch.source.table, batch.rows.height)
     return _concat(found)
+
+
+def _batches(dataset: Dataset) -> Iterator[_Batch]:
+    for table in dataset.tables():
+        for source in dataset.files[table]:
+            normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source)]
+            for raw in iter_batches(source):
+                rows = raw.select(normalize)
+                yield _Batch(source, rows, _overflows(source, raw))
+
+
+def _read_ahead(batches: Iterator[_Batch]) -> Iterator[_Batch]:
+    """The batches, each read while the one before is checked.
+
+    pandera's checks run one after another and mostly on one core; reading (decoding
+    Parquet) in a second thread meanwhile keeps both cores busy, for one batch more
+    in memory. polars releases the GIL while it works.
+    """
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        ahead = reader.submit(next, batches, None)
+        while (batch := ahead.result()) is not None:
+            ahead = reader.submit(next, batches, None)
+            yield batch
 
 
 def _overflows(source: SourceFile, raw: pl.DataFrame) -> pl.DataFrame:
     frames = []
-    for column in integer_columns(source.table):
-        if column not in raw.columns:
-            continue
+    for column in wider_integer_columns(source):
         dtype = TABLES[source.table][column][0]
         lost = raw.filter(
             pl.col(column).is_not_null() & pl.col(column).cast(dtype, strict=False).is_null()
@@ -231,38 +261,115 @@ def _row_key_expr(table: str) -> pl.Expr:
 
 # ---- cross-row checks ------------------------------------------------------------
 
+# Cross-row checks compare ids across whole tables (32 million wager ids at 10 million
+# rounds). Comparing strings that many times is what costs, so the checks compare u64
+# hashes first and strings only where hashes agree: equal ids always hash equal, so no
+# finding is missed, and every finding is confirmed on the ids themselves, so a hash
+# collision can never make or hide one. Queries run on the streaming engine, which holds
+# a batch of a large table at a time rather than all of it.
+HASH = "_hash"
+PARENT = "_parent"
+
 
 def _keys(dataset: Dataset, table: str, *columns: str) -> pl.LazyFrame:
     unique_columns = list(dict.fromkeys(columns))  # a row key may include the joined column
     return scan_table(dataset, table).select(FILE_COLUMN, ROW_COLUMN, *unique_columns)
 
 
+def _collect(query: pl.LazyFrame) -> pl.DataFrame:
+    return query.collect(engine="streaming")
+
+
+def _key_hash(columns: Sequence[str]) -> pl.Expr:
+    # A null hashes like any other value, so rows that share a null key share a hash too.
+    if len(columns) == 1:
+        return pl.col(columns[0]).hash()
+    return pl.struct(columns).hash()
+
+
+def _repeated(hashes: pl.Series) -> pl.Series:
+    """The hashes that occur more than once (sorting is far faster than `is_duplicated`)."""
+    ordered = hashes.sort()
+    return ordered.filter(ordered == ordered.shift(1)).unique()
+
+
+class _HashedIds:
+    """Id columns with their hashes, each read once per validation run."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self._ids: dict[tuple[str, str], pl.DataFrame] = {}
+        self._repeated: dict[tuple[str, ...], pl.Series] = {}
+        self._indexes: dict[tuple[str, str], pl.DataFrame | None] = {}
+
+    def ids(self, table: str, column: str) -> pl.DataFrame:
+        """`HASH` and the value as `PARENT`, for every row of the table."""
+        if (table, column) not in self._ids:
+            query = scan_table(self.dataset, table).select(
+                _key_hash([column]).alias(HASH), pl.col(column).alias(PARENT)
+            )
+            self._ids[table, column] = _collect(query)
+        return self._ids[table, column]
+
+    def repeated(self, table: str, key: Sequence[str]) -> pl.Series:
+        """The hashes of the key that more than one row of the table has."""
+        if (table, *key) not in self._repeated:
+            if len(key) == 1 and (table, key[0]) in self._ids:
+                hashes = self._ids[table, key[0]].get_column(HASH)
+            else:  # only the hashes: a large table's ids as strings would not be small
+                hashes = _collect(scan_table(self.dataset, table).select(_key_hash(key)))
+                hashes = hashes.to_series()
+            self._repeated[table, *key] = _repeated(hashes)
+        return self._repeated[table, *key]
+
+    def index(self, table: str, column: str) -> pl.DataFrame | None:
+        """`ids` with one row per hash, or None if two different values share a hash."""
+        if (table, column) not in self._indexes:
+            self._indexes[table, column] = self._index(table, column)
+        return self._indexes[table, column]
+
+    def _index(self, table: str, column: str) -> pl.DataFrame | None:
+        ids = self.ids(table, column)
+        repeated = self.repeated(table, [column])
+        if repeated.is_empty():
+            return ids
+        is_repeated = pl.col(HASH).is_in(repeated.implode())
+        shared = ids.filter(is_repeated).unique()
+        if shared.get_column(HASH).n_unique() < shared.height:
+            return None
+        return pl.concat([ids.filter(~is_repeated), shared])
+
+
 def _cross_row_checks(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
-    found = [_duplicates(dataset, t) for t in dataset.tables()]
-    found += [
-        _missing_parent(dataset, "shoes", "table_id", "tables", "table_id"),
-        _missing_parent(dataset, "rounds", "shoe_id", "shoes", "shoe_id"),
-        _missing_parent(dataset, "rounds", "table_id", "tables", "table_id"),
-        _missing_parent(dataset, "wagers", "round_id", "rounds", "round_id"),
+    ids = _HashedIds(dataset)
+    # Parents first: their ids are read once and serve their own duplicate check too.
+    found = [
+        _missing_parent(ids, "shoes", "table_id", "tables", "table_id"),
+        _missing_parent(ids, "rounds", "shoe_id", "shoes", "shoe_id"),
+        _missing_parent(ids, "rounds", "table_id", "tables", "table_id"),
+        _missing_parent(ids, "wagers", "round_id", "rounds", "round_id"),
         _round_table_mismatch(dataset),
         _shoe_before_options(dataset, row_level),
     ]
     if "commission_collections" in dataset.files:
-        found.append(
-            _missing_parent(dataset, "commission_collections", "shoe_id", "shoes", "shoe_id")
-        )
+        found.append(_missing_parent(ids, "commission_collections", "shoe_id", "shoes", "shoe_id"))
     if "royal9_seats" in dataset.files:
-        found.append(_missing_parent(dataset, "royal9_seats", "table_id", "tables", "table_id"))
+        found.append(_missing_parent(ids, "royal9_seats", "table_id", "tables", "table_id"))
+    found += [_duplicates(ids, t) for t in dataset.tables()]
     return _concat(found)
 
 
-def _duplicates(dataset: Dataset, table: str) -> pl.DataFrame:
+def _duplicates(ids: _HashedIds, table: str) -> pl.DataFrame:
     key = list(ROW_KEY[table])
-    rows = (
-        _keys(dataset, table, *key)
+    candidates = ids.repeated(table, key)
+    if candidates.is_empty():
+        return _empty_quarantine()
+    # Every row of a repeated id is a candidate, so counting among candidates is exact.
+    rows = _collect(
+        _keys(ids.dataset, table, *key)
+        .filter(_key_hash(key).is_in(candidates.implode()))
         .filter(pl.len().over(key) > 1)
         .with_columns(pl.len().over(key).alias("copies"))
-        .collect()
     )
     return _quarantine_rows(
         table,
@@ -275,17 +382,30 @@ def _duplicates(dataset: Dataset, table: str) -> pl.DataFrame:
 
 
 def _missing_parent(
-    dataset: Dataset, table: str, column: str, parent: str, parent_column: str
+    ids: _HashedIds, table: str, column: str, parent: str, parent_column: str
 ) -> pl.DataFrame:
-    parents = scan_table(dataset, parent).select(pl.col(parent_column).alias(column)).unique()
-    rows = (
-        _keys(dataset, table, *ROW_KEY[table], column)
-        .join(parents, on=column, how="anti")
-        .collect()
-    )
+    # Only the column and provenance go through the join (32 million wager ids would
+    # double its memory); the few rows found are named afterwards.
+    children = _keys(ids.dataset, table, column)
+    index = ids.index(parent, parent_column)
+    if index is None:  # two parent ids share a hash: compare the ids themselves
+        parents = scan_table(ids.dataset, parent).select(pl.col(parent_column).alias(column))
+        missing = children.join(parents, on=column, how="anti")
+    else:
+        # A null id is missing, as in an anti-join: null equals nothing.
+        found = pl.col(column).eq(pl.col(PARENT)).fill_null(False)
+        missing = (
+            children.with_columns(_key_hash([column]).alias(HASH))
+            .join(index.lazy(), on=HASH, how="left")
+            .filter(~found)
+            .select(FILE_COLUMN, ROW_COLUMN, column)
+        )
+    rows = _collect(missing)
+    if rows.height == 0:
+        return _empty_quarantine()
     return _quarantine_rows(
         table,
-        rows,
+        _with_row_keys(ids.dataset, table, rows),
         column=column,
         check="foreign_key",
         value=pl.col(column),
@@ -293,14 +413,22 @@ def _missing_parent(
     )
 
 
+def _with_row_keys(dataset: Dataset, table: str, rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows with the columns of their row key, read from the table again."""
+    missing = [c for c in ROW_KEY[table] if c not in rows.columns]
+    if not missing:
+        return rows
+    keys = _keys(dataset, table, *missing)
+    return _collect(keys.join(rows.lazy(), on=[FILE_COLUMN, ROW_COLUMN], how="inner"))
+
+
 def _round_table_mismatch(dataset: Dataset) -> pl.DataFrame:
     shoes = scan_table(dataset, "shoes").select("shoe_id", pl.col("table_id").alias("shoe_table"))
-    shoes = shoes.unique(subset="shoe_id", keep="any")
-    rows = (
+    shoes = shoes.unique(subset="shoe_id", keep="any").collect()
+    rows = _collect(
         _keys(dataset, "rounds", "round_id", "shoe_id", "table_id")
-        .join(shoes, on="shoe_id", how="inner")
+        .join(shoes.lazy(), on="shoe_id", how="inner")
         .filter(pl.col("table_id") != pl.col("shoe_table"))
-        .collect()
     )
     return _quarantine_rows(
         "rounds",
@@ -320,11 +448,10 @@ def _shoe_before_options(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFr
         .group_by("table_id")
         .agg(pl.col("effective_from").min().alias("first_effective"))
     )
-    rows = (
+    rows = _collect(
         _keys(dataset, "shoes", "shoe_id", "table_id", "opened_at")
         .join(first, on="table_id", how="inner")
         .filter(pl.col("opened_at") < pl.col("first_effective"))
-        .collect()
     )
     return _quarantine_rows(
         "shoes",
@@ -359,10 +486,10 @@ def _dependents(dataset: Dataset, quarantine: pl.DataFrame) -> pl.DataFrame:
         bad_parents = _quarantined_keys(dataset, parent, parent_key, _concat(found))
         if bad_parents.height == 0:
             continue
-        rows = (
-            _keys(dataset, child, *ROW_KEY[child], column)
-            .join(bad_parents.lazy().rename({parent_key: column}), on=column, how="inner")
-            .collect()
+        rows = _collect(
+            _keys(dataset, child, *ROW_KEY[child], column).join(
+                bad_parents.lazy().rename({parent_key: column}), on=column, how="inner"
+            )
         )
         found.append(
             _quarantine_rows(
@@ -385,12 +512,11 @@ def _quarantined_keys(
     )
     if bad.height == 0:
         return pl.DataFrame(schema={key: pl.String()})
-    return (
+    return _collect(
         _keys(dataset, table, key)
         .join(bad.lazy().unique(), on=[FILE_COLUMN, ROW_COLUMN], how="inner")
         .select(key)
         .unique()
-        .collect()
     )
 
 

@@ -11,7 +11,8 @@ in its own process, so that each peak RSS is that configuration's alone:
 - floor: a bare polars read of the round cards with point counts only;
 - replay: the auditor's replay and round checks over the same rounds;
 - python: a plain row-by-row Python replay on a sample (rounds per second);
-- audit: the whole `auditor audit` (validate, replay, settle, procedures, write).
+- audit: the whole `auditor audit` (validate, replay, settle, procedures, write);
+- noproc: the same without the procedures stage, to show what the shoe checks add.
 
 It prints figures; it asserts nothing. The host is noisy: repeat and compare medians.
 """
@@ -186,11 +187,29 @@ def measure_audit(data: Path) -> dict:
     }
 
 
+def measure_audit_without_procedures(data: Path) -> dict:
+    """The whole audit less stage 5 (procedures): what the shoe checks add is the
+    difference with `audit`."""
+    from auditor.audit import find, run_validation
+    from auditor.outputs import AuditOutputs, write_outputs
+
+    validated = run_validation(data)
+    findings = find(validated, procedures=False)
+    results = AuditOutputs(findings, validated.quarantine, validated.counts)
+    write_outputs(data.parent / "audit-out-noproc", results)
+    return {
+        "rounds": int(results.counts.filter(pl.col("table") == "rounds")["rows_in"].item()),
+        "wagers": int(results.counts.filter(pl.col("table") == "wagers")["rows_in"].item()),
+        "findings": findings.height,
+    }
+
+
 MEASURES = {
     "floor": measure_floor,
     "replay": measure_replay,
     "python": measure_python,
     "audit": measure_audit,
+    "noproc": measure_audit_without_procedures,
 }
 
 
@@ -216,7 +235,7 @@ def main() -> None:
         "--only",
         nargs="+",
         choices=sorted(MEASURES),
-        default=["floor", "replay", "python", "audit"],
+        default=["floor", "replay", "python", "audit", "noproc"],
     )
     parser.add_argument("--measure", choices=sorted(MEASURES))
     parser.add_argument("--data", type=Path)
@@ -252,6 +271,12 @@ def main() -> None:
         vector_rate = by["replay"]["rounds"] / by["replay"]["seconds"]
         python_rate = by["python"]["rounds"] / by["python"]["loop_seconds"]
         print(f"replay / row-by-row speed: {vector_rate / python_rate:.1f}x (target >= 10)")
+    if "audit" in by:
+        seconds, peak = by["audit"]["seconds"], by["audit"]["peak_rss_mb"]
+        print(f"whole audit: {seconds:.1f} s, peak {peak:,.0f} MB (target < 60 s, < 4,096 MB)")
+    if {"audit", "noproc"} <= by.keys():
+        growth = by["audit"]["seconds"] / by["noproc"]["seconds"] - 1
+        print(f"procedures stage adds {growth:.0%} to the audit (target < 33%)")
 
 
 if __name__ == "__main__":

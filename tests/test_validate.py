@@ -10,9 +10,11 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
+from auditor import validate as validate_module
 from auditor.audit import run_validation
 from auditor.cli import main
 from auditor.errors import InputError, RulesetError
+from auditor.load import open_dataset, wider_integer_columns
 
 from .conftest import base_rows, contract_frame
 
@@ -117,6 +119,64 @@ def test_integer_too_wide_for_contract_type_is_quarantined(write_dataset):
     assert bad.select("row_key", "column", "check", "value").rows() == [
         ("W2", "seat", "fits_type", "300")
     ]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "checked"),
+    [(pl.Int8, False), (pl.Int16, True), (pl.Int64, True), (pl.UInt8, True)],
+)
+def test_overflow_is_checked_only_where_the_file_type_is_wider(write_dataset, dtype, checked):
+    rows = base_rows()
+    wagers = contract_frame("wagers", rows["wagers"]).with_columns(pl.col("seat").cast(dtype))
+    dataset = open_dataset(write_dataset(rows, frames={"wagers": wagers}))
+    assert wider_integer_columns(dataset.files["wagers"][0]) == (["seat"] if checked else [])
+
+
+def test_duplicate_id_across_files_of_a_table(write_dataset):
+    root = write_dataset()
+    wagers = pl.read_parquet(root / "wagers.parquet")
+    (root / "wagers.parquet").unlink()
+    (root / "wagers").mkdir()
+    wagers.write_parquet(root / "wagers" / "part-0.parquet")
+    wagers.head(1).write_parquet(root / "wagers" / "part-1.parquet")
+    bad = quarantine_of(run_validation(root), "wagers")
+    assert bad.select("file", "row", "row_key", "check").rows() == [
+        ("wagers/part-0.parquet", 0, "W1", "unique"),
+        ("wagers/part-1.parquet", 0, "W1", "unique"),
+    ]
+
+
+def _all_alike(key_hash):
+    return lambda columns: key_hash(columns) * 0
+
+
+def _absent_like_present(key_hash):
+    def hashed(columns):
+        if len(columns) > 1:
+            return key_hash(columns)
+        value = pl.col(columns[0]).cast(pl.String)
+        return pl.when(value == "R404").then(pl.lit("R1")).otherwise(value).hash()
+
+    return hashed
+
+
+@pytest.mark.parametrize("weak_hash", [_all_alike, _absent_like_present])
+def test_cross_row_checks_do_not_depend_on_hashes_being_distinct(
+    write_dataset, monkeypatch, weak_hash
+):
+    rows = base_rows()
+    rows["rounds"].append({**rows["rounds"][1]})  # R2 twice
+    rows["wagers"][0]["round_id"] = "R404"
+    rows["wagers"][1]["wager_id"] = None
+    rows["wagers"].append({**rows["wagers"][2], "round_id": None})
+    root = write_dataset(rows)
+    expected = run_validation(root)
+    assert set(expected.quarantine["check"]) >= {"unique", "foreign_key", "not_nullable"}
+    # Ids that hash alike must still be told apart by the ids themselves.
+    monkeypatch.setattr(validate_module, "_key_hash", weak_hash(validate_module._key_hash))
+    colliding = run_validation(root)
+    assert colliding.quarantine.equals(expected.quarantine)
+    assert colliding.counts.equals(expected.counts)
 
 
 def test_any_integer_width_and_naive_timestamps_are_accepted(write_dataset):

@@ -1,0 +1,102 @@
+"""Partitioned audit: groups of whole tables, audited one by one, find what one pass finds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from auditor.audit import find, run_validation
+from auditor.partition import Partition, partitions, restrict, wagers_of
+from auditor.simulate import simulate
+
+from .conftest import base_rows
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_data"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return run_validation(SAMPLE)
+
+
+def _tables_with_rounds(validated) -> dict[str, int]:
+    counts = validated.audited["rounds"].group_by("table_id").len().collect()
+    return dict(counts.iter_rows())
+
+
+def test_every_table_is_in_exactly_one_partition_within_the_limit(sample):
+    rounds_per_table = _tables_with_rounds(sample)
+    limit = max(rounds_per_table.values()) + 1
+    groups = partitions(sample.audited, limit)
+    assert len(groups) > 1
+    tables = [t for group in groups for t in group.tables]
+    all_tables = sample.audited["tables"].select("table_id").unique().collect()["table_id"]
+    assert sorted(tables) == sorted(all_tables)
+    for group in groups:
+        assert group.rounds == sum(rounds_per_table.get(t, 0) for t in group.tables)
+        assert group.rounds <= limit
+
+
+def test_a_table_larger_than_the_limit_is_a_partition_of_its_own(sample):
+    groups = partitions(sample.audited, 1)
+    assert all(len(group.tables) == 1 for group in groups)
+
+
+def test_a_table_without_rounds_still_has_a_partition(write_dataset):
+    """A table whose shoes were opened but never dealt still gets its shoes checked."""
+    rows = base_rows()
+    extra_table = {**rows["tables"][0], "table_id": "T-IDLE"}
+    rows["tables"].append(extra_table)
+    validated = run_validation(write_dataset(rows))
+    groups = partitions(validated.audited, 1)
+    assert ("T-IDLE",) in [group.tables for group in groups]
+
+
+def test_partitioned_audit_finds_exactly_what_one_pass_finds(sample):
+    whole = find(sample)
+    assert whole.height > 100
+    rounds = sum(_tables_with_rounds(sample).values())
+    groups = partitions(sample.audited, rounds // 5)
+    assert len(groups) >= 4
+    partitioned = find(sample, partition_rounds=rounds // 5)
+    assert partitioned.equals(whole)
+
+
+def test_wagers_follow_their_rounds_into_the_partition(sample):
+    groups = partitions(sample.audited, 600)
+    seen: list[str] = []
+    for group in groups:
+        rounds = restrict(sample.audited, group)["rounds"].select("round_id").collect()
+        wagers = wagers_of(sample.audited["wagers"], rounds["round_id"]).collect()
+        assert wagers["round_id"].is_in(rounds["round_id"].implode()).all()
+        seen += wagers["wager_id"].to_list()
+    every = sample.audited["wagers"].select("wager_id").collect()["wager_id"]
+    assert sorted(seen) == sorted(every)
+
+
+def test_wagers_of_keeps_no_wager_of_a_round_outside_the_partition():
+    wagers = pl.LazyFrame({"wager_id": ["W1", "W2", "W3"], "round_id": ["R1", "R2", "R9"]})
+    kept = wagers_of(wagers, pl.Series(["R1", "R9"])).collect()
+    assert sorted(kept["wager_id"]) == ["W1", "W3"]
+    assert wagers_of(wagers, pl.Series([], dtype=pl.String)).collect().height == 0
+
+
+def test_whole_partition_reads_everything_unfiltered(sample):
+    (group,) = partitions(sample.audited, 10**9)
+    assert group == Partition(group.tables, sum(_tables_with_rounds(sample).values()))
+    frames = restrict(sample.audited, group, whole=True)
+    for name, frame in frames.items():
+        rows = sample.audited[name].select(pl.len()).collect().item()
+        assert frame.select(pl.len()).collect().item() == rows
+        assert "_file" not in frame.collect_schema().names()
+
+
+def test_partitioned_audit_of_a_faulty_simulation_matches_one_pass(tmp_path):
+    simulate(tmp_path, rounds=6_000, seed=11, fault_rate=0.1, shoe_fault_rate=0.5)
+    validated = run_validation(tmp_path)
+    whole = find(validated)
+    assert whole.height > 0
+    assert find(validated, partition_rounds=1_000).equals(whole)
