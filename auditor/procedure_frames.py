@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 import polars as pl
 
 from auditor.findings import NO_ID
-from auditor.replay import card_value_expr
 from auditor.rulepack import SEAT_COLUMNS, RulePack
 
 # The words a message uses for the holder of the shoe, by the pack's `deals.by`.
@@ -161,37 +160,22 @@ def shoe_order(shoes: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def hand_points(column: str, packs: Mapping[str, RulePack]) -> pl.Expr:
-    """The point count of a hand of two or three cards, by the packs' card values."""
-    value = [
-        card_value_expr(pl.col(column).list.get(i, null_on_oob=True), packs).fill_null(0)
-        for i in range(3)
-    ]
-    return ((value[0].cast(pl.Int16) + value[1] + value[2]) % 10).cast(pl.Int8)
-
-
 def holder_rounds(
-    rounds: pl.LazyFrame,
+    replayed: pl.LazyFrame,
     options: pl.LazyFrame,
     shoes: pl.LazyFrame,
     rules: pl.DataFrame,
-    packs: Mapping[str, RulePack],
     *applies: str,
 ) -> pl.LazyFrame:
-    """The rounds of the rulesets whose pack gives one of the `applies` citations, in
-    dealing order per table, with the Banker's Hand result.
-
-    The passing and the Bank checks both read it, so it is collected; the Banker's Hand
-    result is counted here from the cards (the card values of the packs, as the replay
-    counts them) because `replayed` is not reliably shared with consumers that read it
-    through other filters and projections (measured: the replay ran again for each), and
-    replaying these rounds again costs twice this count.
-    """
+    """The replayed rounds of the rulesets whose pack gives one of the `applies`
+    citations, in dealing order per table, with the Banker's Hand result (from the
+    replay's final counts). The passing and the Bank checks both read it, so it is
+    collected."""
     rulesets = sorted({r for column in applies for r in rulesets_with(rules, column)})
-    held = options.filter(pl.col("ruleset").is_in(rulesets)).select("shoe_id", "ruleset")
+    held = options.filter(pl.col("ruleset").is_in(rulesets)).select("shoe_id")
     player, banker = pl.col("player_final"), pl.col("banker_final")
     return (
-        rounds.join(held, on="shoe_id", how="inner")
+        replayed.join(held, on="shoe_id", how="inner")
         .select(
             "table_id",
             "shoe_id",
@@ -201,8 +185,8 @@ def holder_rounds(
             "ruleset",
             *SEAT_COLUMNS,
             cents("banker_bid").alias("_bid"),
-            hand_points("player_cards", packs).alias("player_final"),
-            hand_points("banker_cards", packs).alias("banker_final"),
+            player,
+            banker,
         )
         .with_columns(
             pl.when(player > banker)

@@ -13,9 +13,8 @@ of independent frames: the rounds folded per shoe, the rounds of curator and Ban
 in dealing order with the Banker's Hand result, the Bank tables' wagers; then the shoe
 frame and the Bank's rounds. Each feeds several check sets, and polars does not reliably
 share a subplan that its consumers read through different filters and projections: left
-lazy, each consumer would redo the work over a million rounds (measured, the shared
-replay included, which is why `replayed` is not read here). The rest stays lazy and
-runs in the final collect with the other stages.
+lazy, each consumer would redo the work over a million rounds (measured). The rest
+stays lazy and runs in the final collect with the other stages.
 """
 
 from __future__ import annotations
@@ -438,17 +437,15 @@ def procedure_findings(
 ) -> pl.LazyFrame:
     """Findings about shoes and table procedures, in a deterministic order.
 
-    `replayed` is part of the stage interface, but the only replay output needed, the
-    Banker's Hand result of curator and Bank tables, is counted for those rounds alone
-    (`procedure_frames.holder_rounds`).
+    `replayed` gives the Banker's Hand result of the curator and Bank tables' rounds
+    (`procedure_frames.holder_rounds`); the audit holds it in memory per partition.
     """
-    del replayed
     rules = procedure_rules(packs)
     shoes, rounds, wagers = audited["shoes"], audited["rounds"], audited["wagers"]
     # Collected in two waves of independent frames (see the module docstring).
     folded, held, in_rounds = materialize(
         shoe_rounds(rounds),
-        holder_rounds(rounds, options, shoes, rules, packs, "pass_citation", "stake_citation"),
+        holder_rounds(replayed, options, shoes, rules, "pass_citation", "stake_citation"),
         bank_wagers(rounds, options, wagers, rules),
     )
     frame, per_round = materialize(

@@ -111,20 +111,30 @@ def _ez_citation(pack: RulePack) -> str:
     return pack.cite(refs[0]) if refs else pack.cite(pack.announce.outcome)
 
 
-def card_value_expr(card: pl.Expr, packs: Mapping[str, RulePack]) -> pl.Expr:
-    """Point value (Int8) of a card string, looked up from the packs' card values.
+def rank_code(card: pl.Expr) -> pl.Expr:
+    """A card's rank as a base-36 digit (Int8): '2'..'9' themselves, 'A' 10, 'K' 20 ...
 
     Cards are validated as two characters, rank then suit, so the whole card read as a
-    base-36 number, divided by 36, is the rank as a base-36 digit ('2'..'9' themselves,
-    'A' 10, 'K' 20 ...): an integer parse and a gather from a 36-entry table, several
-    times cheaper than string comparisons per card. Anything else maps to null.
+    base-36 number, divided by 36, is its rank: plain integer arithmetic, which is also
+    what runs fastest inside `list.eval` over every card of a hand.
     """
+    return (card.str.to_integer(base=36, strict=False) // 36).cast(pl.Int8, strict=False)
+
+
+def rank_value(code: pl.Expr, packs: Mapping[str, RulePack]) -> pl.Expr:
+    """Point value (Int8) of a `rank_code`, from the packs' card values (null: no card)."""
     table: list[int | None] = [None] * 36
     for rank, value in _shared_card_values(packs).items():
         table[int(rank, 36)] = value
-    rank_code = card.str.to_integer(base=36, strict=False) // 36
-    valid = rank_code.is_between(0, 35)
-    return pl.lit(pl.Series(table, dtype=pl.Int8)).gather(pl.when(valid).then(rank_code))
+    # A gather from a 36-entry table; anything outside it (a negative code would count
+    # from the end) is no card.
+    position = pl.when(code.is_between(0, 35)).then(code)
+    return pl.lit(pl.Series(table, dtype=pl.Int8)).gather(position)
+
+
+def card_value_expr(card: pl.Expr, packs: Mapping[str, RulePack]) -> pl.Expr:
+    """Point value (Int8) of a card string, from the packs' card values."""
+    return rank_value(rank_code(card), packs)
 
 
 def _shared_card_values(packs: Mapping[str, RulePack]) -> dict[str, int]:
@@ -220,19 +230,22 @@ def replay(
         "ez_baccarat",
         pl.col("ruleset").replace_strict(order, return_dtype=pl.Int8).alias("ruleset_index"),
     )
-    # Decoding the card strings is the expensive part: each card is read once, by
-    # position, without building lists of values.
-    valued = rounds.join(options, on="shoe_id", how="left").with_columns(
+    # Decoding the card strings is the expensive part: every card's rank is read once,
+    # by integer arithmetic over each hand's list; the value table is applied to the
+    # three positions afterwards (a gather inside `list.eval` is many times slower).
+    ranked = rounds.join(options, on="shoe_id", how="left").with_columns(
         *(
-            card_value_expr(pl.col(column).list.get(i, null_on_oob=True), packs).alias(
-                f"{prefix}{i + 1}"
-            )
-            for column, prefix in CARD_SLOTS
-            for i in range(3)
+            pl.col(column).list.eval(rank_code(pl.element())).alias(f"_{p}")
+            for column, p in CARD_SLOTS
         ),
         pl.col("player_cards").list.len().cast(pl.Int8).alias("player_count"),
         pl.col("banker_cards").list.len().cast(pl.Int8).alias("banker_count"),
     )
+    valued = ranked.with_columns(
+        rank_value(pl.col(f"_{p}").list.get(i, null_on_oob=True), packs).alias(f"{p}{i + 1}")
+        for _, p in CARD_SLOTS
+        for i in range(3)
+    ).drop("_p", "_b")
     return derive(valued, packs)
 
 

@@ -131,7 +131,11 @@ def shoe_frame(
         seq.list.len().cast(pl.Int32).alias("seq_len"),
         seq.list.first().alias("seq_first"),
         seq.list.join("").alias("seq_text"),
-        seq.list.eval(pl.element().unique_counts().max()).list.first().alias("seq_max"),
+        # Cards are validated as two base-36 characters: the number they read as names
+        # the card exactly, and counting integers costs half of counting strings.
+        seq.list.eval(pl.element().str.to_integer(base=36, strict=False).unique_counts().max())
+        .list.first()
+        .alias("seq_max"),
     )
     opts = options.select(
         "shoe_id",

@@ -87,12 +87,19 @@ def measure_replay(data: Path) -> dict:
     from auditor.replay import replay, round_findings
     from auditor.rulepack import load_all
 
+    # Setup, outside the clock as the row-by-row replay's is: the rule packs, the files'
+    # schemas. Inside: reading the rounds and the options, the replay and its checks.
     dataset = open_dataset(data)
-    options = shoe_options(scan_table(dataset, "shoes"), scan_table(dataset, "tables"))
     packs = load_all()
+    started = time.perf_counter()
+    options = shoe_options(scan_table(dataset, "shoes"), scan_table(dataset, "tables"))
     findings = round_findings(replay(scan_table(dataset, "rounds"), options, packs), packs)
     found = findings.collect()
-    return {"rounds": sum(s.rows for s in dataset.files["rounds"]), "findings": found.height}
+    return {
+        "rounds": sum(s.rows for s in dataset.files["rounds"]),
+        "findings": found.height,
+        "seconds": time.perf_counter() - started,
+    }
 
 
 def measure_python(data: Path) -> dict:
@@ -243,7 +250,7 @@ def main() -> None:
     if args.measure:
         started = time.perf_counter()
         result = MEASURES[args.measure](args.data)
-        result["seconds"] = time.perf_counter() - started
+        result.setdefault("seconds", time.perf_counter() - started)
         result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(json.dumps(result))
         return
