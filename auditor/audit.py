@@ -81,9 +81,13 @@ def _find_in(
 
 
 def run_audit(
-    dataset_path: Path, out: Path, progress: ProgressCallback | None = None
+    dataset_path: Path,
+    out: Path,
+    progress: ProgressCallback | None = None,
+    partition_rounds: int = PARTITION_ROUNDS,
 ) -> AuditOutputs:
     validated = run_validation(dataset_path, progress)
-    results = AuditOutputs(find(validated, progress), validated.quarantine, validated.counts)
+    findings = find(validated, progress, partition_rounds)
+    results = AuditOutputs(findings, validated.quarantine, validated.counts)
     write_outputs(out, results)
     return results

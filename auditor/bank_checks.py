@@ -260,7 +260,8 @@ def bank_rounds(
         .group_by("round_id")
         .agg(
             pl.col("wager_id").min().alias("_bank_wager_id"),
-            pl.col("_amount").sort_by("wager_id").first().alias("_bank"),
+            # The first wager by id (ids are unique): an arg_min, not a sort per round.
+            pl.col("_amount").get(pl.col("wager_id").arg_min()).alias("_bank"),
             pl.col("table_id", "shoe_id", "ruleset").first(),
         )
     )

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from auditor import __version__
 from auditor.errors import AuditorError
+from auditor.partition import PARTITION_ROUNDS
 
 stderr = Console(stderr=True)
 stdout = Console()
@@ -102,14 +103,21 @@ def validate(dataset: Path) -> None:
 @click.argument("dataset", type=click.Path(path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Output folder.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings were written.")
-def audit(dataset: Path, out: Path, exit_zero: bool) -> None:
+@click.option(
+    "--partition-rounds",
+    type=click.IntRange(min=1),
+    default=PARTITION_ROUNDS,
+    show_default=True,
+    help="Rounds audited together (whole tables); lower it to use less memory.",
+)
+def audit(dataset: Path, out: Path, exit_zero: bool, partition_rounds: int) -> None:
     """Audit DATASET and write findings, quarantine, row counts and a DuckDB file to OUTDIR."""
     from auditor.audit import run_audit
 
     try:
         # Validation advances by the rows of every table, then the audit by the rounds.
         with _progress("auditing", _rows_in(dataset) + _rows_in(dataset, "rounds")) as advance:
-            results = run_audit(dataset, out, lambda _table, n: advance(n))
+            results = run_audit(dataset, out, lambda _t, n: advance(n), partition_rounds)
     except AuditorError as error:
         _fail(error)
     stdout.print(_counts_table(results.counts))

@@ -19,7 +19,7 @@ import polars as pl
 
 from auditor.load import FILE_COLUMN, ROW_COLUMN
 
-PARTITION_ROUNDS = 2_000_000
+PARTITION_ROUNDS = 1_500_000
 
 # The tables restricted to a group by their own `table_id`; wagers follow their rounds.
 TABLE_KEYED = ("tables", "shoes", "rounds", "commission_collections", "royal9_seats")

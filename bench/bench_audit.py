@@ -29,6 +29,8 @@ from pathlib import Path
 
 import polars as pl
 
+from auditor.partition import PARTITION_ROUNDS
+
 BASE_ROUNDS = 1_000_000
 PYTHON_SAMPLE = 200_000
 
@@ -60,7 +62,7 @@ def build_dataset(work: Path, rounds: int) -> Path:
     return data
 
 
-def measure_floor(data: Path) -> dict:
+def measure_floor(data: Path, partition_rounds: int) -> dict:
     def points(column: str) -> pl.Expr:
         rank = pl.element().str.head(1)
         value = (
@@ -81,7 +83,7 @@ def measure_floor(data: Path) -> dict:
     return {"rounds": frame.item(0, 0)}
 
 
-def measure_replay(data: Path) -> dict:
+def measure_replay(data: Path, partition_rounds: int) -> dict:
     from auditor.load import open_dataset, scan_table
     from auditor.options import shoe_options
     from auditor.replay import replay, round_findings
@@ -102,13 +104,14 @@ def measure_replay(data: Path) -> dict:
     }
 
 
-def measure_python(data: Path) -> dict:
+def measure_python(data: Path, partition_rounds: int) -> dict:
     """The replay's work, row by row in plain Python, on a sample of rounds.
 
     The same work as the vectorized replay and its round checks, driven by the same
     rule packs: the shoe's ruleset and EZ option, card values, counts, naturals, the
     Player's and the Banker's draw decisions, the EZ events the ruleset announces, the
-    outcome, and the comparison of each with what was logged.
+    outcome, and the comparison of each with what was logged; each discrepancy kept
+    with the ids that name it, as the vectorized checks write their findings.
     """
     from auditor.rulepack import load_all
 
@@ -118,7 +121,7 @@ def measure_python(data: Path) -> dict:
     rounds = pl.read_parquet(
         first,
         columns=[
-            "shoe_id", "kind", "player_cards", "banker_cards",
+            "round_id", "shoe_id", "table_id", "kind", "player_cards", "banker_cards",
             "player_total", "banker_total", "outcome", "ez_event",
         ],
         n_rows=PYTHON_SAMPLE,
@@ -132,8 +135,9 @@ def measure_python(data: Path) -> dict:
     shoe_options = {shoe: table_options[table] for shoe, table in shoes.iter_rows()}
     # The clock includes turning columns into Python rows: a row-by-row replay pays for it.
     started = time.perf_counter()
-    problems = 0
-    for shoe, kind, player, banker, ptotal, btotal, outcome, ez_event in rounds.iter_rows():
+    found: list[tuple[str, str, str, str]] = []
+    for row in rounds.iter_rows():
+        round_id, shoe, table, kind, player, banker, ptotal, btotal, outcome, ez_event = row
         ruleset, ez_table = shoe_options[shoe]
         values, naturals, player_rule, banker_table, events, announces = rules[ruleset]
         p = [values[c[0]] for c in player]
@@ -153,14 +157,19 @@ def measure_python(data: Path) -> dict:
         expected = "player" if pf > bf else "banker" if bf > pf else "tie"
         if kind == "void":
             continue
-        problems += (len(p) == 3 and player_action == "stand") + (
-            len(p) == 2 and player_action == "draw"
+        broken = (
+            ("DRW001", len(p) == 3 and player_action == "stand"),
+            ("DRW002", len(p) == 2 and player_action == "draw"),
+            ("DRW003", len(b) == 3 and not banker_draws),
+            ("DRW004", len(b) == 2 and banker_draws),
+            ("TOT001", pf != ptotal),
+            ("TOT002", bf != btotal),
+            ("TOT003", expected != outcome),
+            ("TOT004", expected_event != ez_event),
         )
-        problems += (len(b) == 3) != banker_draws
-        problems += (pf != ptotal) + (bf != btotal) + (expected != outcome)
-        problems += expected_event != ez_event
+        found += [(table, shoe, round_id, code) for code, wrong in broken if wrong]
     elapsed = time.perf_counter() - started
-    return {"rounds": rounds.height, "loop_seconds": elapsed, "problems": problems}
+    return {"rounds": rounds.height, "loop_seconds": elapsed, "findings": len(found)}
 
 
 def _python_rules(pack) -> tuple:
@@ -182,11 +191,11 @@ def _python_rules(pack) -> tuple:
     return values, naturals, player_rule, banker_table, events, set(pack.ez.announce)
 
 
-def measure_audit(data: Path) -> dict:
+def measure_audit(data: Path, partition_rounds: int) -> dict:
     from auditor.audit import run_audit
 
     out = data.parent / "audit-out"
-    results = run_audit(data, out)
+    results = run_audit(data, out, partition_rounds=partition_rounds)
     return {
         "rounds": int(results.counts.filter(pl.col("table") == "rounds")["rows_in"].item()),
         "wagers": int(results.counts.filter(pl.col("table") == "wagers")["rows_in"].item()),
@@ -194,14 +203,14 @@ def measure_audit(data: Path) -> dict:
     }
 
 
-def measure_audit_without_procedures(data: Path) -> dict:
+def measure_audit_without_procedures(data: Path, partition_rounds: int) -> dict:
     """The whole audit less stage 5 (procedures): what the shoe checks add is the
     difference with `audit`."""
     from auditor.audit import find, run_validation
     from auditor.outputs import AuditOutputs, write_outputs
 
     validated = run_validation(data)
-    findings = find(validated, procedures=False)
+    findings = find(validated, partition_rounds=partition_rounds, procedures=False)
     results = AuditOutputs(findings, validated.quarantine, validated.counts)
     write_outputs(data.parent / "audit-out-noproc", results)
     return {
@@ -220,10 +229,11 @@ MEASURES = {
 }
 
 
-def run_child(name: str, data: Path) -> dict:
+def run_child(name: str, data: Path, partition_rounds: int) -> dict:
     started = time.perf_counter()
+    command = [sys.executable, __file__, "--measure", name, "--data", str(data)]
     output = subprocess.run(
-        [sys.executable, __file__, "--measure", name, "--data", str(data)],
+        [*command, "--partition-rounds", str(partition_rounds)],
         check=True,
         capture_output=True,
         text=True,
@@ -246,10 +256,11 @@ def main() -> None:
     )
     parser.add_argument("--measure", choices=sorted(MEASURES))
     parser.add_argument("--data", type=Path)
+    parser.add_argument("--partition-rounds", type=int, default=PARTITION_ROUNDS)
     args = parser.parse_args()
     if args.measure:
         started = time.perf_counter()
-        result = MEASURES[args.measure](args.data)
+        result = MEASURES[args.measure](args.data, args.partition_rounds)
         result.setdefault("seconds", time.perf_counter() - started)
         result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(json.dumps(result))
@@ -260,7 +271,7 @@ def main() -> None:
     for _ in range(args.repeat):  # interleaved, so that host noise hits every configuration
         for name in args.only:
             try:
-                r = by[name] = run_child(name, data)
+                r = by[name] = run_child(name, data, args.partition_rounds)
             except subprocess.CalledProcessError as failed:
                 print(f"{name:<7} failed: {failed.returncode} {failed.stderr[-500:]}", flush=True)
                 continue
