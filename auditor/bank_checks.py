@@ -233,15 +233,12 @@ BANK_PARAMS = (
 )
 
 
-def bank_wagers(
-    rounds: pl.LazyFrame, options: pl.LazyFrame, wagers: pl.LazyFrame, rules: pl.DataFrame
-) -> pl.LazyFrame:
+def bank_wagers(replayed: pl.LazyFrame, wagers: pl.LazyFrame, rules: pl.DataFrame) -> pl.LazyFrame:
     """The Banker's and the participants' wagers at the Bank tables, with their round."""
     rulesets = rulesets_with(rules, "stake_citation")
-    bank_rounds = rounds.select("round_id", "table_id", "shoe_id", "banker_seat").join(
-        options.filter(pl.col("ruleset").is_in(rulesets)).select("shoe_id", "ruleset"),
-        on="shoe_id",
-        how="inner",
+    # The replay carries each round's ruleset: a filter, not a join with the options.
+    bank_rounds = replayed.filter(pl.col("ruleset").is_in(rulesets)).select(
+        "round_id", "table_id", "shoe_id", "banker_seat", "ruleset"
     )
     bets = wagers.filter(pl.col("bet").is_in(["banker", "player"])).select(
         "wager_id", "round_id", "seat", "bet", "call", cents("amount").alias("_amount")

@@ -162,7 +162,6 @@ def shoe_order(shoes: pl.LazyFrame) -> pl.LazyFrame:
 
 def holder_rounds(
     replayed: pl.LazyFrame,
-    options: pl.LazyFrame,
     shoes: pl.LazyFrame,
     rules: pl.DataFrame,
     *applies: str,
@@ -172,10 +171,10 @@ def holder_rounds(
     replay's final counts). The passing and the Bank checks both read it, so it is
     collected."""
     rulesets = sorted({r for column in applies for r in rulesets_with(rules, column)})
-    held = options.filter(pl.col("ruleset").is_in(rulesets)).select("shoe_id")
     player, banker = pl.col("player_final"), pl.col("banker_final")
     return (
-        replayed.join(held, on="shoe_id", how="inner")
+        # The replay carries each round's ruleset: a filter, not a join with the options.
+        replayed.filter(pl.col("ruleset").is_in(rulesets))
         .select(
             "table_id",
             "shoe_id",

@@ -445,8 +445,8 @@ def procedure_findings(
     # Collected in two waves of independent frames (see the module docstring).
     folded, held, in_rounds = materialize(
         shoe_rounds(rounds),
-        holder_rounds(replayed, options, shoes, rules, "pass_citation", "stake_citation"),
-        bank_wagers(rounds, options, wagers, rules),
+        holder_rounds(replayed, shoes, rules, "pass_citation", "stake_citation"),
+        bank_wagers(replayed, wagers, rules),
     )
     frame, per_round = materialize(
         shoe_frame(shoes, options, folded.lazy(), packs), bank_rounds(in_rounds, rules, packs)
