@@ -59,11 +59,15 @@ def _find_in(
 ) -> list[pl.DataFrame]:
     """The findings of stages 3-5 over one partition.
 
-    The partition's shoe options, replayed rounds and wagers are read once and held in
-    memory: every stage reads them, and left lazy each stage would read and replay the
-    files again.
+    The partition's rows are read once and held in memory, the rounds replayed: every
+    stage reads them, and left lazy each stage would read (and replay) the files again.
     """
     part = restrict(audited, partition, whole)
+    # The shoes too: several procedure checks read them, and their card sequences are
+    # the largest lists of the dataset after the rounds' cards.
+    others = [name for name in part if name != "rounds"]
+    for name, frame in zip(others, pl.collect_all([part[n] for n in others]), strict=True):
+        part[name] = frame.lazy()
     options = shoe_options(part["shoes"], part["tables"]).collect().lazy()
     round_columns = part["rounds"].collect_schema().names()
     replayed_rounds = replay(part["rounds"], options, packs).collect(engine="streaming")
