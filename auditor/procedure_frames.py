@@ -12,7 +12,9 @@ from collections.abc import Callable, Mapping
 
 import polars as pl
 
+from auditor.contract import OUTCOMES
 from auditor.findings import NO_ID
+from auditor.replay import names_of
 from auditor.rulepack import SEAT_COLUMNS, RulePack
 
 # The words a message uses for the holder of the shoe, by the pack's `deals.by`.
@@ -168,10 +170,9 @@ def holder_rounds(
 ) -> pl.LazyFrame:
     """The replayed rounds of the rulesets whose pack gives one of the `applies`
     citations, in dealing order per table, with the Banker's Hand result (from the
-    replay's final counts). The passing and the Bank checks both read it, so it is
-    collected."""
+    replay's outcome of the cards). The passing and the Bank checks both read it, so it
+    is collected."""
     rulesets = sorted({r for column in applies for r in rulesets_with(rules, column)})
-    player, banker = pl.col("player_final"), pl.col("banker_final")
     return (
         # The replay carries each round's ruleset: a filter, not a join with the options.
         replayed.filter(pl.col("ruleset").is_in(rulesets))
@@ -184,16 +185,9 @@ def holder_rounds(
             "ruleset",
             *SEAT_COLUMNS,
             cents("banker_bid").alias("_bid"),
-            player,
-            banker,
-        )
-        .with_columns(
-            pl.when(player > banker)
-            .then(pl.lit("player"))
-            .when(player < banker)
-            .then(pl.lit("banker"))
-            .otherwise(pl.lit("tie"))
-            .alias("outcome")
+            "player_final",
+            "banker_final",
+            names_of(pl.col("expected_outcome_code"), OUTCOMES).alias("outcome"),
         )
         .join(shoe_order(shoes).select("shoe_id", "_shoe_order"), on="shoe_id", how="inner")
         # Joins do not keep row order under the streaming engine: sort after them.

@@ -132,11 +132,6 @@ def rank_value(code: pl.Expr, packs: Mapping[str, RulePack]) -> pl.Expr:
     return pl.lit(pl.Series(table, dtype=pl.Int8)).gather(position)
 
 
-def card_value_expr(card: pl.Expr, packs: Mapping[str, RulePack]) -> pl.Expr:
-    """Point value (Int8) of a card string, from the packs' card values."""
-    return rank_value(rank_code(card), packs)
-
-
 def _shared_card_values(packs: Mapping[str, RulePack]) -> dict[str, int]:
     tables = {r: {rank: v.value for rank, v in p.card_values.items()} for r, p in packs.items()}
     distinct = {tuple(sorted(t.items())) for t in tables.values()}
