@@ -33,6 +33,7 @@ from auditor.procedure_frames import (
     counted_hand_keys,
     holder_rounds,
     ids,
+    in_deal_order,
     materialize,
     money,
     procedure_rules,
@@ -263,14 +264,13 @@ def _pass_frame(held: pl.DataFrame, rules: pl.DataFrame) -> pl.LazyFrame:
         "_prev_player_final": "player_final",
         "_prev_banker_final": "banker_final",
     }
+    # A lookup, not a join: the rounds stay in dealing order.
+    seat_column = pl.col("ruleset").replace_strict(
+        rules["ruleset"], rules["pass_seat_column"], default=None
+    )
     return (
         held.lazy()
-        .join(
-            rules.lazy().select("ruleset", "pass_seat_column"),
-            on="ruleset",
-            how="left",
-            maintain_order="left",
-        )
+        .with_columns(seat_column.alias("pass_seat_column"))
         .filter((pl.col("kind") == "regular") & pl.col("pass_seat_column").is_not_null())
         .with_columns(seat.alias("_seat"))
         .with_columns(pl.col(column).shift(1).alias(name) for name, column in previous.items())
@@ -448,8 +448,9 @@ def procedure_findings(
         holder_rounds(replayed, shoes, rules, "pass_citation", "stake_citation"),
         bank_wagers(replayed, wagers, rules),
     )
+    held = in_deal_order(held)
     frame, per_round = materialize(
-        shoe_frame(shoes, options, folded.lazy(), packs), bank_rounds(in_rounds, rules, packs)
+        shoe_frame(shoes, options, folded.lazy(), packs), bank_rounds(held, in_rounds, rules, packs)
     )
     per_shoe = (
         options.select("shoe_id", "ruleset")
@@ -471,7 +472,7 @@ def procedure_findings(
             ids(pl.col("round_id")),
             citations(rules, "pass_citation", "holder"),
         ),
-        *bank_findings(held, in_rounds, per_round, rules),
+        *bank_findings(in_rounds, per_round, rules),
         MARKER_CHECKS.emit(_marker_frame(audited, rounds, options, rules, packs), ids()),
     ]
     after_void = _after_void(rounds, per_shoe, folded)
