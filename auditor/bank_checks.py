@@ -35,6 +35,8 @@ BANK_WAGER_CHECKS = CheckSet()
 # Over the rounds: the wagers against the Banker together.
 BANK_ROUND_CHECKS = CheckSet()
 IS_BANK = pl.col("wager_id") == pl.col("_bank_wager_id")
+# A round's row in `held`: unique, in dealing order, and an integer.
+ROUND = "_held_row"
 AGAINST = pl.col("bet") == "player"
 
 
@@ -233,19 +235,21 @@ BANK_PARAMS = (
 )
 
 
-def bank_wagers(replayed: pl.LazyFrame, wagers: pl.LazyFrame, rules: pl.DataFrame) -> pl.LazyFrame:
+def bank_wagers(held: pl.DataFrame, wagers: pl.LazyFrame, rules: pl.DataFrame) -> pl.LazyFrame:
     """The Banker's and the participants' wagers at the Bank tables, with their round's
-    Banker seat and ruleset."""
+    Banker seat, ruleset and `_held_row` (`held`: `procedure_frames.holder_rounds`, in
+    dealing order): the Bank's frames are keyed by that integer, not the round's id."""
     rulesets = rulesets_with(rules, "stake_citation")
-    # The replay carries each round's ruleset: a filter, not a join with the options.
-    bank_rounds = replayed.filter(pl.col("ruleset").is_in(rulesets)).select(
-        "round_id", "banker_seat", "ruleset"
+    bank_rounds = (
+        held.lazy()
+        .filter(pl.col("ruleset").is_in(rulesets))
+        .select("round_id", "_held_row", "banker_seat", "ruleset")
     )
     bets = wagers.filter(pl.col("bet").is_in(["banker", "player"])).select(
         "wager_id", "round_id", "seat", "bet", "call", cents("amount").alias("_amount")
     )
     # The rounds joined to the bets, not the other way: measured a quarter cheaper.
-    return bank_rounds.join(bets, on="round_id", how="inner")
+    return bank_rounds.join(bets, on="round_id", how="inner").drop("round_id")
 
 
 def bank_rounds(
@@ -260,7 +264,7 @@ def bank_rounds(
     wagers = in_rounds.lazy()
     bank = (
         wagers.filter((pl.col("bet") == "banker") & (pl.col("seat") == pl.col("banker_seat")))
-        .group_by("round_id")
+        .group_by(ROUND)
         .agg(
             pl.col("wager_id").min().alias("_bank_wager_id"),
             # The first wager by id (ids are unique): an arg_min, not a sort per round.
@@ -270,7 +274,7 @@ def bank_rounds(
     # Plain group-bys: one with aggregations filtered inside costs twice as much.
     against = (
         wagers.filter(AGAINST)
-        .group_by("round_id")
+        .group_by(ROUND)
         .agg(
             pl.col("_amount").sum().alias("_against_total"),
             pl.col("_amount").max().alias("_against_max"),
@@ -280,14 +284,12 @@ def bank_rounds(
     qualifying = pl.concat_str("ruleset", "call", separator="|").is_in(suivi_keys(packs))
     full_calls = (
         wagers.filter(AGAINST & qualifying)
-        .join(bank.select("round_id", "_bank"), on="round_id", how="inner")
+        .join(bank.select(ROUND, "_bank"), on=ROUND, how="inner")
         .filter(pl.col("_amount") == pl.col("_bank"))
-        .group_by("round_id")
+        .group_by(ROUND)
         .agg(pl.col("seat").min().alias("_full_seat"))
     )
-    per_round = bank.join(against, on="round_id", how="left").join(
-        full_calls, on="round_id", how="left"
-    )
+    per_round = bank.join(against, on=ROUND, how="left").join(full_calls, on=ROUND, how="left")
     return _with_bank_state(held, per_round, rules)
 
 
@@ -298,10 +300,10 @@ def _with_bank_state(
     Sequential, so read in dealing order."""
     ordered = (
         held.lazy()
-        .join(per_round, on="round_id", how="inner")
+        .join(per_round, on=ROUND, how="inner")
         .join(rules.lazy().select("ruleset", *BANK_PARAMS), on="ruleset", how="left")
         # Sorted after the joins: cheaper than joins that keep the order (measured).
-        .sort("_deal_order", maintain_order=True)
+        .sort(ROUND)
     )
     same_table = (pl.col("table_id").shift(1) == pl.col("table_id")).fill_null(False)
     bank_start = (
@@ -347,6 +349,7 @@ def _with_bank_state(
             "table_id",
             "shoe_id",
             "round_id",
+            ROUND,
             "ruleset",
             "banker_seat",
             "_bid",
@@ -381,13 +384,13 @@ def _checked_wagers(in_rounds: pl.DataFrame, per_round: pl.DataFrame) -> pl.Lazy
         pl.lit(None, dtype=pl.String).alias("call"),
         pl.col("_bank").alias("_amount"),
     )
-    over_bank = per_round.filter(pl.col("_against_max") > pl.col("_bank")).select("round_id")
+    over_bank = per_round.filter(pl.col("_against_max") > pl.col("_bank")).get_column(ROUND)
     against = (
         in_rounds.lazy()
         .filter(AGAINST)
-        .filter((pl.col("call") == "suivi") | pl.col("round_id").is_in(over_bank["round_id"]))
-        .select("round_id", *_WAGER_COLUMNS, "_amount")
-        .join(state, on="round_id", how="inner")
+        .filter((pl.col("call") == "suivi") | pl.col(ROUND).is_in(over_bank.implode()))
+        .select(ROUND, *_WAGER_COLUMNS, "_amount")
+        .join(state, on=ROUND, how="inner")
     )
     return pl.concat([banker, against], how="diagonal_relaxed")
 

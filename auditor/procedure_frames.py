@@ -175,12 +175,12 @@ def deal_order(shoes: pl.LazyFrame) -> pl.Expr:
 
 
 def in_deal_order(frame: pl.DataFrame) -> pl.DataFrame:
-    """`frame` sorted by its `_deal_order` (rows of one place keep their order). Exports
-    list a shoe's rounds in order, so the sort, which moves every column, is usually
-    skipped."""
-    if frame.get_column("_deal_order").is_sorted():
-        return frame
-    return frame.sort("_deal_order", maintain_order=True)
+    """`frame` sorted by its `_deal_order` (rows of one place keep their order), each row
+    numbered in that order as `_held_row`. Exports list a shoe's rounds in order, so the
+    sort, which moves every column, is usually skipped."""
+    if not frame.get_column("_deal_order").is_sorted():
+        frame = frame.sort("_deal_order", maintain_order=True)
+    return frame.with_row_index("_held_row")
 
 
 def holder_rounds(

@@ -8,10 +8,10 @@ the rounds of each table into dealing order once and read the previous row with 
 guarded by "same table". The pack of each round's ruleset is joined as a small table
 (`procedure_frames.procedure_rules`): a ruleset without the procedure has nulls there.
 
-A few intermediate frames are collected as the stage is built, each once, in two waves
-of independent frames: the rounds folded per shoe, the rounds of curator and Bank tables
-in dealing order with the Banker's Hand result, the Bank tables' wagers; then the shoe
-frame and the Bank's rounds. Each feeds several check sets, and polars does not reliably
+A few intermediate frames are collected as the stage is built, each once: the rounds of
+curator and Bank tables in dealing order with the Banker's Hand result; then, in two
+waves of independent frames, the rounds folded per shoe and the Bank tables' wagers, the
+shoe frame and the Bank's rounds. Each feeds several check sets, and polars does not reliably
 share a subplan that its consumers read through different filters and projections: left
 lazy, each consumer would redo the work over a million rounds (measured). The rest
 stays lazy and runs in the final collect with the other stages.
@@ -442,13 +442,11 @@ def procedure_findings(
     """
     rules = procedure_rules(packs)
     shoes, rounds, wagers = audited["shoes"], audited["rounds"], audited["wagers"]
-    # Collected in two waves of independent frames (see the module docstring).
-    folded, held, in_rounds = materialize(
-        shoe_rounds(rounds),
-        holder_rounds(replayed, shoes, rules, "pass_citation", "stake_citation"),
-        bank_wagers(replayed, wagers, rules),
-    )
+    # The rounds of curator and Bank tables first: cheap, and the Bank's frames key on them.
+    (held,) = materialize(holder_rounds(replayed, shoes, rules, "pass_citation", "stake_citation"))
     held = in_deal_order(held)
+    # Then two waves of independent frames (see the module docstring).
+    folded, in_rounds = materialize(shoe_rounds(rounds), bank_wagers(held, wagers, rules))
     frame, per_round = materialize(
         shoe_frame(shoes, options, folded.lazy(), packs), bank_rounds(held, in_rounds, rules, packs)
     )
