@@ -14,7 +14,14 @@ from auditor.findings import combine
 from auditor.load import open_dataset
 from auditor.options import shoe_options
 from auditor.outputs import AuditOutputs, write_outputs
-from auditor.partition import PARTITION_ROUNDS, Partition, partitions, restrict, wagers_of
+from auditor.partition import (
+    PARTITION_ROUNDS,
+    ROUND_ROW,
+    Partition,
+    partitions,
+    restrict,
+    wagers_of,
+)
 from auditor.procedures import procedure_findings
 from auditor.replay import replay, round_findings
 from auditor.rulepack import RulePack, load_all
@@ -57,10 +64,29 @@ def _find_in(
     packs: Mapping[str, RulePack],
     procedures: bool = True,
 ) -> list[pl.DataFrame]:
-    """The findings of stages 3-5 over one partition.
+    """The findings of stages 3-5 over one partition."""
+    part, replayed, options = hold_partition(audited, partition, whole, packs)
+    stages = [
+        round_findings(replayed, packs),
+        *wager_findings(part["wagers"], replayed, options, packs, part["royal9_seats"]),
+    ]
+    if procedures:
+        stages.append(procedure_findings(part, replayed, options, packs))
+    return pl.collect_all(stages, engine="streaming")
 
-    The partition's rows are read once and held in memory, the rounds replayed: every
-    stage reads them, and left lazy each stage would read (and replay) the files again.
+
+def hold_partition(
+    audited: Mapping[str, pl.LazyFrame],
+    partition: Partition,
+    whole: bool,
+    packs: Mapping[str, RulePack],
+) -> tuple[dict[str, pl.LazyFrame], pl.LazyFrame, pl.LazyFrame]:
+    """The partition's rows, read once and held in memory, its rounds replayed, and the
+    options in force per shoe: every stage reads them, and left lazy each stage would
+    read (and replay) the files again.
+
+    The replayed rounds are numbered (`partition.ROUND_ROW`) and each wager carries its
+    round's number: stages join wagers to rounds on that integer instead of the id.
     """
     part = restrict(audited, partition, whole)
     # The shoes too: several procedure checks read them, and their card sequences are
@@ -70,18 +96,14 @@ def _find_in(
         part[name] = frame.lazy()
     options = shoe_options(part["shoes"], part["tables"]).collect().lazy()
     round_columns = part["rounds"].collect_schema().names()
-    replayed_rounds = replay(part["rounds"], options, packs).collect(engine="streaming")
-    wagers = wagers_of(audited["wagers"], replayed_rounds["round_id"], whole)
-    replayed = replayed_rounds.lazy()
-    part["rounds"] = replayed.select(round_columns)
-    part["wagers"] = wagers.collect(engine="streaming").lazy()
-    stages = [
-        round_findings(replayed, packs),
-        *wager_findings(part["wagers"], replayed, options, packs, part["royal9_seats"]),
-    ]
-    if procedures:
-        stages.append(procedure_findings(part, replayed, options, packs))
-    return pl.collect_all(stages, engine="streaming")
+    replayed = (
+        replay(part["rounds"], options, packs).collect(engine="streaming").with_row_index(ROUND_ROW)
+    )
+    part["wagers"] = (
+        wagers_of(audited["wagers"], replayed, whole).collect(engine="streaming").lazy()
+    )
+    part["rounds"] = replayed.lazy().select(round_columns)
+    return part, replayed.lazy(), options
 
 
 def run_audit(

@@ -20,6 +20,8 @@ import polars as pl
 from auditor.load import FILE_COLUMN, ROW_COLUMN
 
 PARTITION_ROUNDS = 1_500_000
+# A replayed round's row in its partition: the integer wagers and rounds are joined on.
+ROUND_ROW = "_round_row"
 
 # The tables restricted to a group by their own `table_id`; wagers follow their rounds.
 TABLE_KEYED = ("tables", "shoes", "rounds", "commission_collections", "royal9_seats")
@@ -82,21 +84,20 @@ def restrict(
     return {name: frame.filter(keep) for name, frame in frames.items()}
 
 
-def wagers_of(wagers: pl.LazyFrame, round_ids: pl.Series, whole: bool = False) -> pl.LazyFrame:
-    """The wagers on the given rounds.
+def wagers_of(wagers: pl.LazyFrame, rounds: pl.DataFrame, whole: bool = False) -> pl.LazyFrame:
+    """The wagers on the given rounds, each with its round's `ROUND_ROW` (`rounds` holds
+    `round_id` and `ROUND_ROW`).
 
     Wagers carry only their `round_id`. The range of the rounds' ids lets the reader
     skip the row groups of other rounds (exports keep a round's wagers together); the
-    semi-join on the ids themselves then keeps exactly the rounds' wagers.
+    join on the ids themselves then keeps exactly the rounds' wagers.
     """
     wagers = _unmarked(wagers)
-    if whole:
-        return wagers
-    if round_ids.len() == 0:
-        return wagers.clear()
-    ids = round_ids.to_frame("round_id").lazy()
-    in_range = _between("round_id", round_ids.min(), round_ids.max())
-    return wagers.filter(in_range).join(ids, on="round_id", how="semi")
+    keys = rounds.select("round_id", ROUND_ROW)
+    if not whole and keys.height:
+        ids = keys.get_column("round_id")
+        wagers = wagers.filter(_between("round_id", ids.min(), ids.max()))
+    return wagers.join(keys.lazy(), on="round_id", how="inner")
 
 
 def _unmarked(frame: pl.LazyFrame) -> pl.LazyFrame:

@@ -14,6 +14,7 @@ import polars as pl
 
 from auditor.contract import OUTCOMES
 from auditor.findings import NO_ID
+from auditor.partition import ROUND_ROW
 from auditor.replay import names_of
 from auditor.rulepack import SEAT_COLUMNS, RulePack
 
@@ -153,6 +154,14 @@ def materialize(*frames: pl.LazyFrame) -> list[pl.DataFrame]:
     return [frame.rechunk() for frame in pl.collect_all(frames)]
 
 
+def of_round(rounds: int, rows: pl.Series, values: pl.Series) -> pl.Expr:
+    """Each wager's value from its round: `values[i]` for the round numbered `rows[i]`
+    (`partition.ROUND_ROW`, below `rounds`), null for any other round. A gather from a
+    table of the partition's rounds: several times cheaper than a join (measured)."""
+    table = pl.repeat(None, rounds, dtype=values.dtype, eager=True).scatter(rows, values)
+    return pl.lit(table).gather(pl.col(ROUND_ROW))
+
+
 def shoe_order(shoes: pl.LazyFrame) -> pl.LazyFrame:
     """Shoes numbered in dealing order: table by table, as they opened."""
     return (
@@ -201,6 +210,7 @@ def holder_rounds(
             "table_id",
             "shoe_id",
             "round_id",
+            ROUND_ROW,
             "round_no",
             "kind",
             "ruleset",

@@ -9,9 +9,9 @@ guarded by "same table". The pack of each round's ruleset is joined as a small t
 (`procedure_frames.procedure_rules`): a ruleset without the procedure has nulls there.
 
 A few intermediate frames are collected as the stage is built, each once: the rounds of
-curator and Bank tables in dealing order with the Banker's Hand result; then, in two
-waves of independent frames, the rounds folded per shoe and the Bank tables' wagers, the
-shoe frame and the Bank's rounds. Each feeds several check sets, and polars does not reliably
+curator and Bank tables in dealing order with the Banker's Hand result; then, side by
+side, the rounds folded per shoe, the shoes' card sequences and the Bank's rounds; then
+the shoe frame. Each feeds several check sets, and polars does not reliably
 share a subplan that its consumers read through different filters and projections: left
 lazy, each consumer would redo the work over a million rounds (measured). The rest
 stays lazy and runs in the final collect with the other stages.
@@ -27,6 +27,7 @@ from auditor.bank_checks import bank_findings, bank_rounds, bank_wagers
 from auditor.card_checks import card_findings, shoe_rounds
 from auditor.checks import Check
 from auditor.findings import FINDINGS_SCHEMA, SORT_KEY, CheckSet, Violation
+from auditor.partition import ROUND_ROW
 from auditor.procedure_frames import (
     cents,
     citations,
@@ -36,12 +37,13 @@ from auditor.procedure_frames import (
     in_deal_order,
     materialize,
     money,
+    of_round,
     procedure_rules,
     rulesets_with,
     usd,
 )
 from auditor.rulepack import SEAT_COLUMNS, RulePack
-from auditor.shoe_checks import shoe_findings, shoe_frame
+from auditor.shoe_checks import shoe_findings, shoe_frame, shoe_sequences
 
 # ---- last hand and void rounds ------------------------------------------------------------
 
@@ -354,7 +356,8 @@ def _rounding_steps(packs: Mapping[str, RulePack]) -> pl.DataFrame:
 
 def _marker_frame(
     audited: Mapping[str, pl.LazyFrame],
-    rounds: pl.LazyFrame,
+    replayed: pl.LazyFrame,
+    rounds: int,
     options: pl.LazyFrame,
     rules: pl.DataFrame,
     packs: Mapping[str, RulePack],
@@ -384,15 +387,24 @@ def _marker_frame(
         )
         .join(marker_shoes, on="shoe_id", how="inner")
     )
-    marker_rounds = rounds.select("round_id", "shoe_id").join(
-        shoes.select("shoe_id"), on="shoe_id", how="semi"
+    marker_rounds = (
+        replayed.select(ROUND_ROW, "shoe_id")
+        .join(shoes.select("shoe_id"), on="shoe_id", how="semi")
+        .collect()
     )
+    shoe_of_round = of_round(rounds, marker_rounds[ROUND_ROW], marker_rounds["shoe_id"])
     keys = ["shoe_id", "seat", "patron_id"]
     owed = (
         audited["wagers"]
         .filter(pl.col("commission") > 0)
-        .select("round_id", "seat", "patron_id", cents("commission"), cents("payout"))
-        .join(marker_rounds, on="round_id", how="inner")
+        .select(
+            shoe_of_round.alias("shoe_id"),
+            "seat",
+            "patron_id",
+            cents("commission"),
+            cents("payout"),
+        )
+        .filter(pl.col("shoe_id").is_not_null())
         .group_by(keys)
         .agg(
             pl.col("commission").sum().alias("_owed"),
@@ -437,19 +449,23 @@ def procedure_findings(
 ) -> pl.LazyFrame:
     """Findings about shoes and table procedures, in a deterministic order.
 
-    `replayed` gives the Banker's Hand result of the curator and Bank tables' rounds
-    (`procedure_frames.holder_rounds`); the audit holds it in memory per partition.
+    The partition as `audit.hold_partition` holds it: `replayed` gives the Banker's Hand
+    result of the curator and Bank tables' rounds (`procedure_frames.holder_rounds`), and
+    rounds and wagers are joined on `partition.ROUND_ROW`.
     """
     rules = procedure_rules(packs)
     shoes, rounds, wagers = audited["shoes"], audited["rounds"], audited["wagers"]
     # The rounds of curator and Bank tables first: cheap, and the Bank's frames key on them.
     (held,) = materialize(holder_rounds(replayed, shoes, rules, "pass_citation", "stake_citation"))
     held = in_deal_order(held)
-    # Then two waves of independent frames (see the module docstring).
-    folded, in_rounds = materialize(shoe_rounds(rounds), bank_wagers(held, wagers, rules))
-    frame, per_round = materialize(
-        shoe_frame(shoes, options, folded.lazy(), packs), bank_rounds(held, in_rounds, rules, packs)
+    # Then the heavy frames side by side: the rounds folded per shoe, the shoes' card
+    # sequences, the Bank's rounds (whose wagers are cheap to find again below).
+    rounds_held = replayed.select(pl.len()).collect().item()
+    in_rounds = bank_wagers(held, wagers, rules, rounds_held)
+    folded, sequences, per_round = materialize(
+        shoe_rounds(rounds), shoe_sequences(shoes), bank_rounds(held, in_rounds, rules, packs)
     )
+    (frame,) = materialize(shoe_frame(sequences.lazy(), options, folded.lazy(), packs))
     per_shoe = (
         options.select("shoe_id", "ruleset")
         .join(shoes.select("shoe_id", "table_id"), on="shoe_id", how="inner")
@@ -471,7 +487,9 @@ def procedure_findings(
             citations(rules, "pass_citation", "holder"),
         ),
         *bank_findings(in_rounds, per_round, rules),
-        MARKER_CHECKS.emit(_marker_frame(audited, rounds, options, rules, packs), ids()),
+        MARKER_CHECKS.emit(
+            _marker_frame(audited, replayed, rounds_held, options, rules, packs), ids()
+        ),
     ]
     after_void = _after_void(rounds, per_shoe, folded)
     if after_void is not None:

@@ -109,16 +109,12 @@ def burn_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
 # ---- the shoe frame ---------------------------------------------------------------------
 
 
-def shoe_frame(
-    shoes: pl.LazyFrame,
-    options: pl.LazyFrame,
-    folded: pl.LazyFrame,
-    packs: Mapping[str, RulePack],
-) -> pl.LazyFrame:
-    """One row per shoe: its log, the options and pack limits in force, the folded rounds."""
+def shoe_sequences(shoes: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per shoe: its log, with its card sequence summed up (length, first card,
+    the cards as one string, the most times any card appears)."""
     seq = pl.col("card_sequence")
     decks = pl.col("decks").cast(pl.Int32)
-    base = shoes.select(
+    return shoes.select(
         "shoe_id",
         "table_id",
         "opened_at",
@@ -137,6 +133,17 @@ def shoe_frame(
         .list.first()
         .alias("seq_max"),
     )
+
+
+def shoe_frame(
+    sequences: pl.LazyFrame,
+    options: pl.LazyFrame,
+    folded: pl.LazyFrame,
+    packs: Mapping[str, RulePack],
+) -> pl.LazyFrame:
+    """One row per shoe: its log and sequence (`shoe_sequences`), the options and pack
+    limits in force, the folded rounds (`card_checks.shoe_rounds`)."""
+    base = sequences
     opts = options.select(
         "shoe_id",
         "ruleset",

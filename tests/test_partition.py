@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from auditor.audit import find, run_validation
-from auditor.partition import Partition, partitions, restrict, wagers_of
+from auditor.partition import ROUND_ROW, Partition, partitions, restrict, wagers_of
 from auditor.simulate import simulate
 
 from .conftest import base_rows
@@ -70,7 +70,8 @@ def test_wagers_follow_their_rounds_into_the_partition(sample):
     seen: list[str] = []
     for group in groups:
         rounds = restrict(sample.audited, group)["rounds"].select("round_id").collect()
-        wagers = wagers_of(sample.audited["wagers"], rounds["round_id"]).collect()
+        numbered = rounds.with_row_index(ROUND_ROW)
+        wagers = wagers_of(sample.audited["wagers"], numbered).collect()
         assert wagers["round_id"].is_in(rounds["round_id"].implode()).all()
         seen += wagers["wager_id"].to_list()
     every = sample.audited["wagers"].select("wager_id").collect()["wager_id"]
@@ -79,9 +80,10 @@ def test_wagers_follow_their_rounds_into_the_partition(sample):
 
 def test_wagers_of_keeps_no_wager_of_a_round_outside_the_partition():
     wagers = pl.LazyFrame({"wager_id": ["W1", "W2", "W3"], "round_id": ["R1", "R2", "R9"]})
-    kept = wagers_of(wagers, pl.Series(["R1", "R9"])).collect()
-    assert sorted(kept["wager_id"]) == ["W1", "W3"]
-    assert wagers_of(wagers, pl.Series([], dtype=pl.String)).collect().height == 0
+    rounds = pl.DataFrame({"round_id": ["R1", "R9"], ROUND_ROW: [0, 1]})
+    kept = wagers_of(wagers, rounds).sort("wager_id").collect()
+    assert kept.rows() == [("W1", "R1", 0), ("W3", "R9", 1)]
+    assert wagers_of(wagers, rounds.clear()).collect().height == 0
 
 
 def test_whole_partition_reads_everything_unfiltered(sample):

@@ -17,10 +17,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from auditor.audit import run_validation
-from auditor.options import shoe_options
+from auditor.audit import hold_partition, run_validation
+from auditor.partition import partitions
 from auditor.procedures import procedure_findings
-from auditor.replay import replay
 from auditor.rulepack import load_all
 from auditor.simulate import simulate
 
@@ -52,10 +51,9 @@ def stage_findings(dataset: Path) -> pl.DataFrame:
     validated = run_validation(dataset)
     assert validated.quarantine.height == 0, validated.quarantine.head().to_dicts()
     packs = load_all()
-    audited = validated.audited
-    options = shoe_options(audited["shoes"], audited["tables"])
-    replayed = replay(audited["rounds"], options, packs)
-    return procedure_findings(audited, replayed, options, packs).collect()
+    (whole,) = partitions(validated.audited, 10**9)
+    part, replayed, options = hold_partition(validated.audited, whole, True, packs)
+    return procedure_findings(part, replayed, options, packs).collect()
 
 
 def expected_findings(dataset: Path) -> set[tuple[str, str, str | None, str | None]]:
