@@ -308,12 +308,24 @@ def _with_bank_state(
 ) -> pl.LazyFrame:
     """Whether each round starts a Bank, the Bank's preceding wager, who may call Suivi.
     Sequential, so read in dealing order."""
+    # Each round's row of `held` and its pack's terms are looked up, not joined: the rounds
+    # stay in the order of their rows, which is the dealing order.
+    row = pl.col(ROUND)
+    ruleset = pl.lit(held["ruleset"]).gather(row)
     ordered = (
-        held.lazy()
-        .join(per_round, on=ROUND, how="inner")
-        .join(rules.lazy().select("ruleset", *BANK_PARAMS), on="ruleset", how="left")
-        # Sorted after the joins: cheaper than joins that keep the order (measured).
-        .sort(ROUND)
+        per_round.sort(ROUND)
+        .with_columns(
+            pl.lit(held[column]).gather(row).alias(column)
+            for column in ("table_id", "shoe_id", "round_id", "banker_seat", "_bid", "kind")
+        )
+        .with_columns(
+            ruleset.alias("ruleset"),
+            pl.lit(held["outcome"]).gather(row).alias("outcome"),
+            *(
+                ruleset.replace_strict(rules["ruleset"], rules[param], default=None).alias(param)
+                for param in BANK_PARAMS
+            ),
+        )
     )
     same_table = (pl.col("table_id").shift(1) == pl.col("table_id")).fill_null(False)
     bank_start = (
