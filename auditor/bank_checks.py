@@ -23,6 +23,7 @@ from auditor.procedure_frames import (
     citations,
     ids,
     of_round,
+    round_bound,
     rulesets_with,
     suivi_keys,
     usd,
@@ -238,27 +239,27 @@ BANK_PARAMS = (
 )
 
 
-def bank_wagers(
-    held: pl.DataFrame, wagers: pl.LazyFrame, rules: pl.DataFrame, rounds: int
-) -> pl.LazyFrame:
+def bank_wagers(rounds: pl.DataFrame, wagers: pl.LazyFrame, rules: pl.DataFrame) -> pl.LazyFrame:
     """The Banker's and the participants' wagers at the Bank tables, each with its round's
-    `_held_row` (`held`: `procedure_frames.holder_rounds`, in dealing order; `rounds`: the
-    partition's), Banker seat and ruleset. The Bank's frames are keyed by that integer."""
-    bank = held.filter(pl.col("ruleset").is_in(rulesets_with(rules, "stake_citation")))
-    held_value = pl.col(ROUND)  # a row of `held`
+    number, Banker seat and ruleset (`rounds`: all the partition's rounds, numbered)."""
+    bank = rounds.filter(pl.col("ruleset").is_in(rulesets_with(rules, "stake_citation")))
+
+    def of_bank_round(column: str) -> pl.Expr:
+        return of_round(round_bound(rounds), bank[ROUND_ROW], bank[column]).alias(column)
+
     return (
-        wagers.with_columns(of_round(rounds, bank[ROUND_ROW], bank[ROUND]).alias(ROUND))
-        .filter(held_value.is_not_null() & pl.col("bet").is_in(["banker", "player"]))
+        wagers.filter(pl.col("bet").is_in(["banker", "player"]))
         .select(
             "wager_id",
-            ROUND,
+            ROUND_ROW,
             "seat",
             "bet",
             "call",
             cents("amount").alias("_amount"),
-            pl.lit(held["banker_seat"]).gather(held_value).alias("banker_seat"),
-            pl.lit(held["ruleset"]).gather(held_value).alias("ruleset"),
+            of_bank_round("banker_seat"),
+            of_bank_round("ruleset"),
         )
+        .filter(pl.col("ruleset").is_not_null())
     )
 
 
@@ -267,14 +268,16 @@ def bank_rounds(
     in_rounds: pl.LazyFrame,
     rules: pl.DataFrame,
     packs: Mapping[str, RulePack],
+    bound: int,
 ) -> pl.LazyFrame:
     """The Bank tables' rounds that have a Banker's wager, in dealing order, each with
     that wager, the wagers against it together and the Bank's state (`held`:
-    `procedure_frames.holder_rounds`; `in_rounds`: `bank_wagers`)."""
+    `procedure_frames.holder_rounds`, in dealing order; `in_rounds`: `bank_wagers`;
+    `bound`: `procedure_frames.round_bound`)."""
     wagers = in_rounds
     bank = (
         wagers.filter((pl.col("bet") == "banker") & (pl.col("seat") == pl.col("banker_seat")))
-        .group_by(ROUND)
+        .group_by(ROUND_ROW)
         .agg(
             pl.col("wager_id").min().alias("_bank_wager_id"),
             # The first wager by id (ids are unique): an arg_min, not a sort per round.
@@ -284,7 +287,7 @@ def bank_rounds(
     # Plain group-bys: one with aggregations filtered inside costs twice as much.
     against = (
         wagers.filter(AGAINST)
-        .group_by(ROUND)
+        .group_by(ROUND_ROW)
         .agg(
             pl.col("_amount").sum().alias("_against_total"),
             pl.col("_amount").max().alias("_against_max"),
@@ -294,13 +297,17 @@ def bank_rounds(
     qualifying = pl.concat_str("ruleset", "call", separator="|").is_in(suivi_keys(packs))
     full_calls = (
         wagers.filter(AGAINST & qualifying)
-        .join(bank.select(ROUND, "_bank"), on=ROUND, how="inner")
+        .join(bank.select(ROUND_ROW, "_bank"), on=ROUND_ROW, how="inner")
         .filter(pl.col("_amount") == pl.col("_bank"))
-        .group_by(ROUND)
+        .group_by(ROUND_ROW)
         .agg(pl.col("seat").min().alias("_full_seat"))
     )
-    per_round = bank.join(against, on=ROUND, how="left").join(full_calls, on=ROUND, how="left")
-    return _with_bank_state(held, per_round, rules)
+    per_round = bank.join(against, on=ROUND_ROW, how="left").join(
+        full_calls, on=ROUND_ROW, how="left"
+    )
+    # A Bank round missing from `held` (no shoe to put it in order) has no row there.
+    in_held = of_round(bound, held[ROUND_ROW], held[ROUND]).alias(ROUND)
+    return _with_bank_state(held, per_round.with_columns(in_held), rules)
 
 
 def _with_bank_state(
@@ -313,7 +320,8 @@ def _with_bank_state(
     row = pl.col(ROUND)
     ruleset = pl.lit(held["ruleset"]).gather(row)
     ordered = (
-        per_round.sort(ROUND)
+        per_round.filter(pl.col(ROUND).is_not_null())
+        .sort(ROUND)
         .with_columns(
             pl.lit(held[column]).gather(row).alias(column)
             for column in ("table_id", "shoe_id", "round_id", "banker_seat", "_bid", "kind")
@@ -371,7 +379,7 @@ def _with_bank_state(
             "table_id",
             "shoe_id",
             "round_id",
-            ROUND,
+            ROUND_ROW,
             "ruleset",
             "banker_seat",
             "_bid",
@@ -406,12 +414,12 @@ def _checked_wagers(in_rounds: pl.LazyFrame, per_round: pl.DataFrame) -> pl.Lazy
         pl.lit(None, dtype=pl.String).alias("call"),
         pl.col("_bank").alias("_amount"),
     )
-    over_bank = per_round.filter(pl.col("_against_max") > pl.col("_bank")).get_column(ROUND)
+    over_bank = per_round.filter(pl.col("_against_max") > pl.col("_bank")).get_column(ROUND_ROW)
     against = (
         in_rounds.filter(AGAINST)
-        .filter((pl.col("call") == "suivi") | pl.col(ROUND).is_in(over_bank.implode()))
-        .select(ROUND, *_WAGER_COLUMNS, "_amount")
-        .join(state, on=ROUND, how="inner")
+        .filter((pl.col("call") == "suivi") | pl.col(ROUND_ROW).is_in(over_bank.implode()))
+        .select(ROUND_ROW, *_WAGER_COLUMNS, "_amount")
+        .join(state, on=ROUND_ROW, how="inner")
     )
     return pl.concat([banker, against], how="diagonal_relaxed")
 

@@ -154,12 +154,19 @@ def materialize(*frames: pl.LazyFrame) -> list[pl.DataFrame]:
     return [frame.rechunk() for frame in pl.collect_all(frames)]
 
 
-def of_round(rounds: int, rows: pl.Series, values: pl.Series) -> pl.Expr:
+def of_round(bound: int, rows: pl.Series, values: pl.Series) -> pl.Expr:
     """Each wager's value from its round: `values[i]` for the round numbered `rows[i]`
-    (`partition.ROUND_ROW`, below `rounds`), null for any other round. A gather from a
-    table of the partition's rounds: several times cheaper than a join (measured)."""
-    table = pl.repeat(None, rounds, dtype=values.dtype, eager=True).scatter(rows, values)
+    (`partition.ROUND_ROW`, below `bound`: `round_bound`), null for any other round. A
+    gather from a table of the partition's rounds: several times cheaper than a join
+    (measured)."""
+    table = pl.repeat(None, bound, dtype=values.dtype, eager=True).scatter(rows, values)
     return pl.lit(table).gather(pl.col(ROUND_ROW))
+
+
+def round_bound(rounds: pl.DataFrame) -> int:
+    """One more than the largest round number (`partition.ROUND_ROW`) among `rounds`, all
+    the partition's: the size of `of_round`'s tables."""
+    return int(rounds.get_column(ROUND_ROW).max() or 0) + 1
 
 
 def shoe_order(shoes: pl.LazyFrame) -> pl.LazyFrame:

@@ -8,13 +8,14 @@ the rounds of each table into dealing order once and read the previous row with 
 guarded by "same table". The pack of each round's ruleset is joined as a small table
 (`procedure_frames.procedure_rules`): a ruleset without the procedure has nulls there.
 
-A few intermediate frames are collected as the stage is built, each once: the rounds of
-curator and Bank tables in dealing order with the Banker's Hand result; then, side by
-side, the rounds folded per shoe, the shoes' card sequences and the Bank's rounds; then
-the shoe frame. Each feeds several check sets, and polars does not reliably
-share a subplan that its consumers read through different filters and projections: left
-lazy, each consumer would redo the work over a million rounds (measured). The rest
-stays lazy and runs in the final collect with the other stages.
+A few intermediate frames are collected as the stage is built, each once, in two waves
+of independent frames: the rounds of curator and Bank tables in dealing order with the
+Banker's Hand result, and the Bank tables' wagers; then the shoe frame (each shoe with
+its card sequence and its rounds folded) and the Bank's rounds. Each feeds several
+check sets, and polars does not reliably share a subplan that its consumers read
+through different filters and projections: left lazy, each consumer would redo the
+work over a million rounds (measured). The rest stays lazy and runs in the final
+collect with the other stages.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from auditor.procedure_frames import (
     money,
     of_round,
     procedure_rules,
+    round_bound,
     rulesets_with,
     usd,
 )
@@ -178,11 +180,11 @@ def _after_cover(
 
 
 def _after_void(
-    rounds: pl.LazyFrame, per_shoe: pl.LazyFrame, folded: pl.DataFrame
+    rounds: pl.LazyFrame, per_shoe: pl.LazyFrame, frame: pl.DataFrame
 ) -> pl.LazyFrame | None:
     """Per shoe with a void round (where the pack ends the shoe there), the rounds after it;
     None when no shoe has one, so that the rounds are not read again for nothing."""
-    voided = folded.filter(pl.col("first_void_no").is_not_null())
+    voided = frame.filter(pl.col("first_void_no").is_not_null())
     if voided.height == 0:
         return None
     after = (
@@ -356,12 +358,14 @@ def _rounding_steps(packs: Mapping[str, RulePack]) -> pl.DataFrame:
 
 def _marker_frame(
     audited: Mapping[str, pl.LazyFrame],
-    replayed: pl.LazyFrame,
-    rounds: int,
+    numbered: pl.DataFrame,
+    bound: int,
     options: pl.LazyFrame,
     rules: pl.DataFrame,
     packs: Mapping[str, RulePack],
 ) -> pl.LazyFrame:
+    """Per marker shoe, seat and patron: the commission owed and what was collected in
+    time (`numbered`: the partition's rounds with their numbers; `bound`: `round_bound`)."""
     rulesets = rulesets_with(rules, "marker_citation")
     marker_shoes = (
         options.filter(
@@ -387,12 +391,8 @@ def _marker_frame(
         )
         .join(marker_shoes, on="shoe_id", how="inner")
     )
-    marker_rounds = (
-        replayed.select(ROUND_ROW, "shoe_id")
-        .join(shoes.select("shoe_id"), on="shoe_id", how="semi")
-        .collect()
-    )
-    shoe_of_round = of_round(rounds, marker_rounds[ROUND_ROW], marker_rounds["shoe_id"])
+    marker_rounds = numbered.join(shoes.select("shoe_id").collect(), on="shoe_id", how="semi")
+    shoe_of_round = of_round(bound, marker_rounds[ROUND_ROW], marker_rounds["shoe_id"])
     keys = ["shoe_id", "seat", "patron_id"]
     owed = (
         audited["wagers"]
@@ -455,17 +455,21 @@ def procedure_findings(
     """
     rules = procedure_rules(packs)
     shoes, rounds, wagers = audited["shoes"], audited["rounds"], audited["wagers"]
-    # The rounds of curator and Bank tables first: cheap, and the Bank's frames key on them.
-    (held,) = materialize(holder_rounds(replayed, shoes, rules, "pass_citation", "stake_citation"))
-    held = in_deal_order(held)
-    # Then the heavy frames side by side: the rounds folded per shoe, the shoes' card
-    # sequences, the Bank's rounds (whose wagers are cheap to find again below).
-    rounds_held = replayed.select(pl.len()).collect().item()
-    in_rounds = bank_wagers(held, wagers, rules, rounds_held)
-    folded, sequences, per_round = materialize(
-        shoe_rounds(rounds), shoe_sequences(shoes), bank_rounds(held, in_rounds, rules, packs)
+    # Wagers find their round by its number among the partition's rounds.
+    numbered = replayed.select(ROUND_ROW, "shoe_id", "ruleset", "banker_seat").collect()
+    bound = round_bound(numbered)
+    # First the rounds of curator and Bank tables and the Bank tables' wagers; then the
+    # shoe frame (the shoes' card sequences, the rounds folded per shoe) beside the Bank's
+    # rounds.
+    held, in_rounds = materialize(
+        holder_rounds(replayed, shoes, rules, "pass_citation", "stake_citation"),
+        bank_wagers(numbered, wagers, rules),
     )
-    (frame,) = materialize(shoe_frame(sequences.lazy(), options, folded.lazy(), packs))
+    held = in_deal_order(held)
+    frame, per_round = materialize(
+        shoe_frame(shoe_sequences(shoes), options, shoe_rounds(rounds), packs),
+        bank_rounds(held, in_rounds.lazy(), rules, packs, bound),
+    )
     per_shoe = (
         options.select("shoe_id", "ruleset")
         .join(shoes.select("shoe_id", "table_id"), on="shoe_id", how="inner")
@@ -486,12 +490,10 @@ def procedure_findings(
             ids(pl.col("round_id")),
             citations(rules, "pass_citation", "holder"),
         ),
-        *bank_findings(in_rounds, per_round, rules),
-        MARKER_CHECKS.emit(
-            _marker_frame(audited, replayed, rounds_held, options, rules, packs), ids()
-        ),
+        *bank_findings(in_rounds.lazy(), per_round, rules),
+        MARKER_CHECKS.emit(_marker_frame(audited, numbered, bound, options, rules, packs), ids()),
     ]
-    after_void = _after_void(rounds, per_shoe, folded)
+    after_void = _after_void(rounds, per_shoe, frame)
     if after_void is not None:
         frames.append(
             VOID_CHECKS.emit(
