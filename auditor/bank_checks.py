@@ -274,9 +274,8 @@ def bank_rounds(
     that wager, the wagers against it together and the Bank's state (`held`:
     `procedure_frames.holder_rounds`, in dealing order; `in_rounds`: `bank_wagers`;
     `bound`: `procedure_frames.round_bound`)."""
-    wagers = in_rounds
     bank = (
-        wagers.filter((pl.col("bet") == "banker") & (pl.col("seat") == pl.col("banker_seat")))
+        in_rounds.filter((pl.col("bet") == "banker") & (pl.col("seat") == pl.col("banker_seat")))
         .group_by(ROUND_ROW)
         .agg(
             pl.col("wager_id").min().alias("_bank_wager_id"),
@@ -286,7 +285,7 @@ def bank_rounds(
     )
     # Plain group-bys: one with aggregations filtered inside costs twice as much.
     against = (
-        wagers.filter(AGAINST)
+        in_rounds.filter(AGAINST)
         .group_by(ROUND_ROW)
         .agg(
             pl.col("_amount").sum().alias("_against_total"),
@@ -296,7 +295,7 @@ def bank_rounds(
     )
     qualifying = pl.concat_str("ruleset", "call", separator="|").is_in(suivi_keys(packs))
     full_calls = (
-        wagers.filter(AGAINST & qualifying)
+        in_rounds.filter(AGAINST & qualifying)
         .join(bank.select(ROUND_ROW, "_bank"), on=ROUND_ROW, how="inner")
         .filter(pl.col("_amount") == pl.col("_bank"))
         .group_by(ROUND_ROW)
@@ -405,7 +404,8 @@ def _checked_wagers(in_rounds: pl.LazyFrame, per_round: pl.DataFrame) -> pl.Lazy
     round's Banker's wager (PRC004, PRC005), taken from the round itself, and the wagers
     against the Banker in a round whose largest one exceeds the Bank (PRC006) or that
     call Suivi (PRC008). The other wagers against the Banker, most of them, break
-    none of these checks and are never joined to their round."""
+    none of these checks and are never joined to their round: a new wager check must
+    widen this selection to the wagers it can flag."""
     state = per_round.lazy()
     banker = state.with_columns(
         pl.col("_bank_wager_id").alias("wager_id"),
