@@ -19,6 +19,7 @@ from auditor.checks import Check
 from auditor.findings import CheckSet, Violation
 from auditor.partition import ROUND_ROW
 from auditor.procedure_frames import (
+    HELD_ROW,
     cents,
     citations,
     ids,
@@ -39,8 +40,6 @@ BANK_WAGER_CHECKS = CheckSet()
 # Over the rounds: the wagers against the Banker together.
 BANK_ROUND_CHECKS = CheckSet()
 IS_BANK = pl.col("wager_id") == pl.col("_bank_wager_id")
-# A round's row in `held`: unique, in dealing order, and an integer.
-ROUND = "_held_row"
 AGAINST = pl.col("bet") == "player"
 
 
@@ -305,7 +304,7 @@ def bank_rounds(
         full_calls, on=ROUND_ROW, how="left"
     )
     # A Bank round missing from `held` (no shoe to put it in order) has no row there.
-    in_held = of_round(bound, held[ROUND_ROW], held[ROUND]).alias(ROUND)
+    in_held = of_round(bound, held[ROUND_ROW], held[HELD_ROW]).alias(HELD_ROW)
     return _with_bank_state(held, per_round.with_columns(in_held), rules)
 
 
@@ -316,11 +315,11 @@ def _with_bank_state(
     Sequential, so read in dealing order."""
     # Each round's row of `held` and its pack's terms are looked up, not joined: the rounds
     # stay in the order of their rows, which is the dealing order.
-    row = pl.col(ROUND)
+    row = pl.col(HELD_ROW)
     ruleset = pl.lit(held["ruleset"]).gather(row)
     ordered = (
-        per_round.filter(pl.col(ROUND).is_not_null())
-        .sort(ROUND)
+        per_round.filter(pl.col(HELD_ROW).is_not_null())
+        .sort(HELD_ROW)
         .with_columns(
             pl.lit(held[column]).gather(row).alias(column)
             for column in ("table_id", "shoe_id", "round_id", "banker_seat", "_bid", "kind")

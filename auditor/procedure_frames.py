@@ -18,6 +18,9 @@ from auditor.partition import ROUND_ROW
 from auditor.replay import names_of
 from auditor.rulepack import SEAT_COLUMNS, RulePack
 
+# A round's row among rounds put in dealing order (`in_deal_order`): unique, an integer.
+HELD_ROW = "_held_row"
+
 # The words a message uses for the holder of the shoe, by the pack's `deals.by`.
 HOLDER_WORDS = {"curator": "the curator", "banker": "the Banker", "dealer": "the dealer"}
 
@@ -192,11 +195,11 @@ def deal_order(shoes: pl.LazyFrame) -> pl.Expr:
 
 def in_deal_order(frame: pl.DataFrame) -> pl.DataFrame:
     """`frame` sorted by its `_deal_order` (rows of one place keep their order), each row
-    numbered in that order as `_held_row`. Exports list a shoe's rounds in order, so the
+    numbered in that order as `HELD_ROW`. Exports list a shoe's rounds in order, so the
     sort, which moves every column, is usually skipped."""
     if not frame.get_column("_deal_order").is_sorted():
         frame = frame.sort("_deal_order", maintain_order=True)
-    return frame.with_row_index("_held_row")
+    return frame.with_row_index(HELD_ROW)
 
 
 def holder_rounds(

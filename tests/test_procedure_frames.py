@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from auditor.partition import ROUND_ROW
-from auditor.procedure_frames import deal_order, in_deal_order, of_round, round_bound
+from auditor.procedure_frames import HELD_ROW, deal_order, in_deal_order, of_round, round_bound
 
 
 def test_of_round_gives_each_wager_its_rounds_value_and_null_for_other_rounds():
@@ -57,7 +57,7 @@ def test_rounds_are_put_in_dealing_order_table_by_table_and_shoe_by_shoe():
     assert keyed.filter(pl.col("_deal_order").is_null())["round_id"].to_list() == ["f"]
     ordered = in_deal_order(keyed.drop_nulls("_deal_order"))
     assert ordered["round_id"].to_list() == ["c", "b", "e", "d", "a"]
-    assert ordered["_held_row"].to_list() == [0, 1, 2, 3, 4]
+    assert ordered[HELD_ROW].to_list() == [0, 1, 2, 3, 4]
 
 
 def test_rounds_already_in_dealing_order_and_rounds_sharing_a_place_keep_their_order():
