@@ -24,7 +24,6 @@ from auditor.procedure_frames import (
     citations,
     ids,
     of_round,
-    round_bound,
     rulesets_with,
     suivi_keys,
     usd,
@@ -238,13 +237,16 @@ BANK_PARAMS = (
 )
 
 
-def bank_wagers(rounds: pl.DataFrame, wagers: pl.LazyFrame, rules: pl.DataFrame) -> pl.LazyFrame:
+def bank_wagers(
+    rounds: pl.DataFrame, wagers: pl.LazyFrame, rules: pl.DataFrame, bound: int
+) -> pl.LazyFrame:
     """The Banker's and the participants' wagers at the Bank tables, each with its round's
-    number, Banker seat and ruleset (`rounds`: all the partition's rounds, numbered)."""
+    number, Banker seat and ruleset (`rounds`: the partition's rounds, numbered; `bound`:
+    `procedure_frames.round_bound`)."""
     bank = rounds.filter(pl.col("ruleset").is_in(rulesets_with(rules, "stake_citation")))
 
     def of_bank_round(column: str) -> pl.Expr:
-        return of_round(round_bound(rounds), bank[ROUND_ROW], bank[column]).alias(column)
+        return of_round(bound, bank[ROUND_ROW], bank[column]).alias(column)
 
     return (
         wagers.filter(pl.col("bet").is_in(["banker", "player"]))
@@ -316,21 +318,14 @@ def _with_bank_state(
     # Each round's row of `held` and its pack's terms are looked up, not joined: the rounds
     # stay in the order of their rows, which is the dealing order.
     row = pl.col(HELD_ROW)
-    ruleset = pl.lit(held["ruleset"]).gather(row)
+    of_held = ("table_id", "shoe_id", "round_id", "ruleset", "banker_seat", "_bid", "kind")
     ordered = (
-        per_round.filter(pl.col(HELD_ROW).is_not_null())
+        per_round.filter(row.is_not_null())
         .sort(HELD_ROW)
+        .with_columns(pl.lit(held[c]).gather(row).alias(c) for c in (*of_held, "outcome"))
         .with_columns(
-            pl.lit(held[column]).gather(row).alias(column)
-            for column in ("table_id", "shoe_id", "round_id", "banker_seat", "_bid", "kind")
-        )
-        .with_columns(
-            ruleset.alias("ruleset"),
-            pl.lit(held["outcome"]).gather(row).alias("outcome"),
-            *(
-                ruleset.replace_strict(rules["ruleset"], rules[param], default=None).alias(param)
-                for param in BANK_PARAMS
-            ),
+            pl.col("ruleset").replace_strict(rules["ruleset"], rules[p], default=None).alias(p)
+            for p in BANK_PARAMS
         )
     )
     same_table = (pl.col("table_id").shift(1) == pl.col("table_id")).fill_null(False)

@@ -463,7 +463,7 @@ def procedure_findings(
     # rounds.
     held, in_rounds = materialize(
         holder_rounds(replayed, shoes, rules, "pass_citation", "stake_citation"),
-        bank_wagers(numbered, wagers, rules),
+        bank_wagers(numbered, wagers, rules, bound),
     )
     held = in_deal_order(held)
     frame, per_round = materialize(

@@ -35,16 +35,14 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, OUTCOMES, RESULTS, ROUND_KINDS
+from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
+from auditor.replay import BANKER_WINS, PLAYER_WINS, TIE
 from auditor.royal9 import royal9_hands, royal9_lines
 from auditor.rulepack import RulePack
 from auditor.terms import NATURAL_KEY, NB, PERCENTS, Terms, build_terms, cents, is_bet
 
 # Results are Int8 codes in the frame (strings cost more than the settlement itself).
 WIN, LOSE, PUSH = (RESULTS.index(r) for r in ("win", "lose", "push"))
-PLAYER, BANKER, TIE = (
-    OUTCOMES.index(o) for o in ("player", "banker", "tie")
-)  # as the replay codes them
 VOID, FREE, SIMULATED = (ROUND_KINDS.index(k) for k in ("void", "free", "simulated"))
 
 WAGER_COLUMNS = ("wager_id", "round_id", "seat", "placed_at", "award")
@@ -297,9 +295,11 @@ def _due_result(terms: Terms) -> pl.Expr:
         pl.when(pl.col("_kind") == VOID)
         .then(PUSH)
         .when(is_bet("banker"))
-        .then(pl.when(tie | pl.col("ez_push")).then(PUSH).otherwise(win_lose(outcome == BANKER)))
+        .then(
+            pl.when(tie | pl.col("ez_push")).then(PUSH).otherwise(win_lose(outcome == BANKER_WINS))
+        )
         .when(is_bet("player"))
-        .then(pl.when(tie).then(PUSH).otherwise(win_lose(outcome == PLAYER)))
+        .then(pl.when(tie).then(PUSH).otherwise(win_lose(outcome == PLAYER_WINS)))
         .when(is_bet("tie"))
         .then(pl.when(pl.col("tie_min").is_not_null()).then(win_lose(tie)))
         .when(is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player"))

@@ -143,7 +143,6 @@ def shoe_frame(
 ) -> pl.LazyFrame:
     """One row per shoe: its log and sequence (`shoe_sequences`), the options and pack
     limits in force, the folded rounds (`card_checks.shoe_rounds`)."""
-    base = sequences
     opts = options.select(
         "shoe_id",
         "ruleset",
@@ -152,7 +151,7 @@ def shoe_frame(
         "royal9_paytable",
     )
     framed = (
-        base.join(opts, on="shoe_id", how="inner")
+        sequences.join(opts, on="shoe_id", how="inner")
         .join(shoe_rules(packs).lazy(), on=["ruleset", "automated_shuffler"], how="left")
         .with_columns(pl.col("burn_card").str.head(1).alias("burn_rank"))
         .join(burn_rules(packs).lazy(), on=["ruleset", "burn_rank"], how="left")
