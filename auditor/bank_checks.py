@@ -1,12 +1,13 @@
 """Chemin de Fer Bank checks (PRC004-PRC008): the Banker's stake against his bid and his
 preceding wager, the wagers against the Banker singly and together, and Suivi.
 
-A Bank is a run of rounds at a table with the same Banker; it begins where `banker_bid`
-is logged or the Banker's seat changes. The Bank tables' wagers find their round by its
+A Bank is a run of rounds of one shoe with the same Banker; it begins with each new shoe
+(ma-chemin-de-fer §4(b) auctions every shoe: INDEX Ambiguity 8), where `banker_bid` is
+logged, or where the Banker's seat changes. The Bank tables' wagers find their round by its
 row number (a lookup, not a join) and are summed up per round; the sequential state (a
 Bank's start, its preceding wager, who may call Suivi) reads the rounds in dealing order
 and the previous row with `shift`, a sentinel stopping each forward fill at a Bank's (or
-table's) start. Only the wagers that can break a wager check meet their round's state.
+shoe's) start. Only the wagers that can break a wager check meet their round's state.
 """
 
 from __future__ import annotations
@@ -83,8 +84,9 @@ def _bank_stake_below_bid() -> Violation:
         "immediately preceding wager",
         what="After its first round, each wager of the same Bank must lie between once and "
         "twice the Banker's immediately preceding wager: the amount placed in the Bank's "
-        "previous round, tied rounds included (INDEX Ambiguity 2). A Bank begins where "
-        "`banker_bid` is logged or the Banker's seat changes.",
+        "previous round, tied rounds included (INDEX Ambiguity 2). A Bank begins with each "
+        "new shoe (§4(b): the shoe is auctioned afresh; INDEX Ambiguity 8), where "
+        "`banker_bid` is logged, or where the Banker's seat changes.",
         why="The stake ladder limits how fast a Bank can raise or shrink the money at risk "
         "against the table.",
         example="The Banker wagered $2,000.00 and then $5,000.00: at most $4,000.00 allowed.",
@@ -187,7 +189,7 @@ def _bank_overcovered() -> Violation:
         what="A `suivi` call is the first option of the participant whose `banco` or `suivi` "
         "wager, equal to the Banker's whole wager, lost in the last non-tied round of the "
         "same Bank (INDEX Ambiguity 3). A call by any other seat, or when nobody qualifies "
-        "(a partial wager, a win, a new Bank), is reported on the wager.",
+        "(a partial wager, a win, a new Bank, a new shoe), is reported on the wager.",
         why="Suivi takes precedence over every other banco; a wrong Suivi takes the hand "
         "from the participant who was entitled to it.",
         example="Seat 2's banco lost round 12; in round 13 seat 5 called suivi.",
@@ -328,9 +330,11 @@ def _with_bank_state(
             for p in BANK_PARAMS
         )
     )
-    same_table = (pl.col("table_id").shift(1) == pl.col("table_id")).fill_null(False)
+    # A new shoe auctions a new Bank (ma-chemin-de-fer §4(b), INDEX Ambiguity 8): neither
+    # the stake sequence nor the right to call Suivi carries over from the shoe before.
+    same_shoe = (pl.col("shoe_id").shift(1) == pl.col("shoe_id")).fill_null(False)
     bank_start = (
-        ~same_table
+        ~same_shoe
         | pl.col("_bid").is_not_null()
         | pl.col("banker_seat").ne_missing(pl.col("banker_seat").shift(1))
     )
@@ -354,7 +358,7 @@ def _with_bank_state(
         .otherwise(None)
         .fill_null(SENTINEL)
     )
-    reset = ~pl.col("_same_table") | (pl.col("_bank_start") & pl.col("suivi_resets"))
+    reset = ~pl.col("_same_shoe") | (pl.col("_bank_start") & pl.col("suivi_resets"))
     entitled = (
         pl.when(reset)
         .then(pl.lit(SENTINEL, dtype=pl.Int64))
@@ -362,7 +366,7 @@ def _with_bank_state(
         .forward_fill()
     )
     return (
-        ordered.with_columns(same_table.alias("_same_table"), bank_start.alias("_bank_start"))
+        ordered.with_columns(same_shoe.alias("_same_shoe"), bank_start.alias("_bank_start"))
         .with_columns(prev_bank.alias("_prev_bank"), entitled.alias("_entitled"))
         .with_columns(
             pl.when(pl.col(c) != SENTINEL).then(pl.col(c)).alias(c)

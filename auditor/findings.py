@@ -36,11 +36,27 @@ def empty_findings() -> pl.DataFrame:
 
 
 def combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    """All findings in one frame, in a deterministic order."""
+    """All findings in one frame, in a deterministic order (table by table, shoe by shoe),
+    each naming only its entity (`named_entity_only`)."""
     frames = [f.select(list(FINDINGS_SCHEMA)).cast(FINDINGS_SCHEMA) for f in frames if f.height]
     if not frames:
         return empty_findings()
-    return pl.concat(frames, how="vertical").sort(SORT_KEY, nulls_last=False, maintain_order=True)
+    ordered = pl.concat(frames, how="vertical").sort(
+        SORT_KEY, nulls_last=False, maintain_order=True
+    )
+    return ordered.with_columns(named_entity_only())
+
+
+def named_entity_only() -> list[pl.Expr]:
+    """The contract's rule: a finding names the most specific thing it is about, and only
+    that. A wager finding keeps `wager_id` and its `round_id`, a round finding `round_id`,
+    a shoe finding `shoe_id`, a table finding `table_id`; the checks carry the table and
+    shoe of every finding up to here, for the order above, and this drops them."""
+    no_round = pl.col("round_id").is_null()
+    return [
+        pl.when(no_round & pl.col("shoe_id").is_null()).then(pl.col("table_id")).alias("table_id"),
+        pl.when(no_round).then(pl.col("shoe_id")).alias("shoe_id"),
+    ]
 
 
 @dataclass(frozen=True)

@@ -220,8 +220,10 @@ PASS_CHECKS = CheckSet()
         "§10(a)(1): the Banker)",
         what="When the Banker's Hand loses a regular round dealt by a player (ma-baccarat: "
         "`curator_seat` not null; ma-chemin-de-fer: the Banker at `banker_seat`), the next "
-        "regular round at the table, in the same or the next shoe, must have another seat "
-        "holding the shoe (at ma-baccarat the dealer, null, will do). Simulated rounds "
+        "regular round of the same shoe must have another seat holding the shoe (at "
+        "ma-baccarat the dealer, null, will do). A new shoe starts a new selection (ma-baccarat "
+        "§7(b) offers it to seat 1 first, ma-chemin-de-fer §4(b) auctions the Bank), so the "
+        "seat that lost the last round of a shoe may hold the next shoe. Simulated rounds "
         "neither force nor show a pass, and a tie is not a loss (INDEX Ambiguities 8, 9). "
         "Reported on the round that should have been dealt by someone else.",
         why="Passing the shoe on a loss is how the game spreads the deal; a holder who keeps "
@@ -232,7 +234,7 @@ PASS_CHECKS = CheckSet()
 )
 def _shoe_not_passed() -> Violation:
     return Violation(
-        when=pl.col("_same_table")
+        when=pl.col("_same_shoe")
         & (pl.col("_prev_outcome") == "player")
         & pl.col("_prev_seat").is_not_null()
         & (pl.col("_seat") == pl.col("_prev_seat")),
@@ -254,13 +256,13 @@ def _shoe_not_passed() -> Violation:
 
 def _pass_frame(held: pl.DataFrame, rules: pl.DataFrame) -> pl.LazyFrame:
     """The regular rounds of tables with a mandatory pass, each beside the one before it
-    at the table (`held`: `procedure_frames.holder_rounds`, in dealing order)."""
+    in dealing order and whether that one was of the same shoe (`held`:
+    `procedure_frames.holder_rounds`, in dealing order)."""
     seat = pl.coalesce(
         pl.when(pl.col("pass_seat_column") == column).then(pl.col(column))
         for column in SEAT_COLUMNS
     )
     previous = {
-        "_prev_table_id": "table_id",
         "_prev_seat": "_seat",
         "_prev_outcome": "outcome",
         "_prev_round_no": "round_no",
@@ -279,7 +281,7 @@ def _pass_frame(held: pl.DataFrame, rules: pl.DataFrame) -> pl.LazyFrame:
         .with_columns(seat.alias("_seat"))
         .with_columns(pl.col(column).shift(1).alias(name) for name, column in previous.items())
         .with_columns(
-            (pl.col("_prev_table_id") == pl.col("table_id")).fill_null(False).alias("_same_table")
+            (pl.col("_prev_shoe_id") == pl.col("shoe_id")).fill_null(False).alias("_same_shoe")
         )
     )
 

@@ -536,11 +536,18 @@ class Round:
 
     def play(self) -> None:
         window = list(self.seq[self.start : self.start + 6])
+        left = len(window)
+        # Past the shoe's last card the deal is completed on paper only, to learn how
+        # many cards the hand needed; those cards were never dealt.
+        window += [0] * (6 - left)
         if self.swap is not None:
             k = self.swap
             window[k], window[k + 1] = window[k + 1], window[k]
         self.pc, self.bc = deal(window, self.opts.chemin, self.draw_on_5, self.force)
         self.used = len(self.pc) + len(self.bc)
+        if self.used > left:
+            self.void(left)
+            return
         if self.replace is not None:
             hand, idx, code = self.replace
             (self.pc if hand == "P" else self.bc)[idx] = code
@@ -548,6 +555,21 @@ class Round:
         self.player_total, self.banker_total, self.outcome = f.pt, f.bt, f.outcome
         self.ez_event = ez_event(f, self.opts)
         self.settle()
+
+    def void(self, left: int) -> None:
+        """Too few cards to complete the round (ma-baccarat §15(e) and twins, Chemin de
+        Fer §11(k)): the hands keep the cards dealt before the shoe ran out, in dealing
+        order, and every wager is returned."""
+        player_slots = [0, 2, 4] if len(self.pc) == 3 else [0, 2]
+        banker_slots = [1, 3] + ([len(self.pc) + 2] if len(self.bc) == 3 else [])
+        self.pc = [c for c, i in zip(self.pc, player_slots, strict=True) if i < left]
+        self.bc = [c for c, i in zip(self.bc, banker_slots, strict=True) if i < left]
+        self.used = left
+        self.kind = "void"
+        self.player_total, self.banker_total = point_count(self.pc), point_count(self.bc)
+        self.outcome, self.ez_event = "void", None
+        for w in self.wagers:
+            w.result, w.payout, w.commission = "push", 0, 0
 
     def settle(self) -> None:
         if not self.wagers:

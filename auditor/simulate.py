@@ -66,6 +66,9 @@ FREE_RATE = 0.03  # Free Hands at midi tables that allow them
 SIMULATED_RATE = 0.005  # irregularity: a simulated round (§15(c)(2), §15(d))
 DISCARD_RATE = 0.005  # irregularity: two cards to the discard (§15(c)(1))
 CURATOR_VOLUNTARY_PASS = 0.02
+# Midi places no cover card (INDEX: §9(d) never says where): some shoes have it so near the
+# back that the last hand runs out of cards and is void (§13(e)).
+MIDI_COVER_NEAR_BACK = 0.25
 BANK_VOLUNTARY_PASS = 0.08
 
 MAIN_LADDER = (1, 1, 1, 2, 2, 3, 4, 5, 5, 10, 10, 20, 25, 50, 100)  # x table minimum
@@ -416,18 +419,21 @@ class TableRun:
         shoe = self.open_shoe(fault)
         limit = 2 if fault == "extra_hand_after_cover" else 1
         hands_after = -1  # hands completed after the round in which the cover card came out
-        while self.produced < self.budget and len(shoe.seq) - shoe.p >= 6:
+        while self.produced < self.budget and shoe.p < len(shoe.seq):
             rd = self.play_round(shoe, self.next_kind(shoe))
+            if rd.kind == "void":  # the cards ran out: the shoe ends (§15(e) and twins)
+                break
             if not rd.cover:
                 continue
             hands_after += 1
-            if hands_after == 2:
+            if hands_after == 2 and fault == "extra_hand_after_cover":
                 self.out.fault(
                     "extra_hand_after_cover", self.spec.table_id, shoe.shoe_id, rd.round_id,
                     None, f"round {rd.round_no} is a second hand after the cover card",
                 )  # fmt: skip
-            # Chemin de Fer has no last-hand rule (INDEX Ambiguity 5): stop at the cover.
-            if self.options.chemin or hands_after >= limit:
+            # Chemin de Fer has no last-hand rule (INDEX Ambiguity 5): hands are dealt until
+            # one cannot be completed, which is void (§11(k)).
+            if not self.options.chemin and hands_after >= limit:
                 break
         self.close_shoe(shoe)
 
@@ -460,7 +466,12 @@ class TableRun:
             shoe.cut = rs.between(margin, n - margin)
         # §5(e): the cards in front of the cut card go to the back.
         shoe.seq = stack[shoe.cut :] + stack[: shoe.cut]
-        shoe.cfb = rs.between(6, 13) if fault == "cover_card_too_close" else rs.between(14, 80)
+        if fault == "cover_card_too_close":
+            shoe.cfb = rs.between(6, 13)
+        elif o.ruleset == MIDI and rs.u() < MIDI_COVER_NEAR_BACK:
+            shoe.cfb = rs.between(1, 9)
+        else:
+            shoe.cfb = rs.between(14, 80)
         shoe.cover_pos = n - shoe.cfb
         value = BURN_VALUES[shoe.seq[0]]
         shoe.burn_count = value
@@ -584,7 +595,7 @@ class TableRun:
         return rd
 
     def maybe_inject(self, rd: Round, shoe: Shoe) -> Fault | None:
-        if self.rs.u() >= self.fault_rate:
+        if rd.kind == "void" or self.rs.u() >= self.fault_rate:
             return None
         ctx = RoundContext(
             rs=self.rs,
@@ -648,14 +659,16 @@ class TableRun:
     # -- curator and Bank --------------------------------------------------------------
 
     def start_holders(self, shoe: Shoe) -> None:
-        """A new shoe is offered anew; a holder who just lost may not take it back."""
+        """A new shoe starts a new selection (INDEX Ambiguity 8): ma-baccarat §7(b) offers
+        it to the seats anew, Chemin de Fer §4(b) auctions the Bank; the holder who lost
+        the last round of the shoe before may take it again."""
         o = self.options
         if o.ruleset == MA_BACCARAT:
+            self.barred = None
             self.curator = self.offer_shoe(shoe, None)
             self.curator_lost, self.kept_curator = False, None
         elif o.chemin:
-            lost = self.bank.seat if self.bank is not None and self.bank_lost else None
-            self.bank = self.new_bank(shoe, lost, None)
+            self.bank = self.new_bank(shoe, None, None)
             self.bank_lost = self.bank_voluntary = False
             self.replaced_bank = None
 

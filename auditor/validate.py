@@ -53,8 +53,8 @@ ROW_KEY = ROW_KEYS
 
 CHECK_REASONS = {
     "card_format": "not a card: rank A23456789TJQK followed by suit SHDC",
-    "two_or_three_cards": "a hand holds 2 or 3 cards (ma-baccarat §10(c): never more than "
-    "one additional card per hand)",
+    "two_or_three_cards": "a hand holds 2 or 3 cards, a void round's at most 3 "
+    "(ma-baccarat §10(c): never more than one additional card per hand)",
     "not_nullable": "required value is missing",
     "str_matches": "does not match the contract's format",
     "isin": "not one of the contract's values",

@@ -38,7 +38,9 @@ def _cards_match(column: str) -> pl.Expr:
 
 
 def _hand_size_ok(column: str) -> pl.Expr:
-    return pl.col(column).list.len().is_between(2, 3)
+    # A void round holds the cards dealt before the shoe ran out: possibly fewer than two.
+    cards = pl.col(column).list.len()
+    return pl.when(pl.col("kind") == "void").then(cards <= 3).otherwise(cards.is_between(2, 3))
 
 
 class _Strictness:

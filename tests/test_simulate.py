@@ -8,6 +8,7 @@ it must find something in exactly the rounds and shoes that the fault key names.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter, defaultdict
 from decimal import Decimal
@@ -171,17 +172,22 @@ class Checker:
         last = shoe["opened_at"]
         for no, r in enumerate(rounds, start=1):
             rid, pc, bc = r["round_id"], r["player_cards"], r["banker_cards"]
-            dealt = [pc[0], bc[0], pc[1], bc[1], *pc[2:], *bc[2:]]
+            # P B P B, then the third cards; a void round's hands stop where the shoe ran out.
+            dealt = [c for pair in itertools.zip_longest(pc[:2], bc[:2]) for c in pair if c]
+            dealt += [*pc[2:], *bc[2:]]
             if seq is not None and seq[pos : pos + len(dealt)] != dealt:
                 self.flag("sequence", sid, rid)
             pos += len(dealt)
+            if r["kind"] == "void" and (no != len(rounds) or (seq is not None and pos != n)):
+                self.flag("void", sid, rid)  # §15(e), §11(k): the cards ran out, the shoe ends
             counts.update(dealt)
             if r["round_no"] != no or not last < r["no_more_bets_at"] < r["dealt_at"]:
                 self.flag("order", sid, rid)
             last = r["dealt_at"]
-            if after >= 0 and r["kind"] != "simulated":
+            if after >= 0 and r["kind"] not in ("simulated", "void"):
                 after += 1
-                if after > (0 if chemin else 1):
+                # Chemin de Fer has no last-hand rule (INDEX Ambiguity 5).
+                if not chemin and after > 1:
                     self.flag("hand_after_cover", sid, rid)
             seen = seen or pos > cover_pos
             if r["cover_card_drawn"] != seen:
@@ -219,6 +225,11 @@ class Checker:
 
     def check_round(self, r: dict, sid: str) -> None:
         o, rid = self.options[sid], r["round_id"]
+        if r["kind"] == "void":  # every wager returned (§15(e) and twins)
+            for w in self.wagers[rid]:
+                if (w["result"], cents(w["payout"]), cents(w["commission"])) != ("push", 0, 0):
+                    self.flag("settlement", sid, rid, w["wager_id"])
+            return
         pc, bc = r["player_cards"], r["banker_cards"]
         chemin = o["ruleset"] == "ma-chemin-de-fer"
         p2, b2 = pts(pc[:2]), pts(bc[:2])
@@ -432,6 +443,8 @@ class Checker:
             bank = next((cents(w["amount"]) for w in wagers if w["bet"] == "banker"), None)
             new_shoe = first_of_shoe != sid
             first_of_shoe = sid
+            if new_shoe:  # §4(b): each shoe auctions a new Bank (INDEX Ambiguity 8)
+                prev, lost_seat, suivi = None, None, None
             if r["banker_bid"] is not None:  # a new Bank
                 if lost_seat is not None and r["banker_seat"] == lost_seat:
                     self.flag("bank_pass", sid, rid)
@@ -439,7 +452,7 @@ class Checker:
                     self.flag("bank_stake", sid, rid)
                 suivi = None
             else:
-                if new_shoe or lost_seat is not None:
+                if new_shoe or lost_seat is not None:  # a new shoe logs its auction's bid
                     self.flag("bank_pass", sid, rid)
                 if bank is not None and prev is not None and not prev <= bank <= 2 * prev:
                     self.flag("bank_stake", sid, rid)
@@ -455,10 +468,12 @@ class Checker:
 
     def check_curator(self, rounds: list[dict]) -> None:
         """§14(a)(1): a curator passes the shoe when the Banker's Hand loses."""
-        lost = None
+        lost, shoe = None, None
         for r in rounds:
             if r["kind"] != "regular":
                 continue
+            if r["shoe_id"] != shoe:  # §7(b): a new shoe is offered anew (INDEX Ambiguity 8)
+                lost, shoe = None, r["shoe_id"]
             if lost is not None and r["curator_seat"] == lost:
                 self.flag("curator_pass", r["shoe_id"], r["round_id"])
             outcome_player = pts(r["player_cards"]) > pts(r["banker_cards"])
@@ -523,7 +538,7 @@ def test_clean_data_covers_the_floor(clean: Path) -> None:
     assert set(tables["dragon_bonus_paytable"].drop_nulls()) == {"A", "B", "C"}
     rounds = pl.read_parquet(clean / "rounds.parquet")
     assert rounds.height == 2500
-    assert {"regular", "free", "simulated"} <= set(rounds["kind"])
+    assert {"regular", "free", "simulated", "void"} <= set(rounds["kind"])
     assert rounds["discarded_after"].drop_nulls().len() > 0
     assert set(rounds["ez_event"].drop_nulls()) == {"dragon7", "panda8"}
     wagers = pl.read_parquet(clean / "wagers.parquet")
@@ -535,6 +550,42 @@ def test_clean_data_covers_the_floor(clean: Path) -> None:
     assert pl.read_parquet(clean / "commission_collections.parquet").height > 0
     shoes = pl.read_parquet(clean / "shoes.parquet")
     assert shoes["card_sequence"].null_count() > 0
+
+
+def test_void_rounds_end_their_shoe_with_the_cards_that_were_left(clean: Path) -> None:
+    rounds = pl.read_parquet(clean / "rounds.parquet")
+    void = rounds.filter(pl.col("kind") == "void")
+    hand = pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()
+    assert void.filter(hand < 4).height > 0  # short hands, as the shoe ran out
+    last = rounds.group_by("shoe_id").agg(pl.col("round_no").max())
+    assert void.join(last, on=["shoe_id", "round_no"], how="anti").height == 0
+    wagers = pl.read_parquet(clean / "wagers.parquet").join(void, on="round_id", how="semi")
+    assert wagers.height > 0
+    assert set(wagers["result"]) == {"push"}
+
+
+def _first_holder_is_the_last_loser(rounds: pl.DataFrame, seat: str) -> pl.DataFrame:
+    """Shoes whose first regular round is held by the seat that held the previous shoe's
+    last regular round of the table, which the Banker's Hand lost."""
+    regular = rounds.filter(pl.col("kind") == "regular").sort("table_id", "dealt_at")
+    ends = regular.group_by("shoe_id", maintain_order=True).agg(
+        pl.col("table_id").first(),
+        pl.col(seat).first().alias("first_seat"),
+        pl.col(seat).last().alias("last_seat"),
+        (pl.col("outcome").last() == "player").alias("last_lost"),
+    )
+    previous = [pl.col(c).shift(1).over("table_id") for c in ("last_seat", "last_lost")]
+    return ends.with_columns(previous[0].alias("prev_seat"), previous[1].alias("prev_lost")).filter(
+        pl.col("prev_lost") & (pl.col("prev_seat") == pl.col("first_seat"))
+    )
+
+
+def test_a_new_shoe_may_go_to_the_seat_that_lost_the_last_round(tmp_path: Path) -> None:
+    # INDEX Ambiguity 8: a new shoe starts a new selection; clean data exercises the case.
+    simulate(tmp_path, 20_000, seed=2)
+    rounds = pl.read_parquet(tmp_path / "rounds.parquet")
+    assert _first_holder_is_the_last_loser(rounds, "curator_seat").height > 0
+    assert _first_holder_is_the_last_loser(rounds, "banker_seat").height > 0
 
 
 def test_free_and_simulated_rounds_have_no_wagers(clean: Path) -> None:

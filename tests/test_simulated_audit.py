@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from auditor.audit import find, run_audit, run_validation
 from auditor.cli import main
 from auditor.contract import TABLES
+from auditor.findings import ID_COLUMNS
 from auditor.simulate import simulate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,6 +54,20 @@ def test_findings_are_byte_identical_on_rerun(tmp_path):
     run_audit(SAMPLE, tmp_path / "b")
     first = (tmp_path / "a" / "findings.parquet").read_bytes()
     assert first == (tmp_path / "b" / "findings.parquet").read_bytes()
+
+
+def test_each_finding_names_only_its_entity():
+    # CONTRACT: a wager (wager_id and its round_id), a round (round_id), a shoe (shoe_id
+    # only), a table (table_id only).
+    findings = find(run_validation(SAMPLE))
+    named = findings.select(
+        pl.concat_str(
+            *(pl.when(pl.col(c).is_not_null()).then(pl.lit(c[0])) for c in ID_COLUMNS),
+            ignore_nulls=True,
+        ).alias("named")
+    )["named"]
+    assert set(named) == {"rw", "r", "s"}  # the sample holds no table finding
+    assert set(findings.filter(pl.col("wager_id").is_not_null())["rule"]) > {"PAY001"}
 
 
 @pytest.fixture(scope="module")

@@ -73,6 +73,33 @@ def test_four_card_hand_is_quarantined(write_dataset):
     assert quarantine_of(validated, "wagers")["row_key"].to_list() == ["W3"]
 
 
+def test_short_hands_are_accepted_only_in_a_void_round(write_dataset):
+    rows = base_rows()
+    rows["rounds"][0].update(
+        kind="void", outcome="void", player_cards=["KS"], banker_cards=[], player_total=0
+    )
+    rows["rounds"][0]["banker_total"] = 0
+    rows["rounds"][1]["player_cards"] = ["KS"]
+    validated = run_validation(write_dataset(rows))
+    bad = quarantine_of(validated, "rounds")
+    assert bad.select("row_key", "column", "check").rows() == [
+        ("R2", "player_cards", "two_or_three_cards")
+    ]
+    assert_counts_add_up(validated)
+
+
+def test_a_void_round_still_holds_at_most_three_cards_a_hand(write_dataset):
+    rows = base_rows()
+    rows["rounds"][0].update(
+        kind="void", outcome="void", banker_cards=["KD", "7C", "2H", "3H"], banker_total=2
+    )
+    validated = run_validation(write_dataset(rows))
+    bad = quarantine_of(validated, "rounds")
+    assert bad.select("row_key", "column", "check").rows() == [
+        ("R1", "banker_cards", "two_or_three_cards")
+    ]
+
+
 def test_duplicate_round_id_quarantines_both_rows_and_their_wagers(write_dataset):
     rows = base_rows()
     rows["rounds"][1]["round_id"] = "R1"
