@@ -10,11 +10,11 @@ from pathlib import Path
 
 import polars as pl
 
-from auditor.findings import combine
-from auditor.load import open_dataset
-from auditor.options import shoe_options
-from auditor.outputs import AuditOutputs, write_outputs
-from auditor.partition import (
+from auditor.findings.check import Check, documented
+from auditor.findings.table import combine
+from auditor.input.load import open_dataset
+from auditor.input.options import shoe_options
+from auditor.input.partition import (
     PARTITION_ROUNDS,
     ROUND_ROW,
     Partition,
@@ -22,11 +22,22 @@ from auditor.partition import (
     restrict,
     wagers_of,
 )
-from auditor.procedures import procedure_findings
-from auditor.replay import replay, round_findings
-from auditor.rulepack import RulePack, load_all
-from auditor.settle import wager_findings
-from auditor.validate import ProgressCallback, ValidatedDataset, validate
+from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
+from auditor.output.files import AuditOutputs, write_outputs
+from auditor.packs.model import RulePack, load_all
+from auditor.procedures import stage as procedures_stage
+from auditor.procedures.stage import procedure_findings
+from auditor.replay import replay as replay_stage
+from auditor.replay.replay import replay, round_findings
+from auditor.settlement import wagers as settlement_stage
+from auditor.settlement.wagers import wager_findings
+
+
+def all_checks() -> list[Check]:
+    """Every check the pipeline runs, by code: the stages' own check sets."""
+    return documented(
+        (*replay_stage.CHECK_SETS, *settlement_stage.CHECK_SETS, *procedures_stage.CHECK_SETS)
+    )
 
 
 def run_validation(

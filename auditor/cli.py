@@ -17,7 +17,7 @@ from rich.table import Table
 
 from auditor import __version__
 from auditor.errors import AuditorError
-from auditor.partition import PARTITION_ROUNDS
+from auditor.input.partition import PARTITION_ROUNDS
 
 stderr = Console(stderr=True)
 stdout = Console()
@@ -52,7 +52,7 @@ def _fail(error: AuditorError) -> None:
 
 
 def _rows_in(dataset_path: Path, table: str | None = None) -> int:
-    from auditor.load import open_dataset
+    from auditor.input.load import open_dataset
 
     dataset = open_dataset(dataset_path)
     tables = [table] if table else list(dataset.files)
@@ -130,7 +130,7 @@ def audit(dataset: Path, out: Path, exit_zero: bool, partition_rounds: int) -> N
 @click.argument("code", required=False)
 def rules(code: str | None) -> None:
     """List the checks (code, title, citation), or document one CODE in full."""
-    from auditor.checks import all_checks
+    from auditor.audit import all_checks
 
     checks = all_checks()
     if code:
@@ -179,7 +179,7 @@ def simulate(
     out: Path, rounds: int, seed: int, fault_rate: float, shoe_fault_rate: float | None
 ) -> None:
     """Deal ROUNDS rounds at tables of every ruleset and write a dataset to OUT."""
-    from auditor.simulate import simulate as run_simulation
+    from auditor.simulator.simulate import simulate as run_simulation
 
     try:
         with _progress("dealing", rounds) as advance:

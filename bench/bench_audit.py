@@ -30,14 +30,14 @@ from pathlib import Path
 
 import polars as pl
 
-from auditor.partition import PARTITION_ROUNDS
+from auditor.input.partition import PARTITION_ROUNDS
 
 BASE_ROUNDS = 1_000_000
 PYTHON_SAMPLE = 200_000
 
 
 def build_dataset(work: Path, rounds: int) -> Path:
-    from auditor.simulate import simulate
+    from auditor.simulator.simulate import simulate
 
     copies = max(1, rounds // BASE_ROUNDS)
     data = work / f"rounds-{copies * BASE_ROUNDS}"
@@ -85,10 +85,10 @@ def measure_floor(data: Path, partition_rounds: int) -> dict:
 
 
 def measure_replay(data: Path, partition_rounds: int) -> dict:
-    from auditor.load import open_dataset, scan_table
-    from auditor.options import shoe_options
-    from auditor.replay import replay, round_findings
-    from auditor.rulepack import load_all
+    from auditor.input.load import open_dataset, scan_table
+    from auditor.input.options import shoe_options
+    from auditor.packs.model import load_all
+    from auditor.replay.replay import replay, round_findings
 
     # Setup, outside the clock as the row-by-row replay's is: the rule packs, the files'
     # schemas. Inside: reading the rounds and the options, the replay and its checks.
@@ -114,7 +114,7 @@ def measure_python(data: Path, partition_rounds: int) -> dict:
     outcome, and the comparison of each with what was logged; each discrepancy kept
     with the ids that name it, as the vectorized checks write their findings.
     """
-    from auditor.rulepack import load_all
+    from auditor.packs.model import load_all
 
     packs = load_all()
     rules = {ruleset: _python_rules(pack) for ruleset, pack in packs.items()}
@@ -208,7 +208,7 @@ def measure_audit_without_procedures(data: Path, partition_rounds: int) -> dict:
     """The whole audit less stage 5 (procedures): what the shoe checks add is the
     difference with `audit`."""
     from auditor.audit import find, run_validation
-    from auditor.outputs import AuditOutputs, write_outputs
+    from auditor.output.files import AuditOutputs, write_outputs
 
     validated = run_validation(data)
     findings = find(validated, partition_rounds=partition_rounds, procedures=False)

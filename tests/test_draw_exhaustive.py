@@ -13,8 +13,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from auditor.replay import ROUND_CHECKS, replay
-from auditor.rulepack import load_all
+from auditor.packs.model import load_all
+from auditor.replay.replay import ROUND_CHECKS, replay
 
 RULESETS = ("ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer")
 RANK_OF_VALUE = ["K", "A", "2", "3", "4", "5", "6", "7", "8", "9"]

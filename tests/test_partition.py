@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 from auditor.audit import find, run_validation
-from auditor.partition import ROUND_ROW, Partition, partitions, restrict, wagers_of
-from auditor.simulate import simulate
+from auditor.input.partition import ROUND_ROW, Partition, partitions, restrict, wagers_of
+from auditor.simulator.simulate import simulate
 
 from .conftest import base_rows
 

@@ -9,8 +9,8 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from auditor.partition import ROUND_ROW
-from auditor.procedure_frames import HELD_ROW, deal_order, in_deal_order, of_round, round_bound
+from auditor.input.partition import ROUND_ROW
+from auditor.procedures.frames import HELD_ROW, deal_order, in_deal_order, of_round, round_bound
 
 
 def test_of_round_gives_each_wager_its_rounds_value_and_null_for_other_rounds():

@@ -18,14 +18,20 @@ import polars as pl
 import pytest
 
 from auditor.audit import hold_partition, run_validation
-from auditor.partition import partitions
-from auditor.procedures import procedure_findings
-from auditor.rulepack import load_all
-from auditor.simulate import simulate
+from auditor.input.partition import partitions
+from auditor.packs.model import load_all
+from auditor.procedures.stage import procedure_findings
+from auditor.simulator.simulate import simulate
 
 from .test_rule_cases import case_rows
 
-ENGINE = [Path(__file__).parents[1] / "auditor" / f for f in ("procedures.py", "shoe_checks.py")]
+PACKAGE = Path(__file__).parents[1] / "auditor"
+# The stages that apply the rule packs: none of them may name a ruleset.
+ENGINE = sorted(
+    path
+    for stage in ("replay", "settlement", "procedures")
+    for path in (PACKAGE / stage).glob("*.py")
+)
 
 # Fault kind -> (codes, what the finding names: the shoe, the round or the wager).
 EXPECTED = {
@@ -262,7 +268,7 @@ def test_uncollected_marker_names_seat_and_patron(write_dataset) -> None:
 # ---- packs, not names ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ENGINE, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_engine_never_branches_on_a_ruleset_name(path: Path) -> None:
     code = "\n".join(
         line for line in path.read_text().splitlines() if not line.lstrip().startswith("#")

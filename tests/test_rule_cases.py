@@ -23,8 +23,7 @@ import polars as pl
 import pytest
 import yaml
 
-from auditor.audit import find, run_validation
-from auditor.checks import all_checks
+from auditor.audit import all_checks, find, run_validation
 
 from .conftest import T0, base_rows
 

@@ -21,13 +21,7 @@ import yaml
 
 from auditor import contract
 from auditor.errors import RulesetError
-from auditor.rulepack import (
-    RulePack,
-    available_rulesets,
-    load_all,
-    load_pack,
-    load_pack_file,
-)
+from auditor.packs.model import RulePack, available_rulesets, load_all, load_pack, load_pack_file
 
 MA, MIDI, MD, CDF = "ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer"
 RULESETS = (MA, MIDI, MD, CDF)

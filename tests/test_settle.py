@@ -24,15 +24,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.audit import find, run_validation
-from auditor.commission import COMMISSION_CHECKS
 from auditor.contract import TABLES
-from auditor.options import shoe_options
-from auditor.permit import PERMIT_CHECKS, ROLLOVER_CHECKS
-from auditor.replay import replay
-from auditor.rulepack import load_all
-from auditor.settle import WAGER_CHECKS
-from auditor.settlement import commission_cents, settle
-from auditor.sim_settle import (
+from auditor.input.options import shoe_options
+from auditor.packs.model import load_all
+from auditor.replay.replay import replay
+from auditor.settlement.commission import COMMISSION_CHECKS
+from auditor.settlement.correct import commission_cents, settle
+from auditor.settlement.permit import PERMIT_CHECKS, ROLLOVER_CHECKS
+from auditor.settlement.wagers import WAGER_CHECKS
+from auditor.simulator.settle import (
     CARD_CODES,
     CARD_NAMES,
     CHEMIN,
@@ -48,7 +48,7 @@ from auditor.sim_settle import (
     settle_chemin,
     settle_round,
 )
-from auditor.simulate import simulate
+from auditor.simulator.simulate import simulate
 
 MONEY = pl.Decimal(18, 2)
 STAGE_CODES = {
@@ -372,8 +372,8 @@ def test_findings_are_the_same_with_the_in_memory_engine(tmp_path) -> None:
     audited = validated.audited
     options = shoe_options(audited["shoes"], audited["tables"])
     replayed = replay(audited["rounds"], options, packs)
-    from auditor.findings import combine
-    from auditor.settle import wager_findings
+    from auditor.findings.table import combine
+    from auditor.settlement.wagers import wager_findings
 
     stages = wager_findings(audited["wagers"], replayed, options, packs, audited["royal9_seats"])
     streaming = combine(pl.collect_all(stages))

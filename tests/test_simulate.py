@@ -19,9 +19,9 @@ import polars as pl
 import pytest
 
 from auditor.contract import BETS, TABLES
-from auditor.sim_faults import FAMILIES, MONEY_FAULTS
-from auditor.sim_settle import commission
-from auditor.simulate import simulate
+from auditor.simulator.faults import FAMILIES, MONEY_FAULTS
+from auditor.simulator.settle import commission
+from auditor.simulator.simulate import simulate
 
 RANKS = "A23456789TJQK"
 POINT = {r: (i + 1) % 10 if i < 9 else 0 for i, r in enumerate(RANKS)}  # tens, faces: 0

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from auditor.audit import find, run_audit, run_validation
 from auditor.cli import main
 from auditor.contract import TABLES
-from auditor.findings import ID_COLUMNS
-from auditor.simulate import simulate
+from auditor.findings.table import ID_COLUMNS
+from auditor.simulator.simulate import simulate
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"

@@ -10,11 +10,11 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from auditor import validate as validate_module
 from auditor.audit import run_validation
 from auditor.cli import main
 from auditor.errors import InputError, RulesetError
-from auditor.load import open_dataset, wider_integer_columns
+from auditor.input import validate as validate_module
+from auditor.input.load import open_dataset, wider_integer_columns
 
 from .conftest import base_rows, contract_frame
 

@@ -36,10 +36,10 @@ from collections.abc import Mapping
 import polars as pl
 
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
-from auditor.replay import BANKER_WINS, PLAYER_WINS, TIE
-from auditor.royal9 import royal9_hands, royal9_lines
-from auditor.rulepack import RulePack
-from auditor.terms import NATURAL_KEY, NB, PERCENTS, Terms, build_terms, cents, is_bet
+from auditor.packs.model import RulePack
+from auditor.replay.replay import BANKER_WINS, PLAYER_WINS, TIE
+from auditor.settlement.royal9 import royal9_hands, royal9_lines
+from auditor.settlement.terms import NATURAL_KEY, NB, PERCENTS, Terms, build_terms, cents, is_bet
 
 # Results are Int8 codes in the frame (strings cost more than the settlement itself).
 WIN, LOSE, PUSH = (RESULTS.index(r) for r in ("win", "lose", "push"))

@@ -24,15 +24,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor.contract import MONEY, TABLES
-from auditor.sim_faults import (
-    FAMILIES,
-    MONEY_FAULTS,
-    Fault,
-    RoundContext,
-    applicable,
-    inject,
-)
-from auditor.sim_settle import (
+from auditor.simulator.faults import FAMILIES, MONEY_FAULTS, Fault, RoundContext, applicable, inject
+from auditor.simulator.settle import (
     BURN_VALUES,
     CARD_CODES,
     CARD_NAMES,

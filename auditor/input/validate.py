@@ -19,7 +19,7 @@ import polars as pl
 
 from auditor.contract import CARD_PATTERN, ROW_KEYS, RULESETS, TABLES
 from auditor.errors import RulesetError
-from auditor.load import (
+from auditor.input.load import (
     FILE_COLUMN,
     ROW_COLUMN,
     Dataset,

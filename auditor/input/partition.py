@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from auditor.load import FILE_COLUMN, ROW_COLUMN
+from auditor.input.load import FILE_COLUMN, ROW_COLUMN
 
 PARTITION_ROUNDS = 1_500_000
 # A replayed round's row in its partition: the integer wagers and rounds are joined on.

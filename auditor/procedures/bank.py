@@ -16,10 +16,10 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.checks import Check
-from auditor.findings import CheckSet, Violation
-from auditor.partition import ROUND_ROW
-from auditor.procedure_frames import (
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.input.partition import ROUND_ROW
+from auditor.packs.model import RulePack
+from auditor.procedures.frames import (
     HELD_ROW,
     cents,
     citations,
@@ -29,7 +29,6 @@ from auditor.procedure_frames import (
     suivi_keys,
     usd,
 )
-from auditor.rulepack import RulePack
 
 # Marks, in a forward fill, "nobody" (no preceding wager, nobody may call Suivi) as
 # distinct from null ("nothing new in this round"): neither a seat nor an amount.

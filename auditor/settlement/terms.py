@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from auditor.contract import BETS, CALLS, DRAGON_BONUS_PAYTABLES
-from auditor.rulepack import TABLE_OPTIONS, Royal9Limits, RulePack
+from auditor.packs.model import TABLE_OPTIONS, Royal9Limits, RulePack
 
 NB = len(BETS)
 CALL_SLOTS = len(CALLS) + 1  # the contract's calls, then "no call"

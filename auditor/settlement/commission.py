@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.checks import Check
-from auditor.findings import CheckSet, Violation
-from auditor.settlement import WIN
-from auditor.terms import SAME_RESULT, Terms, dollars, stake_words, usd
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.settlement.correct import WIN
+from auditor.settlement.terms import SAME_RESULT, Terms, dollars, stake_words, usd
 
 COMMISSION_CHECKS = CheckSet()
 commission_check = COMMISSION_CHECKS.check

@@ -1,62 +1,49 @@
-"""Findings: one row per discrepancy, in the contract's columns, sorted stably.
+"""How a check is declared: one stable code per violation, with its documentation, and
+its condition as polars expressions (`Violation`), gathered per stage in a `CheckSet`.
 
-Every stage that checks something returns a frame in FINDINGS_SCHEMA; this module
-concatenates and orders them so that a re-run writes the same bytes.
+A check is named after the violation (`BankerDrewOnStand`, not `CheckBankerDraw`).
+Codes are grouped by family (DRW draws, TOT totals and announcements, PAY payouts,
+COM commission, WAG wager permissibility, SHO shoe, PRC procedures) and are never
+reused. The `what`, `why` and `example` texts are the user documentation that
+`auditor rules` prints; a meta-test refuses a check without them or without YAML
+pass and fail cases.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import polars as pl
 
-from auditor.checks import Check, register
 from auditor.contract import MONEY
+from auditor.findings.table import FINDINGS_SCHEMA, ID_COLUMNS, empty_findings
 
-FINDINGS_SCHEMA = {
-    "rule": pl.String(),
-    "severity": pl.String(),
-    "citation": pl.String(),
-    "table_id": pl.String(),
-    "shoe_id": pl.String(),
-    "round_id": pl.String(),
-    "wager_id": pl.String(),
-    "expected": pl.String(),
-    "logged": pl.String(),
-    "impact": MONEY,
-    "message": pl.String(),
+FAMILIES = {
+    "DRW": "third-card draws",
+    "TOT": "totals, outcome and announcements",
+    "PAY": "wager results and payouts",
+    "COM": "commission",
+    "WAG": "wager permissibility",
+    "SHO": "shoe",
+    "PRC": "table procedures",
 }
 
-SORT_KEY = ["table_id", "shoe_id", "round_id", "wager_id", "rule"]
 
+@dataclass(frozen=True)
+class Check:
+    code: str
+    name: str
+    title: str
+    severity: str
+    citation: str  # the pack entry it cites, in words; each finding carries the exact ref
+    what: str
+    why: str
+    example: str
 
-def empty_findings() -> pl.DataFrame:
-    return pl.DataFrame(schema=FINDINGS_SCHEMA)
-
-
-def combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    """All findings in one frame, in a deterministic order (table by table, shoe by shoe),
-    each naming only its entity (`named_entity_only`)."""
-    frames = [f.select(list(FINDINGS_SCHEMA)).cast(FINDINGS_SCHEMA) for f in frames if f.height]
-    if not frames:
-        return empty_findings()
-    ordered = pl.concat(frames, how="vertical").sort(
-        SORT_KEY, nulls_last=False, maintain_order=True
-    )
-    return ordered.with_columns(named_entity_only())
-
-
-def named_entity_only() -> list[pl.Expr]:
-    """The contract's rule: a finding names the most specific thing it is about, and only
-    that. A wager finding keeps `wager_id` and its `round_id`, a round finding `round_id`,
-    a shoe finding `shoe_id`, a table finding `table_id`; the checks carry the table and
-    shoe of every finding up to here, for the order above, and this drops them."""
-    no_round = pl.col("round_id").is_null()
-    return [
-        pl.when(no_round & pl.col("shoe_id").is_null()).then(pl.col("table_id")).alias("table_id"),
-        pl.when(no_round).then(pl.col("shoe_id")).alias("shoe_id"),
-    ]
+    @property
+    def family(self) -> str:
+        return self.code[:3]
 
 
 @dataclass(frozen=True)
@@ -73,13 +60,15 @@ class Violation:
 
 
 class CheckSet:
-    """The checks of one stage, registered by code, emitted together over one frame."""
+    """The checks of one stage, emitted together over one frame. No registry: the pipeline
+    lists every stage's check sets (`audit.all_checks`)."""
 
     def __init__(self) -> None:
         self.checks: list[tuple[Check, Callable[[], Violation]]] = []
 
     def check(self, check: Check) -> Callable[[Callable[[], Violation]], Callable[[], Violation]]:
-        register(check)
+        if check.family not in FAMILIES:
+            raise ValueError(f"check code {check.code} is in no known family")
 
         def add(build: Callable[[], Violation]) -> Callable[[], Violation]:
             self.checks.append((check, build))
@@ -138,5 +127,11 @@ class CheckSet:
         )
 
 
-ID_COLUMNS = ("table_id", "shoe_id", "round_id", "wager_id")
-NO_ID = pl.lit(None, dtype=pl.String)
+def documented(check_sets: Iterable[CheckSet]) -> list[Check]:
+    """Every check of the sets, by code; a code declared twice is refused."""
+    found: dict[str, Check] = {}
+    for check_set in check_sets:
+        for check, _ in check_set.checks:
+            if found.setdefault(check.code, check) is not check:
+                raise ValueError(f"check code {check.code} declared twice")
+    return [found[code] for code in sorted(found)]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from auditor.sim_settle import (
+from auditor.simulator.settle import (
     CARD_NAMES,
     CHEMIN,
     DRAGON_PAYTABLES,

@@ -24,12 +24,25 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.bank_checks import bank_findings, bank_rounds, bank_wagers
-from auditor.card_checks import card_findings, shoe_rounds
-from auditor.checks import Check
-from auditor.findings import FINDINGS_SCHEMA, SORT_KEY, CheckSet, Violation
-from auditor.partition import ROUND_ROW
-from auditor.procedure_frames import (
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.table import FINDINGS_SCHEMA, SORT_KEY
+from auditor.input.partition import ROUND_ROW
+from auditor.packs.model import SEAT_COLUMNS, RulePack
+from auditor.procedures.bank import (
+    BANK_ROUND_CHECKS,
+    BANK_WAGER_CHECKS,
+    bank_findings,
+    bank_rounds,
+    bank_wagers,
+)
+from auditor.procedures.cards import (
+    CARD_COUNT_CHECKS,
+    COVER_FLAG_CHECKS,
+    SEQUENCE_CHECKS,
+    card_findings,
+    shoe_rounds,
+)
+from auditor.procedures.frames import (
     cents,
     citations,
     counted_hand_keys,
@@ -44,8 +57,7 @@ from auditor.procedure_frames import (
     rulesets_with,
     usd,
 )
-from auditor.rulepack import SEAT_COLUMNS, RulePack
-from auditor.shoe_checks import shoe_findings, shoe_frame, shoe_sequences
+from auditor.procedures.shoe import SHOE_CHECKS, shoe_findings, shoe_frame, shoe_sequences
 
 # ---- last hand and void rounds ------------------------------------------------------------
 
@@ -509,3 +521,18 @@ def procedure_findings(
         .sort([*SORT_KEY, "message"], nulls_last=False, maintain_order=True)
         .select(list(FINDINGS_SCHEMA))
     )
+
+
+# The stage's checks, for the pipeline's list of every check (`audit.all_checks`).
+CHECK_SETS = (
+    SHOE_CHECKS,
+    CARD_COUNT_CHECKS,
+    SEQUENCE_CHECKS,
+    COVER_FLAG_CHECKS,
+    LAST_HAND_CHECKS,
+    VOID_CHECKS,
+    PASS_CHECKS,
+    MARKER_CHECKS,
+    BANK_WAGER_CHECKS,
+    BANK_ROUND_CHECKS,
+)

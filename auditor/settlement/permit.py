@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.checks import Check
-from auditor.findings import CheckSet, Violation
-from auditor.rulepack import TABLE_OPTIONS
-from auditor.settlement import FREE, SIMULATED, WIN
-from auditor.terms import Terms, is_bet, usd
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.packs.model import TABLE_OPTIONS
+from auditor.settlement.correct import FREE, SIMULATED, WIN
+from auditor.settlement.terms import Terms, is_bet, usd
 
 PERMIT_CHECKS = CheckSet()
 permit_check = PERMIT_CHECKS.check

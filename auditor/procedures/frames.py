@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 import polars as pl
 
 from auditor.contract import OUTCOMES
-from auditor.findings import NO_ID
-from auditor.partition import ROUND_ROW
-from auditor.replay import names_of
-from auditor.rulepack import SEAT_COLUMNS, RulePack
+from auditor.findings.table import NO_ID
+from auditor.input.partition import ROUND_ROW
+from auditor.packs.model import SEAT_COLUMNS, RulePack
+from auditor.replay.replay import names_of
 
 # A round's row among rounds put in dealing order (`in_deal_order`): unique, an integer.
 HELD_ROW = "_held_row"

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.checks import Check
-from auditor.findings import CheckSet, Violation
-from auditor.procedure_frames import ids, materialize
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.procedures.frames import ids, materialize
 
 CARDS_PER_DECK = 52
 

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.checks import Check
 from auditor.contract import EZ_EVENTS, OUTCOMES
-from auditor.findings import NO_ID, CheckSet, Violation
-from auditor.rulepack import RulePack
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.table import NO_ID
+from auditor.packs.model import RulePack
 
 STOOD = -1  # the decision table's key for "the Player did not draw"
 CARD_SLOTS = (("player_cards", "p"), ("banker_cards", "b"))
@@ -620,3 +620,7 @@ def round_findings(replayed: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.
         "wager_id": NO_ID,
     }
     return ROUND_CHECKS.emit(replayed, ids, enrich=words)
+
+
+# The stage's checks, for the pipeline's list of every check (`audit.all_checks`).
+CHECK_SETS = (ROUND_CHECKS,)

@@ -13,10 +13,9 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.checks import Check
-from auditor.findings import CheckSet, Violation
-from auditor.procedure_frames import ids
-from auditor.rulepack import RulePack
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.packs.model import RulePack
+from auditor.procedures.frames import ids
 
 CARDS_PER_DECK = 52
 CARD_CHARS = 2  # a card is rank then suit (contract)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.rulepack import ROYAL9_MATCHES, RulePack
+from auditor.packs.model import ROYAL9_MATCHES, RulePack
 
 FACE_RANKS = ("J", "Q", "K")
 

@@ -31,20 +31,19 @@ from dataclasses import replace
 
 import polars as pl
 
-from auditor.checks import Check
-from auditor.commission import COMMISSION_CHECKS, commission_enrich
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
-from auditor.findings import CheckSet, Violation
-from auditor.permit import (
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.packs.model import RulePack
+from auditor.settlement.commission import COMMISSION_CHECKS, commission_enrich
+from auditor.settlement.correct import VOID, WIN, dragon_odds, settle
+from auditor.settlement.permit import (
     PERMIT_CHECKS,
     ROLLOVER_CHECKS,
     permit_columns,
     permit_enrich,
     rollovers,
 )
-from auditor.rulepack import RulePack
-from auditor.settlement import VOID, WIN, dragon_odds, settle
-from auditor.terms import (
+from auditor.settlement.terms import (
     BET_WORDS,
     SAME_RESULT,
     Terms,
@@ -450,3 +449,7 @@ def _royal9_paid_without_qualifying_hand() -> Violation:
             pl.col("r9_random"),
         ),
     )
+
+
+# The stage's checks, for the pipeline's list of every check (`audit.all_checks`).
+CHECK_SETS = (WAGER_CHECKS, COMMISSION_CHECKS, PERMIT_CHECKS, ROLLOVER_CHECKS)
