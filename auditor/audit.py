@@ -27,8 +27,9 @@ from auditor.output.files import AuditOutputs, write_outputs
 from auditor.packs.model import RulePack, load_all
 from auditor.procedures import stage as procedures_stage
 from auditor.procedures.stage import procedure_findings
-from auditor.replay import replay as replay_stage
-from auditor.replay.replay import replay, round_findings
+from auditor.replay import checks as replay_stage
+from auditor.replay.checks import round_findings
+from auditor.replay.rounds import replay
 from auditor.settlement import wagers as settlement_stage
 from auditor.settlement.wagers import wager_findings
 
@@ -52,7 +53,7 @@ def find(
     partition_rounds: int = PARTITION_ROUNDS,
     procedures: bool = True,
 ) -> pl.DataFrame:
-    """Every finding of the audited rows, in the stable order of `findings.combine`.
+    """Every finding of the audited rows, in the stable order of `findings.table.combine`.
 
     The audited rows are taken one partition (a group of whole tables) at a time.
     `procedures=False` leaves stage 5 out: the benchmark measures what it adds.

@@ -88,7 +88,8 @@ def measure_replay(data: Path, partition_rounds: int) -> dict:
     from auditor.input.load import open_dataset, scan_table
     from auditor.input.options import shoe_options
     from auditor.packs.model import load_all
-    from auditor.replay.replay import replay, round_findings
+    from auditor.replay.checks import round_findings
+    from auditor.replay.rounds import replay
 
     # Setup, outside the clock as the row-by-row replay's is: the rule packs, the files'
     # schemas. Inside: reading the rounds and the options, the replay and its checks.

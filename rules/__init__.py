@@ -1,1 +1,1 @@
-"""Ruleset packs: one YAML file per ruleset, loaded by auditor.rulepack."""
+"""Ruleset packs: one YAML file per ruleset, loaded by auditor.packs."""

@@ -14,7 +14,8 @@ import polars as pl
 import pytest
 
 from auditor.packs.model import load_all
-from auditor.replay.replay import ROUND_CHECKS, replay
+from auditor.replay.checks import ROUND_CHECKS
+from auditor.replay.rounds import replay
 
 RULESETS = ("ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer")
 RANK_OF_VALUE = ["K", "A", "2", "3", "4", "5", "6", "7", "8", "9"]

@@ -5,7 +5,7 @@ scalar settlement, and the simulator's injected faults found on their wagers.
   the rule, over random amounts up to $1,000,000, 4% and 5%, rounding on and off.
 - Payout odds and results: random rounds dealt by the rules, with every bet type at
   tables of every ruleset and option, settled by the simulator's scalar code
-  (`auditor.sim_settle`, written independently of the rule packs) and by the engine;
+  (`auditor.simulator.settle`, written independently of the rule packs) and by the engine;
   the two must agree to the cent.
 - Faults: `simulate(..., fault_rate=0.1)` datasets; every settlement fault of the key is
   found on its wager, the impacts of that wager's findings add up to the key's impact,
@@ -27,7 +27,7 @@ from auditor.audit import find, run_validation
 from auditor.contract import TABLES
 from auditor.input.options import shoe_options
 from auditor.packs.model import load_all
-from auditor.replay.replay import replay
+from auditor.replay.rounds import replay
 from auditor.settlement.commission import COMMISSION_CHECKS
 from auditor.settlement.correct import commission_cents, settle
 from auditor.settlement.permit import PERMIT_CHECKS, ROLLOVER_CHECKS

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from auditor.audit import run_validation
 from auditor.cli import main
 from auditor.errors import InputError, RulesetError
-from auditor.input import validate as validate_module
+from auditor.input import cross_rows as cross_rows_module
 from auditor.input.load import open_dataset, wider_integer_columns
 
 from .conftest import base_rows, contract_frame
@@ -200,7 +200,7 @@ def test_cross_row_checks_do_not_depend_on_hashes_being_distinct(
     expected = run_validation(root)
     assert set(expected.quarantine["check"]) >= {"unique", "foreign_key", "not_nullable"}
     # Ids that hash alike must still be told apart by the ids themselves.
-    monkeypatch.setattr(validate_module, "_key_hash", weak_hash(validate_module._key_hash))
+    monkeypatch.setattr(cross_rows_module, "_key_hash", weak_hash(cross_rows_module._key_hash))
     colliding = run_validation(root)
     assert colliding.quarantine.equals(expected.quarantine)
     assert colliding.counts.equals(expected.counts)

@@ -10,15 +10,16 @@ table, rows in = rows audited + rows quarantined.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pandera.polars as pa
 import polars as pl
 
-from auditor.contract import CARD_PATTERN, ROW_KEYS, RULESETS, TABLES
+from auditor.contract import CARD_PATTERN, RULESETS, TABLES
 from auditor.errors import RulesetError
+from auditor.input.cross_rows import collect_streaming, cross_row_checks, key_columns
 from auditor.input.load import (
     FILE_COLUMN,
     ROW_COLUMN,
@@ -29,27 +30,20 @@ from auditor.input.load import (
     scan_table,
     wider_integer_columns,
 )
+from auditor.input.quarantine import (
+    ROW_KEY,
+    concat_quarantine,
+    empty_quarantine,
+    quarantine_rows,
+)
 from auditor.schemas import MODELS
 
-QUARANTINE_SCHEMA = {
-    "table": pl.String(),
-    "file": pl.String(),
-    "row": pl.Int64(),
-    "row_key": pl.String(),
-    "column": pl.String(),
-    "check": pl.String(),
-    "value": pl.String(),
-    "reason": pl.String(),
-}
 COUNTS_SCHEMA = {
     "table": pl.String(),
     "rows_in": pl.Int64(),
     "rows_audited": pl.Int64(),
     "rows_quarantined": pl.Int64(),
 }
-
-# Each row's name in the quarantine is the contract id, which is what a person searches for.
-ROW_KEY = ROW_KEYS
 
 CHECK_REASONS = {
     "card_format": "not a card: rank A23456789TJQK followed by suit SHDC",
@@ -79,8 +73,8 @@ class ValidatedDataset:
 def validate(dataset: Dataset, progress: ProgressCallback | None = None) -> ValidatedDataset:
     _reject_unknown_rulesets(dataset)
     row_level = _row_checks(dataset, progress)
-    cross = _cross_row_checks(dataset, row_level)
-    quarantine = _dependents(dataset, _concat([row_level, cross]))
+    cross = cross_row_checks(dataset, row_level)
+    quarantine = _dependents(dataset, concat_quarantine([row_level, cross]))
     quarantine = _sort_quarantine(quarantine)
     audited = {t: _audited_rows(dataset, t, quarantine) for t in TABLES}
     counts = _row_counts(dataset, quarantine)
@@ -123,7 +117,7 @@ def _row_checks(dataset: Dataset, progress: ProgressCallback | None) -> pl.DataF
         found += [batch.overflows, failures]
         if progress:
             progress(batch.source.table, batch.rows.height)
-    return _concat(found)
+    return concat_quarantine(found)
 
 
 def _batches(dataset: Dataset) -> Iterator[_Batch]:
@@ -158,7 +152,7 @@ def _overflows(source: SourceFile, raw: pl.DataFrame) -> pl.DataFrame:
         )
         if lost.height:
             frames.append(
-                _quarantine_rows(
+                quarantine_rows(
                     source.table,
                     lost,
                     column=column,
@@ -167,14 +161,14 @@ def _overflows(source: SourceFile, raw: pl.DataFrame) -> pl.DataFrame:
                     reason=f"value does not fit the contract type {dtype}",
                 )
             )
-    return _concat(frames)
+    return concat_quarantine(frames)
 
 
 def _pandera_failures(source: SourceFile, batch: pl.DataFrame) -> pl.DataFrame:
     model = MODELS[source.table]
     try:
         model.validate(batch, lazy=True)
-        return _empty_quarantine()
+        return empty_quarantine()
     except pa.errors.SchemaErrors as errors:
         cases = errors.failure_cases
     cases = cases.filter(pl.col("index").is_not_null())
@@ -189,7 +183,7 @@ def _pandera_failures(source: SourceFile, batch: pl.DataFrame) -> pl.DataFrame:
         on="index",
         how="inner",
     )
-    return _quarantine_rows(
+    return quarantine_rows(
         source.table,
         rows,
         column=pl.col("column"),
@@ -230,241 +224,6 @@ def _reason_expr() -> pl.Expr:
     return pl.concat_str(reason, pl.lit(" ("), pl.col("check"), pl.lit(")"))
 
 
-def _quarantine_rows(
-    table: str,
-    rows: pl.DataFrame,
-    *,
-    column: str | pl.Expr,
-    check: str | pl.Expr,
-    value: pl.Expr,
-    reason: str | pl.Expr,
-) -> pl.DataFrame:
-    def lit(x: str | pl.Expr) -> pl.Expr:
-        return pl.lit(x) if isinstance(x, str) else x
-
-    return rows.select(
-        pl.lit(table).alias("table"),
-        pl.col(FILE_COLUMN).alias("file"),
-        pl.col(ROW_COLUMN).cast(pl.Int64).alias("row"),
-        _row_key_expr(table).alias("row_key"),
-        lit(column).cast(pl.String).alias("column"),
-        lit(check).cast(pl.String).alias("check"),
-        value.cast(pl.String).alias("value"),
-        lit(reason).cast(pl.String).alias("reason"),
-    )
-
-
-def _row_key_expr(table: str) -> pl.Expr:
-    parts = [pl.col(c).cast(pl.String).fill_null("<null>") for c in ROW_KEY[table]]
-    return pl.concat_str(parts, separator="/")
-
-
-# ---- cross-row checks ------------------------------------------------------------
-
-# Cross-row checks compare ids across whole tables (32 million wager ids at 10 million
-# rounds). Comparing strings that many times is what costs, so the checks compare u64
-# hashes first and strings only where hashes agree: equal ids always hash equal, so no
-# finding is missed, and every finding is confirmed on the ids themselves, so a hash
-# collision can never make or hide one. Queries run on the streaming engine, which holds
-# a batch of a large table at a time rather than all of it.
-HASH = "_hash"
-PARENT = "_parent"
-
-
-def _keys(dataset: Dataset, table: str, *columns: str) -> pl.LazyFrame:
-    unique_columns = list(dict.fromkeys(columns))  # a row key may include the joined column
-    return scan_table(dataset, table).select(FILE_COLUMN, ROW_COLUMN, *unique_columns)
-
-
-def _collect(query: pl.LazyFrame) -> pl.DataFrame:
-    return query.collect(engine="streaming")
-
-
-def _key_hash(columns: Sequence[str]) -> pl.Expr:
-    # A null hashes like any other value, so rows that share a null key share a hash too.
-    if len(columns) == 1:
-        return pl.col(columns[0]).hash()
-    return pl.struct(columns).hash()
-
-
-def _repeated(hashes: pl.Series) -> pl.Series:
-    """The hashes that occur more than once (sorting is far faster than `is_duplicated`)."""
-    ordered = hashes.sort()
-    return ordered.filter(ordered == ordered.shift(1)).unique()
-
-
-class _HashedIds:
-    """Id columns with their hashes, each read once per validation run."""
-
-    def __init__(self, dataset: Dataset) -> None:
-        self.dataset = dataset
-        self._ids: dict[tuple[str, str], pl.DataFrame] = {}
-        self._repeated: dict[tuple[str, ...], pl.Series] = {}
-        self._indexes: dict[tuple[str, str], pl.DataFrame | None] = {}
-
-    def ids(self, table: str, column: str) -> pl.DataFrame:
-        """`HASH` and the value as `PARENT`, for every row of the table."""
-        if (table, column) not in self._ids:
-            query = scan_table(self.dataset, table).select(
-                _key_hash([column]).alias(HASH), pl.col(column).alias(PARENT)
-            )
-            self._ids[table, column] = _collect(query)
-        return self._ids[table, column]
-
-    def repeated(self, table: str, key: Sequence[str]) -> pl.Series:
-        """The hashes of the key that more than one row of the table has."""
-        if (table, *key) not in self._repeated:
-            if len(key) == 1 and (table, key[0]) in self._ids:
-                hashes = self._ids[table, key[0]].get_column(HASH)
-            else:  # only the hashes: a large table's ids as strings would not be small
-                hashes = _collect(scan_table(self.dataset, table).select(_key_hash(key)))
-                hashes = hashes.to_series()
-            self._repeated[table, *key] = _repeated(hashes)
-        return self._repeated[table, *key]
-
-    def index(self, table: str, column: str) -> pl.DataFrame | None:
-        """`ids` with one row per hash, or None if two different values share a hash."""
-        if (table, column) not in self._indexes:
-            self._indexes[table, column] = self._index(table, column)
-        return self._indexes[table, column]
-
-    def _index(self, table: str, column: str) -> pl.DataFrame | None:
-        ids = self.ids(table, column)
-        repeated = self.repeated(table, [column])
-        if repeated.is_empty():
-            return ids
-        is_repeated = pl.col(HASH).is_in(repeated.implode())
-        shared = ids.filter(is_repeated).unique()
-        if shared.get_column(HASH).n_unique() < shared.height:
-            return None
-        return pl.concat([ids.filter(~is_repeated), shared])
-
-
-def _cross_row_checks(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
-    ids = _HashedIds(dataset)
-    # Parents first: their ids are read once and serve their own duplicate check too.
-    found = [
-        _missing_parent(ids, "shoes", "table_id", "tables", "table_id"),
-        _missing_parent(ids, "rounds", "shoe_id", "shoes", "shoe_id"),
-        _missing_parent(ids, "rounds", "table_id", "tables", "table_id"),
-        _missing_parent(ids, "wagers", "round_id", "rounds", "round_id"),
-        _round_table_mismatch(dataset),
-        _shoe_before_options(dataset, row_level),
-    ]
-    if "commission_collections" in dataset.files:
-        found.append(_missing_parent(ids, "commission_collections", "shoe_id", "shoes", "shoe_id"))
-    if "royal9_seats" in dataset.files:
-        found.append(_missing_parent(ids, "royal9_seats", "table_id", "tables", "table_id"))
-    found += [_duplicates(ids, t) for t in dataset.tables()]
-    return _concat(found)
-
-
-def _duplicates(ids: _HashedIds, table: str) -> pl.DataFrame:
-    key = list(ROW_KEY[table])
-    candidates = ids.repeated(table, key)
-    if candidates.is_empty():
-        return _empty_quarantine()
-    # Every row of a repeated id is a candidate, so counting among candidates is exact.
-    rows = _collect(
-        _keys(ids.dataset, table, *key)
-        .filter(_key_hash(key).is_in(candidates.implode()))
-        .filter(pl.len().over(key) > 1)
-        .with_columns(pl.len().over(key).alias("copies"))
-    )
-    return _quarantine_rows(
-        table,
-        rows,
-        column="/".join(key),
-        check="unique",
-        value=_row_key_expr(table),
-        reason=pl.format("{} rows share this id; none can be trusted", pl.col("copies")),
-    )
-
-
-def _missing_parent(
-    ids: _HashedIds, table: str, column: str, parent: str, parent_column: str
-) -> pl.DataFrame:
-    # Only the column and provenance go through the join (32 million wager ids would
-    # double its memory); the few rows found are named afterwards.
-    children = _keys(ids.dataset, table, column)
-    index = ids.index(parent, parent_column)
-    if index is None:  # two parent ids share a hash: compare the ids themselves
-        parents = scan_table(ids.dataset, parent).select(pl.col(parent_column).alias(column))
-        missing = children.join(parents, on=column, how="anti")
-    else:
-        # A null id is missing, as in an anti-join: null equals nothing.
-        found = pl.col(column).eq(pl.col(PARENT)).fill_null(False)
-        missing = (
-            children.with_columns(_key_hash([column]).alias(HASH))
-            .join(index.lazy(), on=HASH, how="left")
-            .filter(~found)
-            .select(FILE_COLUMN, ROW_COLUMN, column)
-        )
-    rows = _collect(missing)
-    if rows.height == 0:
-        return _empty_quarantine()
-    return _quarantine_rows(
-        table,
-        _with_row_keys(ids.dataset, table, rows),
-        column=column,
-        check="foreign_key",
-        value=pl.col(column),
-        reason=f"{column} not found in {parent}.{parent_column}",
-    )
-
-
-def _with_row_keys(dataset: Dataset, table: str, rows: pl.DataFrame) -> pl.DataFrame:
-    """The rows with the columns of their row key, read from the table again."""
-    missing = [c for c in ROW_KEY[table] if c not in rows.columns]
-    if not missing:
-        return rows
-    keys = _keys(dataset, table, *missing)
-    return _collect(keys.join(rows.lazy(), on=[FILE_COLUMN, ROW_COLUMN], how="inner"))
-
-
-def _round_table_mismatch(dataset: Dataset) -> pl.DataFrame:
-    shoes = scan_table(dataset, "shoes").select("shoe_id", pl.col("table_id").alias("shoe_table"))
-    shoes = shoes.unique(subset="shoe_id", keep="any").collect()
-    rows = _collect(
-        _keys(dataset, "rounds", "round_id", "shoe_id", "table_id")
-        .join(shoes.lazy(), on="shoe_id", how="inner")
-        .filter(pl.col("table_id") != pl.col("shoe_table"))
-    )
-    return _quarantine_rows(
-        "rounds",
-        rows,
-        column="table_id",
-        check="same_table_as_shoe",
-        value=pl.col("table_id"),
-        reason=pl.format("its shoe belongs to table {}", pl.col("shoe_table")),
-    )
-
-
-def _shoe_before_options(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
-    # A shoe opened before its table's first options row has no Rules Submission to audit
-    # against. Rows already quarantined for a bad timestamp are left to their own reason.
-    first = (
-        scan_table(dataset, "tables")
-        .group_by("table_id")
-        .agg(pl.col("effective_from").min().alias("first_effective"))
-    )
-    rows = _collect(
-        _keys(dataset, "shoes", "shoe_id", "table_id", "opened_at")
-        .join(first, on="table_id", how="inner")
-        .filter(pl.col("opened_at") < pl.col("first_effective"))
-    )
-    return _quarantine_rows(
-        "shoes",
-        rows,
-        column="opened_at",
-        check="options_in_force",
-        value=pl.col("opened_at"),
-        reason=pl.format(
-            "opened before the table's first options row ({})", pl.col("first_effective")
-        ),
-    )
-
-
 # ---- dependants ------------------------------------------------------------------
 
 # child table, its column, parent table, parent key: a child of a quarantined parent
@@ -483,16 +242,16 @@ def _dependents(dataset: Dataset, quarantine: pl.DataFrame) -> pl.DataFrame:
     for child, column, parent, parent_key in DEPENDENCIES:
         if child not in dataset.files:
             continue
-        bad_parents = _quarantined_keys(dataset, parent, parent_key, _concat(found))
+        bad_parents = _quarantined_keys(dataset, parent, parent_key, concat_quarantine(found))
         if bad_parents.height == 0:
             continue
-        rows = _collect(
-            _keys(dataset, child, *ROW_KEY[child], column).join(
+        rows = collect_streaming(
+            key_columns(dataset, child, *ROW_KEY[child], column).join(
                 bad_parents.lazy().rename({parent_key: column}), on=column, how="inner"
             )
         )
         found.append(
-            _quarantine_rows(
+            quarantine_rows(
                 child,
                 rows,
                 column=column,
@@ -501,7 +260,7 @@ def _dependents(dataset: Dataset, quarantine: pl.DataFrame) -> pl.DataFrame:
                 reason=f"its {parent[:-1]} {column} is quarantined",
             )
         )
-    return _concat(found)
+    return concat_quarantine(found)
 
 
 def _quarantined_keys(
@@ -512,8 +271,8 @@ def _quarantined_keys(
     )
     if bad.height == 0:
         return pl.DataFrame(schema={key: pl.String()})
-    return _collect(
-        _keys(dataset, table, key)
+    return collect_streaming(
+        key_columns(dataset, table, key)
         .join(bad.lazy().unique(), on=[FILE_COLUMN, ROW_COLUMN], how="inner")
         .select(key)
         .unique()
@@ -554,14 +313,3 @@ def _sort_quarantine(quarantine: pl.DataFrame) -> pl.DataFrame:
         .sort(["_t", "file", "row", "column", "check"], nulls_last=True)
         .drop("_t")
     )
-
-
-def _empty_quarantine() -> pl.DataFrame:
-    return pl.DataFrame(schema=QUARANTINE_SCHEMA)
-
-
-def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    frames = [f for f in frames if f.height]
-    if not frames:
-        return _empty_quarantine()
-    return pl.concat([f.cast(QUARANTINE_SCHEMA) for f in frames], how="vertical")

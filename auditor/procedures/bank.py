@@ -243,7 +243,7 @@ def bank_wagers(
 ) -> pl.LazyFrame:
     """The Banker's and the participants' wagers at the Bank tables, each with its round's
     number, Banker seat and ruleset (`rounds`: the partition's rounds, numbered; `bound`:
-    `procedure_frames.round_bound`)."""
+    `frames.round_bound`)."""
     bank = rounds.filter(pl.col("ruleset").is_in(rulesets_with(rules, "stake_citation")))
 
     def of_bank_round(column: str) -> pl.Expr:
@@ -274,8 +274,8 @@ def bank_rounds(
 ) -> pl.LazyFrame:
     """The Bank tables' rounds that have a Banker's wager, in dealing order, each with
     that wager, the wagers against it together and the Bank's state (`held`:
-    `procedure_frames.holder_rounds`, in dealing order; `in_rounds`: `bank_wagers`;
-    `bound`: `procedure_frames.round_bound`)."""
+    `frames.holder_rounds`, in dealing order; `in_rounds`: `bank_wagers`;
+    `bound`: `frames.round_bound`)."""
     bank = (
         in_rounds.filter((pl.col("bet") == "banker") & (pl.col("seat") == pl.col("banker_seat")))
         .group_by(ROUND_ROW)

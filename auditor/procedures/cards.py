@@ -418,7 +418,7 @@ def card_findings(
     frame: pl.DataFrame, shoes: pl.LazyFrame, rounds: pl.LazyFrame
 ) -> list[pl.LazyFrame]:
     """Findings about card counts (shoe) and rounds' places in the card sequence (round),
-    over the collected shoe frame (`shoe_checks.shoe_frame`)."""
+    over the collected shoe frame (`shoe.shoe_frame`)."""
     shoe_ids = ids()
     round_ids = ids(pl.col("round_id"))
     (counted,) = materialize(_with_card_counts(frame.lazy(), shoes))

@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 
 import polars as pl
 
+from auditor.codes import names_of
 from auditor.contract import OUTCOMES
 from auditor.findings.table import NO_ID
 from auditor.input.partition import ROUND_ROW
 from auditor.packs.model import SEAT_COLUMNS, RulePack
-from auditor.replay.replay import names_of
 
 # A round's row among rounds put in dealing order (`in_deal_order`): unique, an integer.
 HELD_ROW = "_held_row"
@@ -172,13 +172,20 @@ def round_bound(rounds: pl.DataFrame) -> int:
     return int(rounds.get_column(ROUND_ROW).max() or 0) + 1
 
 
+# Shoes in dealing order: table by table, as they opened (the id breaks a tie).
+SHOE_ORDER = ("table_id", "opened_at", "shoe_id")
+
+
 def shoe_order(shoes: pl.LazyFrame) -> pl.LazyFrame:
-    """Shoes numbered in dealing order: table by table, as they opened."""
-    return (
-        shoes.select("shoe_id", "table_id", "opened_at")
-        .sort("table_id", "opened_at", "shoe_id")
-        .with_row_index("_shoe_order")
-    )
+    """Shoes numbered in dealing order (`SHOE_ORDER`)."""
+    return shoes.select(*SHOE_ORDER).sort(*SHOE_ORDER).with_row_index("_shoe_order")
+
+
+def beside(column: str, within: str, steps: int = 1) -> pl.Expr:
+    """`column` of the row `steps` rows before (1) or after (-1) in a frame in order, where
+    that row has the same `within` (the table, the shoe); null at the edges of a group."""
+    same = pl.col(within).shift(steps) == pl.col(within)
+    return pl.when(same).then(pl.col(column).shift(steps))
 
 
 def deal_order(shoes: pl.LazyFrame) -> pl.Expr:

@@ -3,7 +3,7 @@
 `shoe_frame` puts each shoe beside the options in force when it opened, its ruleset's
 limits (a small table from the packs keyed by ruleset and automated shuffler: no check
 names a ruleset), the previous shoe of its table, its card sequence's summary and the
-rounds folded per shoe (`card_checks.shoe_rounds`). The frame is collected once and
+rounds folded per shoe (`cards.shoe_rounds`). The frame is collected once and
 read by these checks and by the card checks.
 """
 
@@ -15,7 +15,7 @@ import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.packs.model import RulePack
-from auditor.procedures.frames import ids
+from auditor.procedures.frames import SHOE_ORDER, beside, ids
 
 CARDS_PER_DECK = 52
 CARD_CHARS = 2  # a card is rank then suit (contract)
@@ -141,7 +141,7 @@ def shoe_frame(
     packs: Mapping[str, RulePack],
 ) -> pl.LazyFrame:
     """One row per shoe: its log and sequence (`shoe_sequences`), the options and pack
-    limits in force, the folded rounds (`card_checks.shoe_rounds`)."""
+    limits in force, the folded rounds (`cards.shoe_rounds`)."""
     opts = options.select(
         "shoe_id",
         "ruleset",
@@ -155,13 +155,12 @@ def shoe_frame(
         .with_columns(pl.col("burn_card").str.head(1).alias("burn_rank"))
         .join(burn_rules(packs).lazy(), on=["ruleset", "burn_rank"], how="left")
         .join(folded, on="shoe_id", how="left")
-        .sort("table_id", "opened_at", "shoe_id")
+        .sort(*SHOE_ORDER)
     )
-    same_table = pl.col("table_id").shift(1) == pl.col("table_id")
     start = (1 + pl.col("burn_count")) * CARD_CHARS
     dealt = pl.col("dealt_text").fill_null("")
     return framed.with_columns(
-        pl.when(same_table).then(pl.col(c).shift(1)).alias(f"prev_{c}")
+        beside(c, within="table_id").alias(f"prev_{c}")
         for c in ("decks", "table_decks", "automated_shuffler", "shoe_id")
     ).with_columns(
         (pl.col("seq_text").str.slice(start, dealt.str.len_bytes()) == dealt).alias("dealt_ok"),

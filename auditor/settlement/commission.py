@@ -1,11 +1,11 @@
-"""Stage 4, commission: the COM checks over the settled wagers (see `settle.py`).
+"""Stage 4, commission: the COM checks over the settled wagers (see `wagers`).
 
 The commission due on a winning wager is `commission_percent` of the amount won (a
 Chemin de Fer Bank: the covered amount), rounded up to the next multiple of 25 cents
 (20 cents at 4%) where `commission_rounding`, else half up to the cent, per wager
 (INDEX Ambiguity 19); none at an EZ table, none on a bet outside the pack's commission
-bets (`settlement._due_commission`). A COM finding's impact is `due commission -
-commission`: with the payout finding, the wager's error counted once (`settle.py`).
+bets (`correct._due_commission`). A COM finding's impact is `due commission -
+commission`: with the payout finding, the wager's error counted once (`wagers`).
 """
 
 from __future__ import annotations

@@ -35,15 +35,16 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from auditor.codes import code
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
 from auditor.packs.model import RulePack
-from auditor.replay.replay import BANKER_WINS, PLAYER_WINS, TIE
+from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
 from auditor.settlement.royal9 import royal9_hands, royal9_lines
 from auditor.settlement.terms import NATURAL_KEY, NB, PERCENTS, Terms, build_terms, cents, is_bet
 
 # Results are Int8 codes in the frame (strings cost more than the settlement itself).
-WIN, LOSE, PUSH = (RESULTS.index(r) for r in ("win", "lose", "push"))
-VOID, FREE, SIMULATED = (ROUND_KINDS.index(k) for k in ("void", "free", "simulated"))
+WIN, LOSE, PUSH = (code(r, RESULTS) for r in ("win", "lose", "push"))
+VOID, FREE, SIMULATED = (code(k, ROUND_KINDS) for k in ("void", "free", "simulated"))
 
 WAGER_COLUMNS = ("wager_id", "round_id", "seat", "placed_at", "award")
 OPTION_COLUMNS = (

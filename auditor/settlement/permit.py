@@ -5,7 +5,7 @@ fixed stake or at a table without the decks and seats it needs, a wager placed a
 "no more bets", on a Free Hand or a simulated round, at a seat the table does not
 have, with a `call` where none belongs, and a House Money rollover other than the
 authorised share. These findings carry no impact: they are not about money owed (the
-wager's money is settled, and checked, as logged, by `settle.py`).
+wager's money is settled, and checked, as logged, by `wagers`).
 
 Chemin de Fer Bank stakes, overcovering and Suivi are table procedures
 (`procedures.py`), not checked here.
@@ -57,7 +57,7 @@ def permit_columns(settled: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
 
 
 def rollovers(side: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
-    """The side frame (`settlement.FRAMES`: House Money wagers and the wagers carrying a
+    """The side frame (`correct.FRAMES`: House Money wagers and the wagers carrying a
     rollover, with Royal 9) with each seat's authorised House Money share: per winning
     House Money wager, floor(payout x `house_money_rollover_percent` / 100) to the
     cent, the payout due by the cards, summed over the seat's House Money wagers of the

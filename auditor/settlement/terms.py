@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from auditor.codes import code
 from auditor.contract import BETS, CALLS, DRAGON_BONUS_PAYTABLES
 from auditor.packs.model import TABLE_OPTIONS, Royal9Limits, RulePack
 
@@ -61,7 +62,7 @@ def usd(cents_expr: pl.Expr) -> pl.Expr:
 
 
 def is_bet(name: str) -> pl.Expr:
-    return pl.col("_b") == BETS.index(name)
+    return pl.col("_b") == code(name, BETS)
 
 
 # The logged result is the one the cards give (codes `_result`, `_due`: settlement.py).

@@ -1,6 +1,6 @@
 """Stage 4, settle: every wager's result, payout and commission, to the cent.
 
-`settlement.settle` gives each wager its correct settlement against the cards as
+`correct.settle` gives each wager its correct settlement against the cards as
 dealt; the checks here (PAY) and in `commission.py` (COM) compare it with the logged
 one, and `permit.py` (WAG) judges whether the wager was permitted at all. All checks
 are expressions over the settled frame's columns; citations and words are gathered
@@ -31,6 +31,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from auditor.codes import names_of
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.packs.model import RulePack
@@ -70,7 +71,7 @@ def wager_findings(
 ) -> list[pl.LazyFrame]:
     """Findings about wagers (`wager_id` set): results, payouts, commission, permission.
 
-    One frame per settlement frame (`settlement.FRAMES`), each checked in one pass, to
+    One frame per settlement frame (`correct.FRAMES`), each checked in one pass, to
     be collected with the other stages in one `collect_all`, which computes the round
     frame they share once.
     """
@@ -114,7 +115,7 @@ def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
     paytable = pl.lit(terms.dragon_cites).gather(pl.col("db_table"))
     return flagged.with_columns(
         *(
-            pl.lit(pl.Series(values)).gather(pl.col(index)).alias(name)
+            names_of(pl.col(index), tuple(values)).alias(name)
             for name, values, index in (
                 ("result", RESULTS, "_result"),
                 ("_due_words", ("won", "lost", "pushed"), "_due"),
@@ -327,7 +328,7 @@ def _dragon_bonus_off_paytable() -> Violation:
         pl.format(
             ": Paytable {}'s odds, the table uses Paytable {}",
             pl.col("other_paytable"),
-            pl.lit(pl.Series(DRAGON_BONUS_PAYTABLES)).gather(pl.col("_paytable")),
+            names_of(pl.col("_paytable"), DRAGON_BONUS_PAYTABLES),
         ),
     )
 

@@ -6,7 +6,7 @@ millions of rounds) plus `fault_key.parquet`, one row per injected fault. The sa
 arguments give byte-identical files: all randomness comes from `numpy.default_rng(seed)`
 and all times from a fixed base timestamp.
 
-Dealing and settlement live in `sim_settle`, fault injection in `sim_faults`.
+Dealing and settlement live in `settle`, fault injection in `faults`.
 """
 
 from __future__ import annotations

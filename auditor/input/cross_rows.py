@@ -1,0 +1,220 @@
+"""Validation's cross-row checks: unique ids, foreign keys, a round's table and its
+shoe's, the options row in force when a shoe opened."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from auditor.input.load import FILE_COLUMN, ROW_COLUMN, Dataset, scan_table
+from auditor.input.quarantine import (
+    ROW_KEY,
+    concat_quarantine,
+    empty_quarantine,
+    quarantine_rows,
+    row_key_expr,
+)
+
+# Cross-row checks compare ids across whole tables (32 million wager ids at 10 million
+# rounds). Comparing strings that many times is what costs, so the checks compare u64
+# hashes first and strings only where hashes agree: equal ids always hash equal, so no
+# finding is missed, and every finding is confirmed on the ids themselves, so a hash
+# collision can never make or hide one. Queries run on the streaming engine, which holds
+# a batch of a large table at a time rather than all of it.
+HASH = "_hash"
+PARENT = "_parent"
+
+
+def key_columns(dataset: Dataset, table: str, *columns: str) -> pl.LazyFrame:
+    unique_columns = list(dict.fromkeys(columns))  # a row key may include the joined column
+    return scan_table(dataset, table).select(FILE_COLUMN, ROW_COLUMN, *unique_columns)
+
+
+def collect_streaming(query: pl.LazyFrame) -> pl.DataFrame:
+    return query.collect(engine="streaming")
+
+
+def _key_hash(columns: Sequence[str]) -> pl.Expr:
+    # A null hashes like any other value, so rows that share a null key share a hash too.
+    if len(columns) == 1:
+        return pl.col(columns[0]).hash()
+    return pl.struct(columns).hash()
+
+
+def _repeated(hashes: pl.Series) -> pl.Series:
+    """The hashes that occur more than once (sorting is far faster than `is_duplicated`)."""
+    ordered = hashes.sort()
+    return ordered.filter(ordered == ordered.shift(1)).unique()
+
+
+class _HashedIds:
+    """Id columns with their hashes, each read once per validation run."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self._ids: dict[tuple[str, str], pl.DataFrame] = {}
+        self._repeated: dict[tuple[str, ...], pl.Series] = {}
+        self._indexes: dict[tuple[str, str], pl.DataFrame | None] = {}
+
+    def ids(self, table: str, column: str) -> pl.DataFrame:
+        """`HASH` and the value as `PARENT`, for every row of the table."""
+        if (table, column) not in self._ids:
+            query = scan_table(self.dataset, table).select(
+                _key_hash([column]).alias(HASH), pl.col(column).alias(PARENT)
+            )
+            self._ids[table, column] = collect_streaming(query)
+        return self._ids[table, column]
+
+    def repeated(self, table: str, key: Sequence[str]) -> pl.Series:
+        """The hashes of the key that more than one row of the table has."""
+        if (table, *key) not in self._repeated:
+            if len(key) == 1 and (table, key[0]) in self._ids:
+                hashes = self._ids[table, key[0]].get_column(HASH)
+            else:  # only the hashes: a large table's ids as strings would not be small
+                hashes = collect_streaming(scan_table(self.dataset, table).select(_key_hash(key)))
+                hashes = hashes.to_series()
+            self._repeated[table, *key] = _repeated(hashes)
+        return self._repeated[table, *key]
+
+    def index(self, table: str, column: str) -> pl.DataFrame | None:
+        """`ids` with one row per hash, or None if two different values share a hash."""
+        if (table, column) not in self._indexes:
+            self._indexes[table, column] = self._index(table, column)
+        return self._indexes[table, column]
+
+    def _index(self, table: str, column: str) -> pl.DataFrame | None:
+        ids = self.ids(table, column)
+        repeated = self.repeated(table, [column])
+        if repeated.is_empty():
+            return ids
+        is_repeated = pl.col(HASH).is_in(repeated.implode())
+        shared = ids.filter(is_repeated).unique()
+        if shared.get_column(HASH).n_unique() < shared.height:
+            return None
+        return pl.concat([ids.filter(~is_repeated), shared])
+
+
+def cross_row_checks(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
+    ids = _HashedIds(dataset)
+    # Parents first: their ids are read once and serve their own duplicate check too.
+    found = [
+        _missing_parent(ids, "shoes", "table_id", "tables", "table_id"),
+        _missing_parent(ids, "rounds", "shoe_id", "shoes", "shoe_id"),
+        _missing_parent(ids, "rounds", "table_id", "tables", "table_id"),
+        _missing_parent(ids, "wagers", "round_id", "rounds", "round_id"),
+        _round_table_mismatch(dataset),
+        _shoe_before_options(dataset, row_level),
+    ]
+    if "commission_collections" in dataset.files:
+        found.append(_missing_parent(ids, "commission_collections", "shoe_id", "shoes", "shoe_id"))
+    if "royal9_seats" in dataset.files:
+        found.append(_missing_parent(ids, "royal9_seats", "table_id", "tables", "table_id"))
+    found += [_duplicates(ids, t) for t in dataset.tables()]
+    return concat_quarantine(found)
+
+
+def _duplicates(ids: _HashedIds, table: str) -> pl.DataFrame:
+    key = list(ROW_KEY[table])
+    candidates = ids.repeated(table, key)
+    if candidates.is_empty():
+        return empty_quarantine()
+    # Every row of a repeated id is a candidate, so counting among candidates is exact.
+    rows = collect_streaming(
+        key_columns(ids.dataset, table, *key)
+        .filter(_key_hash(key).is_in(candidates.implode()))
+        .filter(pl.len().over(key) > 1)
+        .with_columns(pl.len().over(key).alias("copies"))
+    )
+    return quarantine_rows(
+        table,
+        rows,
+        column="/".join(key),
+        check="unique",
+        value=row_key_expr(table),
+        reason=pl.format("{} rows share this id; none can be trusted", pl.col("copies")),
+    )
+
+
+def _missing_parent(
+    ids: _HashedIds, table: str, column: str, parent: str, parent_column: str
+) -> pl.DataFrame:
+    # Only the column and provenance go through the join (32 million wager ids would
+    # double its memory); the few rows found are named afterwards.
+    children = key_columns(ids.dataset, table, column)
+    index = ids.index(parent, parent_column)
+    if index is None:  # two parent ids share a hash: compare the ids themselves
+        parents = scan_table(ids.dataset, parent).select(pl.col(parent_column).alias(column))
+        missing = children.join(parents, on=column, how="anti")
+    else:
+        # A null id is missing, as in an anti-join: null equals nothing.
+        found = pl.col(column).eq(pl.col(PARENT)).fill_null(False)
+        missing = (
+            children.with_columns(_key_hash([column]).alias(HASH))
+            .join(index.lazy(), on=HASH, how="left")
+            .filter(~found)
+            .select(FILE_COLUMN, ROW_COLUMN, column)
+        )
+    rows = collect_streaming(missing)
+    if rows.height == 0:
+        return empty_quarantine()
+    return quarantine_rows(
+        table,
+        _with_row_keys(ids.dataset, table, rows),
+        column=column,
+        check="foreign_key",
+        value=pl.col(column),
+        reason=f"{column} not found in {parent}.{parent_column}",
+    )
+
+
+def _with_row_keys(dataset: Dataset, table: str, rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows with the columns of their row key, read from the table again."""
+    missing = [c for c in ROW_KEY[table] if c not in rows.columns]
+    if not missing:
+        return rows
+    keys = key_columns(dataset, table, *missing)
+    return collect_streaming(keys.join(rows.lazy(), on=[FILE_COLUMN, ROW_COLUMN], how="inner"))
+
+
+def _round_table_mismatch(dataset: Dataset) -> pl.DataFrame:
+    shoes = scan_table(dataset, "shoes").select("shoe_id", pl.col("table_id").alias("shoe_table"))
+    shoes = shoes.unique(subset="shoe_id", keep="any").collect()
+    rows = collect_streaming(
+        key_columns(dataset, "rounds", "round_id", "shoe_id", "table_id")
+        .join(shoes.lazy(), on="shoe_id", how="inner")
+        .filter(pl.col("table_id") != pl.col("shoe_table"))
+    )
+    return quarantine_rows(
+        "rounds",
+        rows,
+        column="table_id",
+        check="same_table_as_shoe",
+        value=pl.col("table_id"),
+        reason=pl.format("its shoe belongs to table {}", pl.col("shoe_table")),
+    )
+
+
+def _shoe_before_options(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
+    # A shoe opened before its table's first options row has no Rules Submission to audit
+    # against. Rows already quarantined for a bad timestamp are left to their own reason.
+    first = (
+        scan_table(dataset, "tables")
+        .group_by("table_id")
+        .agg(pl.col("effective_from").min().alias("first_effective"))
+    )
+    rows = collect_streaming(
+        key_columns(dataset, "shoes", "shoe_id", "table_id", "opened_at")
+        .join(first, on="table_id", how="inner")
+        .filter(pl.col("opened_at") < pl.col("first_effective"))
+    )
+    return quarantine_rows(
+        "shoes",
+        rows,
+        column="opened_at",
+        check="options_in_force",
+        value=pl.col("opened_at"),
+        reason=pl.format(
+            "opened before the table's first options row ({})", pl.col("first_effective")
+        ),
+    )

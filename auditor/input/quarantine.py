@@ -1,0 +1,63 @@
+"""The quarantine's rows: one per failed check of an input row, with the row's file,
+place and id, so that a person finds it, and the reason in words."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from auditor.contract import ROW_KEYS
+from auditor.input.load import FILE_COLUMN, ROW_COLUMN
+
+QUARANTINE_SCHEMA = {
+    "table": pl.String(),
+    "file": pl.String(),
+    "row": pl.Int64(),
+    "row_key": pl.String(),
+    "column": pl.String(),
+    "check": pl.String(),
+    "value": pl.String(),
+    "reason": pl.String(),
+}
+
+# Each row's name in the quarantine is the contract id, which is what a person searches for.
+ROW_KEY = ROW_KEYS
+
+
+def quarantine_rows(
+    table: str,
+    rows: pl.DataFrame,
+    *,
+    column: str | pl.Expr,
+    check: str | pl.Expr,
+    value: pl.Expr,
+    reason: str | pl.Expr,
+) -> pl.DataFrame:
+    def lit(x: str | pl.Expr) -> pl.Expr:
+        return pl.lit(x) if isinstance(x, str) else x
+
+    return rows.select(
+        pl.lit(table).alias("table"),
+        pl.col(FILE_COLUMN).alias("file"),
+        pl.col(ROW_COLUMN).cast(pl.Int64).alias("row"),
+        row_key_expr(table).alias("row_key"),
+        lit(column).cast(pl.String).alias("column"),
+        lit(check).cast(pl.String).alias("check"),
+        value.cast(pl.String).alias("value"),
+        lit(reason).cast(pl.String).alias("reason"),
+    )
+
+
+def row_key_expr(table: str) -> pl.Expr:
+    parts = [pl.col(c).cast(pl.String).fill_null("<null>") for c in ROW_KEY[table]]
+    return pl.concat_str(parts, separator="/")
+
+
+def empty_quarantine() -> pl.DataFrame:
+    return pl.DataFrame(schema=QUARANTINE_SCHEMA)
+
+
+def concat_quarantine(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    frames = [f for f in frames if f.height]
+    if not frames:
+        return empty_quarantine()
+    return pl.concat([f.cast(QUARANTINE_SCHEMA) for f in frames], how="vertical")

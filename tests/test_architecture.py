@@ -1,0 +1,132 @@
+"""The house: the pipeline's packages stand on floors, no import runs back up a floor or
+across between the two stages that run side by side, there is no import circle, and no
+module outside the simulator outgrows one sitting's reading."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import auditor
+
+PACKAGE = Path(auditor.__file__).parent
+
+# Lower floors first. A module may import from its own floor's package or from a lower
+# floor; the simulator is a second product apart, standing on the contract alone.
+FLOORS = (
+    ("auditor", "auditor.contract", "auditor.errors", "auditor.codes", "auditor.schemas"),
+    ("auditor.packs",),
+    ("auditor.findings",),
+    ("auditor.input",),
+    ("auditor.replay",),
+    ("auditor.settlement", "auditor.procedures"),
+    ("auditor.output",),
+    ("auditor.audit",),
+    ("auditor.cli",),
+)
+APART = {"auditor.simulator": FLOORS[0]}
+MAX_LINES = 500
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(name: str) -> set[str]:
+    """The package's modules that `name` imports, at the top or inside a function."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # `from auditor.pkg import module` imports the module; otherwise the package.
+            targets = [
+                f"{node.module}.{alias.name}"
+                if f"{node.module}.{alias.name}" in MODULES
+                else node.module
+                for alias in node.names
+            ]
+        else:
+            continue
+        found |= {t for t in targets if t in MODULES and t != name}
+    return found
+
+
+GRAPH = {name: imports_of(name) for name in MODULES}
+
+
+def home(name: str) -> str:
+    """The floor entry (or apart package) a module belongs to: the longest prefix."""
+    entries = [e for floor in FLOORS for e in floor] + list(APART)
+    matches = [e for e in entries if name == e or name.startswith(e + ".")]
+    assert matches, f"{name} stands on no floor: add it to FLOORS"
+    return max(matches, key=len)
+
+
+def floor_of(entry: str) -> int:
+    return next(i for i, floor in enumerate(FLOORS) if entry in floor)
+
+
+def test_every_module_stands_on_a_floor() -> None:
+    for name in MODULES:
+        home(name)
+
+
+def test_no_import_runs_back_up_or_across() -> None:
+    wrong = []
+    for name, targets in GRAPH.items():
+        mine = home(name)
+        for target in targets:
+            theirs = home(target)
+            if mine in APART:
+                ok = theirs == mine or theirs in APART[mine]
+            elif theirs in APART:
+                ok = mine == "auditor.cli"  # the command line runs the simulator
+            else:
+                ok = theirs == mine or floor_of(theirs) < floor_of(mine)
+            if not ok:
+                wrong.append(f"{name} -> {target}")
+    assert wrong == []
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle found by a depth-first walk (each reported once)."""
+    found, state, path = [], {}, []
+
+    def visit(node: str) -> None:
+        state[node] = "open"
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                found.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return found
+
+
+def test_no_import_circle() -> None:
+    assert cycles(GRAPH) == []
+
+
+def test_the_cycle_finder_finds_a_circle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("name", [n for n in MODULES if not n.startswith("auditor.simulator")])
+def test_no_module_outgrows_a_sitting(name: str) -> None:
+    lines = MODULES[name].read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, f"{name}: {lines} lines"
