@@ -47,6 +47,15 @@ EXPECTED = {
     "bank_overcovered": ("PRC007", "round"),
     "suivi_not_entitled": ("PRC008", "wager"),
     "marker_uncollected": ("PRC009", "shoe"),
+    "collection_without_marker": ("COM004", "shoe"),
+    "holder_not_of_game": ("PRC011", "round"),
+    "holder_seat_out_of_range": ("PRC010", "round"),
+    "free_hand_not_allowed": ("PRC012", "round"),
+    "call_below_bank": ("PRC013", "wager"),
+    "banker_wager_misplaced": ("PRC014", "round"),
+    "table_seats_out_of_range": ("TBL001", "table"),
+    "royal9_table_seats": ("TBL002", "table"),
+    "collection_not_allowed": ("TBL003", "table"),
     # A foreign card is a shoe finding, and with a reader also a round out of sequence.
     "foreign_card": ("SHO009", "shoe"),
 }
@@ -67,8 +76,8 @@ def expected_findings(dataset: Path) -> set[tuple[str, str, str | None, str | No
     shoes = pl.read_parquet(dataset / "shoes.parquet")
     readers = set(shoes.filter(pl.col("card_sequence").is_not_null())["shoe_id"])
     expected = set()
-    for fault, shoe, round_id, wager_id in key.select(
-        "fault", "shoe_id", "round_id", "wager_id"
+    for fault, table, shoe, round_id, wager_id in key.select(
+        "fault", "table_id", "shoe_id", "round_id", "wager_id"
     ).iter_rows():
         if fault not in EXPECTED:
             continue
@@ -76,7 +85,7 @@ def expected_findings(dataset: Path) -> set[tuple[str, str, str | None, str | No
         expected.add(
             (
                 codes,
-                shoe,
+                table if level == "table" else shoe,
                 None if level == "shoe" else round_id,
                 wager_id if level == "wager" else None,
             )
@@ -89,7 +98,7 @@ def expected_findings(dataset: Path) -> set[tuple[str, str, str | None, str | No
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame]:
     out = tmp_path_factory.mktemp("faulty_shoes")
-    simulate(out, 20_000, seed=7, fault_rate=0.03, shoe_fault_rate=0.4)
+    simulate(out, 20_000, seed=7, fault_rate=0.06, shoe_fault_rate=0.4)
     return out, stage_findings(out)
 
 
@@ -109,10 +118,11 @@ def test_every_shoe_and_procedure_fault_kind_is_injected(faulty) -> None:
 def test_each_fault_is_found_where_keyed_and_nothing_else(faulty) -> None:
     dataset, findings = faulty
     expected = expected_findings(dataset)
+    # A table finding names its table where the others name their shoe.
     found = {
-        (rule, shoe, round_id, wager_id)
-        for rule, shoe, round_id, wager_id in findings.select(
-            "rule", "shoe_id", "round_id", "wager_id"
+        (rule, shoe or table, round_id, wager_id)
+        for rule, table, shoe, round_id, wager_id in findings.select(
+            "rule", "table_id", "shoe_id", "round_id", "wager_id"
         ).iter_rows()
     }
 

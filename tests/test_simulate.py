@@ -121,6 +121,7 @@ class Checker:
         return out
 
     def run(self) -> list[tuple[str, str, str | None, str | None]]:
+        self.check_tables()
         rounds = defaultdict(list)
         for r in self.d["rounds"].sort("table_id", "dealt_at").iter_rows(named=True):
             rounds[r["shoe_id"]].append(r)
@@ -138,6 +139,23 @@ class Checker:
             if opts["ruleset"] == "ma-chemin-de-fer":
                 self.check_banks(table_rounds)
         return self.violations
+
+    # -- tables -----------------------------------------------------------------------
+
+    def check_tables(self) -> None:
+        """Every options row: seats (ma-baccarat §2(a) 10-14; midi §2(a), Maryland .02A(1)
+        at most nine; Royal 9 at midi §12(i) six or seven), Chemin de Fer collects at payout
+        (§9(c)). A table's violations are keyed by the table id."""
+        for t in self.d["tables"].iter_rows(named=True):
+            ruleset, seats = t["ruleset"], t["seats"]
+            limits = {"ma-baccarat": (10, 14), "ma-midi-baccarat": (1, 9)}
+            low, high = limits.get(ruleset, (1, 9) if ruleset == "md-mini-baccarat" else (1, 99))
+            if not low <= seats <= high:
+                self.flag("table_seats", t["table_id"])
+            if ruleset == "ma-midi-baccarat" and t["royal9_paytable"] and seats not in (6, 7):
+                self.flag("royal9_seats", t["table_id"])
+            if ruleset == "ma-chemin-de-fer" and t["commission_collection"] != "at_payout":
+                self.flag("collection_mode", t["table_id"])
 
     # -- shoes ------------------------------------------------------------------------
 
@@ -207,6 +225,8 @@ class Checker:
         """§13(d)(2)(i): marked vig collected after the shoe, before the next one."""
         sid, owed = shoe["shoe_id"], Counter()
         if self.options[sid]["commission_collection"] != "marker":
+            if self.d["commission_collections"].filter(shoe_id=sid).height:
+                self.flag("collection_without_marker", sid)
             return
         for r in rounds:
             for w in self.wagers[r["round_id"]]:
@@ -263,6 +283,11 @@ class Checker:
             not chemin and holders[1] is not None
         ):
             self.flag("holder_column", sid, rid)
+        elif (holders[0] or 0) > o["seats"] or (holders[1] or 0) > o["seats"]:
+            self.flag("holder_seat", sid, rid)
+        free_ok = o["ruleset"] == "ma-midi-baccarat" and o["free_hands"]
+        if r["kind"] == "free" and not free_ok:
+            self.flag("free_hand", sid, rid)
         facts = {
             **{"pt": pt, "bt": bt, "outcome": outcome, "d7": dragon7, "p8": panda8},
             **{"pc": pc, "bc": bc, "pn": p2 >= 8, "bn": b2 >= 8},
@@ -460,8 +485,12 @@ class Checker:
                 if w["call"] == "suivi" and w["seat"] != suivi:
                     self.flag("suivi", sid, rid, w["wager_id"])
             outcome = outcome_of(r["player_cards"], r["banker_cards"])
-            if outcome != "tie":
-                full = [w for w in wagers if w["call"] in ("suivi", "banco")]
+            if outcome != "tie":  # Ambiguity 3: only a call of the whole Bank qualifies
+                full = [
+                    w
+                    for w in wagers
+                    if w["call"] in ("suivi", "banco") and cents(w["amount"]) == bank
+                ]
                 suivi = full[0]["seat"] if full and outcome == "banker" else None
             lost_seat = r["banker_seat"] if outcome == "player" else None
             prev = bank
@@ -675,6 +704,15 @@ SYMPTOMS = {
     "cover_card_too_close": "cover",
     "decks_out_of_range": "decks",
     "marker_uncollected": "marker",
+    "collection_without_marker": "collection_without_marker",
+    "holder_not_of_game": "holder_column",
+    "holder_seat_out_of_range": "holder_seat",
+    "free_hand_not_allowed": "free_hand",
+    "table_seats_out_of_range": "table_seats",
+    "royal9_table_seats": "royal9_seats",
+    "collection_not_allowed": "collection_mode",
+    "call_below_bank": "against",
+    "banker_wager_misplaced": "bank_row",
 }
 
 
@@ -691,8 +729,12 @@ def test_each_fault_breaks_exactly_its_rule_where_keyed(faulty) -> None:
     key = pl.read_parquet(out / "fault_key.parquet")
     shoes = pl.read_parquet(out / "shoes.parquet")
     readers = set(shoes.filter(pl.col("card_sequence").is_not_null())["shoe_id"])
-    for fault, shoe, rnd in key.select("fault", "shoe_id", "round_id").iter_rows():
-        if fault == "foreign_card":
+    for fault, table, shoe, rnd in key.select(
+        "fault", "table_id", "shoe_id", "round_id"
+    ).iter_rows():
+        if shoe is None:  # a table fault
+            expected[(table, None)].add(SYMPTOMS[fault])
+        elif fault == "foreign_card":
             expected[(shoe, None)].add("card_count")
             if shoe in readers:  # the hand no longer matches what the reader saw
                 expected[(shoe, rnd)].add("sequence")

@@ -66,7 +66,7 @@ def test_each_finding_names_only_its_entity():
             ignore_nulls=True,
         ).alias("named")
     )["named"]
-    assert set(named) == {"rw", "r", "s"}  # the sample holds no table finding
+    assert set(named) == {"rw", "r", "s", "t"}
     assert set(findings.filter(pl.col("wager_id").is_not_null())["rule"]) > {"PAY001"}
 
 

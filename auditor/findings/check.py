@@ -26,6 +26,7 @@ FAMILIES = {
     "COM": "commission",
     "WAG": "wager permissibility",
     "SHO": "shoe",
+    "TBL": "table options",
     "PRC": "table procedures",
 }
 

@@ -1,6 +1,8 @@
 """Stage 5, procedures: the shoe checks (SHO, in `shoe` and `cards`) and the table
 procedures (PRC): the end of a shoe (`shoe_end`), curator and Bank passing (`passing`),
-marker commission (`marker`), the Chemin de Fer Bank (`bank`). This module wires them.
+marker commission (`marker`), the Chemin de Fer Bank (`bank`) and its calls (`calls`),
+the table's own options
+and who holds the shoe (`table`). This module wires them.
 
 Each check is a query over a whole frame; nothing loops over shoes or rounds. Sequential
 rules (a pass after a loss, a stake against the previous one, who may call Suivi) sort
@@ -34,6 +36,12 @@ from auditor.procedures.bank import (
     bank_rounds,
     bank_wagers,
 )
+from auditor.procedures.calls import (
+    BANKER_WAGER_CHECKS,
+    CALL_CHECKS,
+    banker_wager_findings,
+    call_findings,
+)
 from auditor.procedures.cards import (
     CARD_COUNT_CHECKS,
     COVER_FLAG_CHECKS,
@@ -54,6 +62,15 @@ from auditor.procedures.marker import MARKER_CHECKS, marker_frame
 from auditor.procedures.passing import PASS_CHECKS, pass_frame
 from auditor.procedures.shoe import SHOE_CHECKS, shoe_findings, shoe_frame, shoe_sequences
 from auditor.procedures.shoe_end import LAST_HAND_CHECKS, VOID_CHECKS, after_cover, after_void
+from auditor.procedures.table import (
+    COLLECTION_CHECKS,
+    HOLDER_CHECKS,
+    TABLE_CHECKS,
+    collection_findings,
+    holder_findings,
+    table_findings,
+    table_rules,
+)
 
 
 def procedure_findings(
@@ -69,6 +86,7 @@ def procedure_findings(
     rounds and wagers are joined on `partition.ROUND_ROW`.
     """
     rules = procedure_rules(packs)
+    table_limits = table_rules(packs)
     shoes, rounds, wagers = audited["shoes"], audited["rounds"], audited["wagers"]
     # Wagers find their round by its number among the partition's rounds.
     numbered = replayed.select(ROUND_ROW, "shoe_id", "ruleset", "banker_seat").collect()
@@ -106,7 +124,12 @@ def procedure_findings(
             citations(rules, "pass_citation", "holder"),
         ),
         *bank_findings(in_rounds.lazy(), per_round, rules),
+        call_findings(in_rounds.lazy(), per_round, packs),
+        banker_wager_findings(held, in_rounds.lazy(), rules, packs),
         MARKER_CHECKS.emit(marker_frame(audited, numbered, bound, options, rules, packs), ids()),
+        table_findings(audited["tables"], table_limits),
+        holder_findings(rounds, options, table_limits),
+        *collection_findings(audited.get("commission_collections"), options, table_limits),
     ]
     dealt_after_void = after_void(rounds, per_shoe, frame)
     if dealt_after_void is not None:
@@ -134,6 +157,11 @@ CHECK_SETS = (
     VOID_CHECKS,
     PASS_CHECKS,
     MARKER_CHECKS,
+    TABLE_CHECKS,
+    HOLDER_CHECKS,
+    COLLECTION_CHECKS,
     BANK_WAGER_CHECKS,
     BANK_ROUND_CHECKS,
+    CALL_CHECKS,
+    BANKER_WAGER_CHECKS,
 )

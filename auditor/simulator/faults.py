@@ -39,7 +39,7 @@ from auditor.simulator.settle import (
 
 T = TypeVar("T")
 
-DRW, TOT, PAY, COM, WAG, SHO, PRC = "DRW", "TOT", "PAY", "COM", "WAG", "SHO", "PRC"
+DRW, TOT, PAY, COM, WAG, SHO, PRC, TBL = "DRW", "TOT", "PAY", "COM", "WAG", "SHO", "PRC", "TBL"
 FAMILIES: dict[str, str] = {
     "player_draw_missing": DRW,
     "player_draw_extra": DRW,
@@ -57,6 +57,7 @@ FAMILIES: dict[str, str] = {
     "commission_missing": COM,
     "commission_misrounded": COM,
     "marker_uncollected": COM,
+    "collection_without_marker": COM,
     "late_wager": WAG,
     "impermissible_bet": WAG,
     "wager_on_free_round": WAG,
@@ -74,6 +75,14 @@ FAMILIES: dict[str, str] = {
     "extra_hand_after_cover": PRC,
     "curator_not_passing": PRC,
     "bank_not_passing": PRC,
+    "holder_seat_out_of_range": PRC,
+    "call_below_bank": PRC,
+    "banker_wager_misplaced": PRC,
+    "holder_not_of_game": PRC,
+    "free_hand_not_allowed": PRC,
+    "table_seats_out_of_range": TBL,
+    "royal9_table_seats": TBL,
+    "collection_not_allowed": TBL,
 }
 FAULT_KINDS = tuple(FAMILIES)
 # Decided once per shoe when it opens; the rest are decided per round.
@@ -84,7 +93,10 @@ SHOE_FAULTS = (
     "decks_out_of_range",
     "marker_uncollected",
     "extra_hand_after_cover",
+    "collection_without_marker",
 )
+# Decided once per table: an options row that breaks a limit, superseded before any shoe.
+TABLE_FAULTS = ("table_seats_out_of_range", "royal9_table_seats", "collection_not_allowed")
 MONEY_FAULTS = frozenset(
     {
         "overpayment",
@@ -147,8 +159,14 @@ def applicable(rd: Round, ctx: RoundContext) -> list[str]:
         kinds.append("sequence_mismatch")
     if foreign_candidates(rd, ctx):
         kinds.append("foreign_card")
+    if rd.kind == "simulated" and not (rd.opts.ruleset == MIDI and rd.opts.free_hands):
+        kinds.append("free_hand_not_allowed")
     if rd.kind != "regular":
         return [*kinds, "wager_on_free_round"]
+    if ctx.seats:
+        kinds.append("holder_not_of_game")
+    if rd.opts.ruleset == MA_BACCARAT and rd.curator is not None:
+        kinds.append("holder_seat_out_of_range")
     return kinds + wager_faults(rd, ctx)
 
 
@@ -173,6 +191,10 @@ def wager_faults(rd: Round, ctx: RoundContext) -> list[str]:
         checks["suivi_not_entitled"] = [
             w for w in rd.wagers if w.call == "banco" and w.seat != ctx.suivi_seat
         ]
+        checks["call_below_bank"] = [w for w in rd.wagers if w.call in ("suivi", "banco")]
+        # Only where the Bank then passes anyway (its hand lost): a Bank without its wager
+        # would otherwise also break the next round's stake ladder.
+        checks["banker_wager_misplaced"] = rd.facts.outcome == "player" and len(ctx.seats) > 1
     return [kind for kind, found in checks.items() if found]
 
 
@@ -423,6 +445,31 @@ def _wager_on_free_round(rd: Round, ctx: RoundContext) -> Fault:
     return Fault("wager_on_free_round", f"{bet} wager on a {rd.kind} round", wager=w)
 
 
+def _free_hand_not_allowed(rd: Round, ctx: RoundContext) -> Fault:
+    rd.kind = "free"
+    return Fault(
+        "free_hand_not_allowed", f"a simulated round logged as a Free Hand at {rd.opts.ruleset}"
+    )
+
+
+def _holder_not_of_game(rd: Round, ctx: RoundContext) -> Fault:
+    """A seat logged in the holder column the game does not use (ma-baccarat's Banker,
+    Chemin de Fer's curator, any holder where the dealer deals)."""
+    seat, _ = ctx.rs.pick(ctx.seats)
+    if rd.opts.ruleset == MA_BACCARAT:
+        rd.banker_seat, column = seat, "banker_seat"
+    else:
+        rd.curator, column = seat, "curator_seat"
+    return Fault("holder_not_of_game", f"{column} {seat} logged at {rd.opts.ruleset}")
+
+
+def _holder_seat_out_of_range(rd: Round, ctx: RoundContext) -> Fault:
+    rd.curator = rd.opts.seats + 1 + ctx.rs.below(3)
+    return Fault(
+        "holder_seat_out_of_range", f"curator_seat {rd.curator} at a table of {rd.opts.seats}"
+    )
+
+
 def _late_wager(rd: Round, ctx: RoundContext) -> Fault:
     w = ctx.rs.pick(rd.wagers)
     gap_ms = max(1, (rd.dealt - rd.nmb) // 1000)
@@ -597,6 +644,27 @@ def _suivi_not_entitled(rd: Round, ctx: RoundContext) -> Fault:
     )
 
 
+def _call_below_bank(rd: Round, ctx: RoundContext) -> Fault:
+    w = ctx.rs.pick([w for w in rd.wagers if w.call in ("suivi", "banco")])
+    bank = next(b for b in rd.wagers if b.bet == "banker")
+    w.amount = max(100, (bank.amount * (1 + ctx.rs.below(9)) // 10) // 100 * 100)
+    rd.settle()
+    return Fault(
+        "call_below_bank",
+        f"{w.call} of {usd(w.amount)} against a Bank of {usd(bank.amount)}",
+        wager=w,
+    )
+
+
+def _banker_wager_misplaced(rd: Round, ctx: RoundContext) -> Fault:
+    bank = next(b for b in rd.wagers if b.bet == "banker")
+    bank.seat, bank.patron = ctx.rs.pick([sp for sp in ctx.seats if sp[0] != rd.banker_seat])
+    return Fault(
+        "banker_wager_misplaced",
+        f"Banker's wager logged at seat {bank.seat}, Banker at {rd.banker_seat}",
+    )
+
+
 def _keep_curator(rd: Round, ctx: RoundContext) -> Fault:
     assert ctx.keep_curator is not None
     ctx.keep_curator()
@@ -639,6 +707,11 @@ INJECTORS: dict[str, Callable[[Round, RoundContext], Fault]] = {
     "suivi_not_entitled": _suivi_not_entitled,
     "curator_not_passing": _keep_curator,
     "bank_not_passing": _keep_bank,
+    "free_hand_not_allowed": _free_hand_not_allowed,
+    "holder_not_of_game": _holder_not_of_game,
+    "holder_seat_out_of_range": _holder_seat_out_of_range,
+    "call_below_bank": _call_below_bank,
+    "banker_wager_misplaced": _banker_wager_misplaced,
 }
 
 

@@ -24,7 +24,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor.contract import MONEY, TABLES
-from auditor.simulator.faults import FAMILIES, MONEY_FAULTS, Fault, RoundContext, applicable, inject
+from auditor.simulator.faults import (
+    FAMILIES,
+    MONEY_FAULTS,
+    TABLE_FAULTS,
+    Fault,
+    RoundContext,
+    applicable,
+    inject,
+)
 from auditor.simulator.settle import (
     BURN_VALUES,
     CARD_CODES,
@@ -181,7 +189,7 @@ FAULT_KEY_COLUMNS: dict[str, tuple[pl.DataType, bool]] = {
     "fault": (pl.String(), False),
     "family": (pl.String(), False),
     "table_id": (pl.String(), False),
-    "shoe_id": (pl.String(), False),
+    "shoe_id": (pl.String(), True),  # null for a table fault
     "round_id": (pl.String(), True),
     "wager_id": (pl.String(), True),
     "detail": (pl.String(), False),
@@ -297,7 +305,7 @@ class Outputs:
         self,
         kind: str,
         table_id: str,
-        shoe_id: str,
+        shoe_id: str | None,
         round_id: str | None,
         wager_id: str | None,
         detail: str,
@@ -376,6 +384,9 @@ class TableRun:
         self.shoe_fault_rate = shoe_fault_rate
         self.options = spec.options
         self.option_rows: list[tuple[int, TableOptions]] = [(OPTIONS_FROM_US, spec.options)]
+        # An options row that breaks a limit and the row that restores the table's own,
+        # both before any shoe opens: a table fault, governing no shoe.
+        self.faulty_rows: list[tuple[int, TableOptions]] = []
         self.clock = BASE_US + index * 7 * MINUTE  # tables open a few minutes apart
         self.produced = 0
         self.dealers = [f"D{index + 1:02d}{k:02d}" for k in range(1, 6)]
@@ -390,6 +401,7 @@ class TableRun:
         self.replaced_bank: Bank | None = None
 
     def run(self) -> None:
+        self.maybe_table_fault()
         while self.produced < self.budget:
             self.maybe_change_options()
             self.play_shoe()
@@ -397,6 +409,31 @@ class TableRun:
             # The run ended before the change: the row still exists, for later shoes.
             changed = replace(self.options, **self.spec.change)
             self.option_rows.append((self.clock + 24 * 60 * MINUTE, changed))
+
+    def maybe_table_fault(self) -> None:
+        # A dataset has a dozen tables: four times the shoes' rate shows each table fault.
+        if not self.shoe_fault_rate or self.rs.u() >= 4 * self.shoe_fault_rate:
+            return
+        o = self.options
+        kinds = {
+            "table_seats_out_of_range": o.ruleset != CHEMIN,
+            "royal9_table_seats": o.ruleset == MIDI and o.royal9_paytable is not None,
+            "collection_not_allowed": o.chemin,
+        }
+        # The one Royal 9 Midi table always takes the fault only it can show.
+        applicable = [k for k in TABLE_FAULTS if kinds[k]]
+        kind = applicable[-1] if kinds["royal9_table_seats"] else self.rs.pick(applicable)
+        if kind == "table_seats_out_of_range":
+            faulty = replace(o, seats=9 if o.ruleset == MA_BACCARAT else 10)
+            detail = f"options row with {faulty.seats} seats"
+        elif kind == "royal9_table_seats":
+            faulty = replace(o, seats=8)
+            detail = "Royal 9 options row with 8 seats"
+        else:
+            faulty = replace(o, commission_collection="marker")
+            detail = "options row collecting commission by marker"
+        self.faulty_rows = [(OPTIONS_FROM_US + MINUTE, faulty), (OPTIONS_FROM_US + 2 * MINUTE, o)]
+        self.out.fault(kind, self.spec.table_id, None, None, None, detail)
 
     def maybe_change_options(self) -> None:
         half_played = self.produced > 0 and self.produced >= self.budget // 2
@@ -441,6 +478,8 @@ class TableRun:
             kinds.append("decks_out_of_range")
         if o.commission_collection == "marker":
             kinds.append("marker_uncollected")
+        else:
+            kinds.append("collection_without_marker")
         if not o.chemin:
             kinds.append("extra_hand_after_cover")
         return self.rs.pick(kinds)
@@ -528,6 +567,8 @@ class TableRun:
 
     def collect_markers(self, shoe: Shoe) -> None:
         """§13(d)(2)(i): marked commission collected before the next shoe opens."""
+        if shoe.fault == "collection_without_marker":
+            self.collect_without_marker(shoe)
         if not shoe.owed:
             return
         at = self.clock + self.rs.between(20, 120) * SECOND
@@ -555,6 +596,26 @@ class TableRun:
                     amount,
                 )
                 self.out.add("commission_collections", row)
+
+    def collect_without_marker(self, shoe: Shoe) -> None:
+        """A marker collection logged at a table that collects commission at payout."""
+        seat, patron = self.rs.pick(shoe.seats)
+        amount = 25 * (1 + self.rs.below(40))
+        at = self.clock + self.rs.between(20, 120) * SECOND
+        row = (
+            self.out.next_id("CC", 6),
+            self.spec.table_id,
+            shoe.shoe_id,
+            seat,
+            patron,
+            at,
+            amount,
+        )
+        self.out.add("commission_collections", row)
+        self.out.fault(
+            "collection_without_marker", self.spec.table_id, shoe.shoe_id, None, None,
+            f"seat {seat} patron {patron}: {usd(amount)} collected at an at_payout table",
+        )  # fmt: skip
 
     # -- rounds ------------------------------------------------------------------------
 
@@ -588,7 +649,10 @@ class TableRun:
         return rd
 
     def maybe_inject(self, rd: Round, shoe: Shoe) -> Fault | None:
-        if rd.kind == "void" or self.rs.u() >= self.fault_rate:
+        # Free and simulated rounds are rare: they take faults at a higher rate, so that a
+        # small dataset shows theirs too.
+        rate = self.fault_rate if rd.kind == "regular" else min(1.0, 10 * self.fault_rate)
+        if rd.kind == "void" or self.rs.u() >= rate:
             return None
         ctx = RoundContext(
             rs=self.rs,
@@ -716,7 +780,15 @@ class TableRun:
             assert bank is not None
             bank.prev_amount = next(w.amount for w in rd.wagers if w.bet == "banker")
             if outcome != "tie":  # a standoff does not count for Suivi (§6(b))
-                full = next((w for w in rd.wagers if w.call in ("suivi", "banco")), None)
+                # Only a call of the whole Bank "equaled" its wager (INDEX Ambiguity 3).
+                full = next(
+                    (
+                        w
+                        for w in rd.wagers
+                        if w.call in ("suivi", "banco") and w.amount == bank.prev_amount
+                    ),
+                    None,
+                )
                 bank.suivi_seat = full.seat if full is not None and outcome == "banker" else None
             if outcome == "player":
                 self.bank_lost = True
@@ -877,7 +949,7 @@ def _play_tables(
         run.run()
         runs.append(run)
     for run in runs:
-        for effective_from, opts in run.option_rows:
+        for effective_from, opts in sorted(run.option_rows + run.faulty_rows, key=lambda r: r[0]):
             outputs.add("tables", _table_row(run.spec, effective_from, opts))
     for spec in specs:
         # midi has no default combinations; ma-baccarat defaults to its Table 2.

@@ -1,0 +1,162 @@
+"""Chemin de Fer calls and the Banker's own wager (PRC013, PRC014).
+
+A `suivi` or `banco` call wagers the whole Bank (§6(b), §6(c)): a call for less is
+reported on the wager (a call for more is already PRC006, a single wager above the
+Bank). Every regular round of a Bank has exactly one `banker` row, at `banker_seat`
+(§5(a)): the Bank checks read that wager, and a round with none, several, or one at
+another seat is reported on the round instead of taking the first by id silently.
+
+Partial calls beside a full call (§6(d)) and a second full call (§6(c)) leave the
+wagers against the Banker above the Bank together, which PRC007 reports on the round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.input.partition import ROUND_ROW
+from auditor.packs.model import RulePack
+from auditor.procedures.frames import ids, rulesets_with, usd
+
+CALL_CHECKS = CheckSet()
+BANKER_WAGER_CHECKS = CheckSet()
+
+
+def whole_bank_calls(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+    """(ruleset, call) for each call that must wager the whole Bank, with its citation."""
+    rows = [
+        (pack.ruleset, call.call, pack.cite(call.cite))
+        for pack in packs.values()
+        for bet in pack.bets.values()
+        for call in bet.calls.values()
+        if call.amount == "equal_to_bank"
+    ]
+    schema = {"ruleset": pl.String(), "call": pl.String(), "call_citation": pl.String()}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def banker_wager_citations(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+    """The citation of the Banker's own wager, per ruleset whose `banker` bet has one."""
+    rows = [
+        (pack.ruleset, pack.cite(pack.bets["banker"].cite))
+        for pack in packs.values()
+        if "banker" in pack.bets
+    ]
+    return pl.DataFrame(
+        rows, schema={"ruleset": pl.String(), "banker_citation": pl.String()}, orient="row"
+    )
+
+
+@CALL_CHECKS.check(
+    Check(
+        code="PRC013",
+        name="CallBelowTheBank",
+        title="A Suivi or Banco call for less than the Bank",
+        severity="medium",
+        citation="ma-chemin-de-fer §6(b) (Suivi) and §6(c) (Banco): a wager equal to the Banker's",
+        what="A wager against the Banker with `call` `suivi` or `banco` must equal the "
+        "Banker's wager of the round. A call above it is PRC006; one below it is a partial "
+        "wager logged as a full call, reported here on the wager.",
+        why="A full call takes precedence over every partial wager and gives the caller the "
+        "Player's Hand (§7(c)); logged for less, it takes both for less than the Bank.",
+        example="Banker's wager $1,000.00; seat 4 called banco with $600.00.",
+    )
+)
+def _call_below_the_bank() -> Violation:
+    return Violation(
+        when=pl.col("_amount") < pl.col("_bank"),
+        citation=pl.col("call_citation"),
+        expected=pl.format("{} of {}", pl.col("call"), usd(pl.col("_bank"))),
+        logged=pl.format("{} of {}", pl.col("call"), usd(pl.col("_amount"))),
+        message=pl.format(
+            "{} at seat {} wagered {} against a Banker's wager of {}",
+            pl.col("call"),
+            pl.col("seat"),
+            usd(pl.col("_amount")),
+            usd(pl.col("_bank")),
+        ),
+    )
+
+
+def call_findings(
+    in_rounds: pl.LazyFrame, per_round: pl.DataFrame, packs: Mapping[str, RulePack]
+) -> pl.LazyFrame:
+    """Findings about full calls (`wager_id` set), from `bank.bank_wagers` and the
+    collected `bank.bank_rounds`."""
+    calls = in_rounds.join(whole_bank_calls(packs).lazy(), on=["ruleset", "call"], how="inner")
+    bank = per_round.lazy().select(ROUND_ROW, "table_id", "shoe_id", "round_id", "_bank")
+    return CALL_CHECKS.emit(
+        calls.join(bank, on=ROUND_ROW, how="inner"), ids(pl.col("round_id"), pl.col("wager_id"))
+    )
+
+
+@BANKER_WAGER_CHECKS.check(
+    Check(
+        code="PRC014",
+        name="BankerWagerNotOne",
+        title="A Chemin de Fer round without exactly one Banker's wager at the Banker's seat",
+        severity="high",
+        citation="ma-chemin-de-fer §5(a): the Banker places a wager on the Banker's Hand",
+        what="Each regular round of a Bank has exactly one `banker` row, and it stands at the "
+        "round's `banker_seat`. A round with none, several, or one at another seat is "
+        "reported on the round: its stake, and every check of the Bank, would otherwise "
+        "rest on a guess.",
+        why="The Banker's wager is the Bank: what the wagers against it may cover, what it "
+        "wins and the commission on it. Without exactly one, the round's money cannot be "
+        "accounted for.",
+        example="Round 8 of shoe S3 logged two banker wagers, at seats 2 and 5; the Banker "
+        "sat at seat 2.",
+    )
+)
+def _banker_wager_not_one() -> Violation:
+    return Violation(
+        when=(pl.col("_banker_rows") != 1) | (pl.col("_at_seat") != 1),
+        citation=pl.col("banker_citation"),
+        expected=pl.format("one banker wager at seat {}", pl.col("banker_seat")),
+        logged=pl.format(
+            "{} banker wager(s), {} at seat {}",
+            pl.col("_banker_rows"),
+            pl.col("_at_seat"),
+            pl.col("banker_seat"),
+        ),
+        message=pl.format(
+            "round {} of shoe {}: {} banker wager(s), {} of them at the Banker's seat {}",
+            pl.col("round_no"),
+            pl.col("shoe_id"),
+            pl.col("_banker_rows"),
+            pl.col("_at_seat"),
+            pl.col("banker_seat"),
+        ),
+    )
+
+
+def banker_wager_findings(
+    held: pl.DataFrame,
+    in_rounds: pl.LazyFrame,
+    rules: pl.DataFrame,
+    packs: Mapping[str, RulePack],
+) -> pl.LazyFrame:
+    """Findings about the Banker's own wager (`round_id` set), over the Bank tables'
+    regular rounds (`held`: `frames.holder_rounds`) and their wagers (`bank.bank_wagers`)."""
+    bankers = (
+        in_rounds.filter(pl.col("bet") == "banker")
+        .group_by(ROUND_ROW)
+        .agg(
+            pl.len().cast(pl.Int64).alias("_banker_rows"),
+            (pl.col("seat") == pl.col("banker_seat")).sum().cast(pl.Int64).alias("_at_seat"),
+        )
+    )
+    rounds = (
+        held.lazy()
+        .filter(
+            (pl.col("kind") == "regular")
+            & pl.col("ruleset").is_in(rulesets_with(rules, "stake_citation"))
+        )
+        .join(bankers, on=ROUND_ROW, how="left")
+        .with_columns(pl.col("_banker_rows", "_at_seat").fill_null(0))
+        .join(banker_wager_citations(packs).lazy(), on="ruleset", how="left")
+    )
+    return BANKER_WAGER_CHECKS.emit(rounds, ids(pl.col("round_id")))

@@ -1,0 +1,373 @@
+"""The table's own options and who holds the shoe (TBL001-TBL003, PRC010-PRC012, COM004).
+
+A table finding names the table only: its Rules Submission options (each `tables` row)
+against what its ruleset allows: the number of seats, the seats of a Royal 9 table, how
+commission is collected. Round findings: a seat holding the shoe that the table does not
+have or that the game does not give a seat, and a Free Hand where the table or the
+ruleset allows none. A shoe finding: commission collections logged for a shoe of a table
+that does not collect by marker. Every limit comes from the packs (`table_rules`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.table import NO_ID
+from auditor.packs.model import SEAT_COLUMNS, RulePack
+from auditor.procedures.frames import cents, ids, usd
+
+TABLE_CHECKS = CheckSet()
+HOLDER_CHECKS = CheckSet()
+COLLECTION_CHECKS = CheckSet()
+
+_RULES_SCHEMA = {
+    "ruleset": pl.String(),
+    "seats_min": pl.Int32(),
+    "seats_max": pl.Int32(),
+    "seats_citation": pl.String(),
+    "royal9_seats": pl.List(pl.Int32()),
+    "royal9_citation": pl.String(),
+    "collection_modes": pl.List(pl.String()),
+    "collection_citation": pl.String(),
+    "seat_column": pl.String(),
+    "deals_citation": pl.String(),
+    "free_hands_citation": pl.String(),
+    "no_free_hands_citation": pl.String(),
+}
+
+
+def table_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+    """One row per ruleset: the seats, Royal 9 seats, collection modes, who deals and
+    whether it has Free Hands, each with its citation (null where the ruleset is silent)."""
+    rows = []
+    for pack in packs.values():
+        seats, royal9 = pack.limits.seats, pack.limits.royal9
+        deals, free = pack.procedure("deals"), pack.procedure("free_hands")
+        collection = pack.commission.collection
+        rows.append(
+            {
+                "ruleset": pack.ruleset,
+                "seats_min": seats.min if seats else None,
+                "seats_max": seats.max if seats else None,
+                "seats_citation": pack.cite(seats.cite) if seats else None,
+                "royal9_seats": list(royal9.seats) if royal9 and royal9.seats else None,
+                "royal9_citation": pack.cite(royal9.cite) if royal9 else None,
+                "collection_modes": list(collection.value),
+                "collection_citation": pack.cite(collection.cite),
+                "seat_column": deals["seat_column"] if deals else None,
+                "deals_citation": pack.cite(deals.cite) if deals else None,
+                "free_hands_citation": pack.cite(free.cite) if free and free["value"] else None,
+                # Where the ruleset has no Free Hand, a free round is no round its permissible
+                # wagers can be placed on (as WAG005 cites for a wager on one).
+                "no_free_hands_citation": pack.cite(pack.bets_cite),
+            }
+        )
+    return pl.DataFrame(rows, schema=_RULES_SCHEMA)
+
+
+# ---- the table's options ----------------------------------------------------------------
+
+
+@TABLE_CHECKS.check(
+    Check(
+        code="TBL001",
+        name="TableSeatsOutOfRange",
+        title="The table has more or fewer seats than its ruleset allows",
+        severity="medium",
+        citation="the numbered seats (ma-baccarat §2(a): 10 to 14; ma-midi-baccarat §2(a), "
+        "md-mini-baccarat .02A(1): at most nine; Chemin de Fer states no number)",
+        what="Each `tables` row's `seats` must lie within the ruleset's seat limits. Reported "
+        "on the table, once per options row that breaks it.",
+        why="The seat count fixes which positions may wager and hold the shoe; a table "
+        "submitted with a layout the game does not have is not the game approved.",
+        example="A ma-baccarat table submitted with 8 seats; the game seats 10 to 14.",
+    )
+)
+def _table_seats_out_of_range() -> Violation:
+    low, high = pl.col("seats_min"), pl.col("seats_max")
+    seats = pl.col("seats").cast(pl.Int32)
+    return Violation(
+        when=(seats < low).fill_null(False) | (seats > high).fill_null(False),
+        citation=pl.col("seats_citation"),
+        expected=pl.when(low.is_null())
+        .then(pl.format("at most {} seats", high))
+        .when(high.is_null())
+        .then(pl.format("at least {} seats", low))
+        .otherwise(pl.format("{} to {} seats", low, high)),
+        logged=pl.format("{} seats", pl.col("seats")),
+        message=pl.format(
+            "table {} ({}) has {} seats in its options from {}",
+            pl.col("table_id"),
+            pl.col("ruleset"),
+            pl.col("seats"),
+            pl.col("effective_from").dt.to_string("%Y-%m-%d %H:%M"),
+        ),
+    )
+
+
+@TABLE_CHECKS.check(
+    Check(
+        code="TBL002",
+        name="Royal9TableSeatsNotAllowed",
+        title="A Royal 9 table with a number of seats the Royal 9 rules do not allow",
+        severity="medium",
+        citation="Royal 9 decks and seats (ma-midi-baccarat §12(i): six or seven seats)",
+        what="Where a `tables` row offers Royal 9 (`royal9_paytable` set) and the ruleset "
+        "limits the seats of a Royal 9 table, `seats` must be one of those counts.",
+        why="The Royal 9 paytable and its per-seat combinations are approved for that layout only.",
+        example="A midi table offering Royal 9 with 9 seats; Royal 9 is played at 6 or 7.",
+    )
+)
+def _royal9_table_seats() -> Violation:
+    allowed = pl.col("royal9_seats")
+    return Violation(
+        when=pl.col("royal9_paytable").is_not_null()
+        & allowed.is_not_null()
+        & ~allowed.list.contains(pl.col("seats").cast(pl.Int32)),
+        citation=pl.col("royal9_citation"),
+        expected=pl.format("{} seats", allowed.cast(pl.List(pl.String)).list.join(" or ")),
+        logged=pl.format("{} seats", pl.col("seats")),
+        message=pl.format(
+            "table {} offers Royal 9 with {} seats in its options from {}",
+            pl.col("table_id"),
+            pl.col("seats"),
+            pl.col("effective_from").dt.to_string("%Y-%m-%d %H:%M"),
+        ),
+    )
+
+
+@TABLE_CHECKS.check(
+    Check(
+        code="TBL003",
+        name="CommissionCollectionNotAllowed",
+        title="Commission collected in a way the ruleset does not allow",
+        severity="medium",
+        citation="collecting the commission (ma-baccarat §13(d), ma-midi-baccarat §12(d), "
+        "md-mini-baccarat .12D(2): at payout or by marker; ma-chemin-de-fer §9(c): "
+        "immediately after each round the Banker wins)",
+        what="Each `tables` row's `commission_collection` must be one the ruleset allows: "
+        "Chemin de Fer collects at payout only.",
+        why="Deferred collection by marker lets commission go uncollected; where the rules do "
+        "not allow it, every marker is a debt the game does not provide for.",
+        example="A Chemin de Fer table submitted with commission_collection = marker.",
+    )
+)
+def _collection_not_allowed() -> Violation:
+    modes = pl.col("collection_modes")
+    return Violation(
+        when=~modes.list.contains(pl.col("commission_collection")),
+        citation=pl.col("collection_citation"),
+        expected=modes.list.join(" or "),
+        logged=pl.col("commission_collection"),
+        message=pl.format(
+            "table {} ({}) collects commission {} in its options from {}",
+            pl.col("table_id"),
+            pl.col("ruleset"),
+            pl.col("commission_collection"),
+            pl.col("effective_from").dt.to_string("%Y-%m-%d %H:%M"),
+        ),
+    )
+
+
+def table_findings(tables: pl.LazyFrame, rules: pl.DataFrame) -> pl.LazyFrame:
+    """Findings about the tables' own options (`table_id` only)."""
+    frame = tables.join(rules.lazy(), on="ruleset", how="left")
+    return TABLE_CHECKS.emit(
+        frame,
+        {"table_id": pl.col("table_id"), "shoe_id": NO_ID, "round_id": NO_ID, "wager_id": NO_ID},
+    )
+
+
+# ---- who holds the shoe, and Free Hands -------------------------------------------------
+
+
+def _holder_seat() -> pl.Expr:
+    """The seat of the ruleset's holder column (`deals.seat_column`), null where none."""
+    return pl.coalesce(
+        pl.when(pl.col("seat_column") == column).then(pl.col(column)) for column in SEAT_COLUMNS
+    )
+
+
+def _foreign_holder() -> pl.Expr:
+    """A holder column the ruleset does not use, when it holds a seat: its name."""
+    return pl.coalesce(
+        pl.when(pl.col(column).is_not_null() & pl.col("seat_column").ne_missing(column)).then(
+            pl.lit(column)
+        )
+        for column in SEAT_COLUMNS
+    )
+
+
+@HOLDER_CHECKS.check(
+    Check(
+        code="PRC010",
+        name="HolderSeatOutOfRange",
+        title="The shoe is held at a seat the table does not have",
+        severity="medium",
+        citation="the numbered seats (ma-baccarat §2(a); ma-chemin-de-fer: the Banker's seat "
+        "among the table's)",
+        what="A round's `curator_seat` (ma-baccarat) or `banker_seat` (Chemin de Fer) must be "
+        "a seat of the table: 1 to the `seats` of the options in force when the shoe opened.",
+        why="A holder at a position the layout does not have cannot be a seated player: the "
+        "record of who dealt, and who owes the pass, is wrong.",
+        example="Round 12 logged curator_seat 13 at a table of 12 seats.",
+    )
+)
+def _holder_seat_out_of_range() -> Violation:
+    return Violation(
+        when=_holder_seat().cast(pl.Int32) > pl.col("seats").cast(pl.Int32),
+        citation=pl.coalesce("seats_citation", "deals_citation"),
+        expected=pl.format("seat 1-{}", pl.col("seats")),
+        logged=pl.format("{} {}", pl.col("seat_column"), _holder_seat()),
+        message=pl.format(
+            "round {} of shoe {}: {} {} at a table of {} seats",
+            pl.col("round_no"),
+            pl.col("shoe_id"),
+            pl.col("seat_column"),
+            _holder_seat(),
+            pl.col("seats"),
+        ),
+    )
+
+
+@HOLDER_CHECKS.check(
+    Check(
+        code="PRC011",
+        name="HolderNotOfTheGame",
+        title="A seat is logged holding the shoe where the game gives it none",
+        severity="medium",
+        citation="who deals (ma-midi-baccarat §8(c), md-mini-baccarat .08C: the dealer; "
+        "ma-baccarat §7(c): a curator, never a Banker; ma-chemin-de-fer §7(d): the Banker)",
+        what="At Midi and Mini Baccarat the dealer deals, so `curator_seat` and "
+        "`banker_seat` are null; ma-baccarat logs a curator and never a `banker_seat`; "
+        "Chemin de Fer logs the Banker and never a `curator_seat`.",
+        why="A holder recorded where the game has none means the log describes another game "
+        "than the one approved, or a player handled the cards.",
+        example="A Mini Baccarat round logged curator_seat 3: the dealer deals this game.",
+    )
+)
+def _holder_not_of_the_game() -> Violation:
+    return Violation(
+        when=_foreign_holder().is_not_null(),
+        citation=pl.col("deals_citation"),
+        expected=pl.when(pl.col("seat_column").is_null())
+        .then(pl.lit("the dealer deals: no seat holds the shoe"))
+        .otherwise(pl.format("only {}", pl.col("seat_column"))),
+        logged=pl.format("{} {}", _foreign_holder(), pl.col("_foreign_seat")),
+        message=pl.format(
+            "round {} of shoe {} ({}) logged {} {}",
+            pl.col("round_no"),
+            pl.col("shoe_id"),
+            pl.col("ruleset"),
+            _foreign_holder(),
+            pl.col("_foreign_seat"),
+        ),
+    )
+
+
+@HOLDER_CHECKS.check(
+    Check(
+        code="PRC012",
+        name="FreeHandNotAllowed",
+        title="A Free Hand dealt where the table or the ruleset allows none",
+        severity="medium",
+        citation="Free Hands (ma-midi-baccarat §7(c), where the table's options allow them; "
+        "the other rulesets have none: their permissible wagers)",
+        what="A round of kind `free` is dealt only at a ruleset with Free Hands and at a table "
+        "whose options in force set `free_hands` (INDEX Ambiguity 11).",
+        why="A Free Hand burns cards without wagers; where it is not allowed it changes the "
+        "cards the next wagers are settled on.",
+        example="A Mini Baccarat round logged as free: the game has no Free Hand.",
+    )
+)
+def _free_hand_not_allowed() -> Violation:
+    allowed = pl.col("free_hands_citation").is_not_null() & pl.col("free_hands")
+    return Violation(
+        when=(pl.col("kind") == "free") & ~allowed.fill_null(False),
+        citation=pl.coalesce("free_hands_citation", "no_free_hands_citation"),
+        expected=pl.when(pl.col("free_hands_citation").is_null())
+        .then(pl.lit("no Free Hand in this ruleset"))
+        .otherwise(pl.lit("no Free Hand: the table's options do not allow it")),
+        logged=pl.lit("free"),
+        message=pl.format(
+            "round {} of shoe {} was a Free Hand at a {} table{}",
+            pl.col("round_no"),
+            pl.col("shoe_id"),
+            pl.col("ruleset"),
+            pl.when(pl.col("free_hands_citation").is_not_null())
+            .then(pl.lit(" whose options do not allow Free Hands"))
+            .otherwise(pl.lit("")),
+        ),
+    )
+
+
+def holder_findings(
+    rounds: pl.LazyFrame, options: pl.LazyFrame, rules: pl.DataFrame
+) -> pl.LazyFrame:
+    """Findings about who holds the shoe and Free Hands (`round_id` set)."""
+    foreign_seat = pl.coalesce(
+        pl.when(pl.col("seat_column").ne_missing(column)).then(pl.col(column))
+        for column in SEAT_COLUMNS
+    )
+    frame = (
+        rounds.select("table_id", "shoe_id", "round_id", "round_no", "kind", *SEAT_COLUMNS)
+        .join(options.select("shoe_id", "ruleset", "seats", "free_hands"), on="shoe_id")
+        .join(rules.lazy(), on="ruleset", how="left")
+        .with_columns(foreign_seat.alias("_foreign_seat"))
+    )
+    return HOLDER_CHECKS.emit(frame, ids(pl.col("round_id")))
+
+
+# ---- commission collections -------------------------------------------------------------
+
+
+@COLLECTION_CHECKS.check(
+    Check(
+        code="COM004",
+        name="CollectionAtTableWithoutMarker",
+        title="Commission collection logged at a table that does not collect by marker",
+        severity="medium",
+        citation="collecting the commission (ma-baccarat §13(d), ma-midi-baccarat §12(d), "
+        "md-mini-baccarat .12D(2), ma-chemin-de-fer §9(c))",
+        what="A `commission_collections` row belongs to a shoe of a table whose options in "
+        "force collect commission by marker; at an `at_payout` table each wager's "
+        "commission is taken with its payout and no marker is ever collected. Reported on "
+        "the shoe, with the seat and patron in the message.",
+        why="A collection the table's procedure has no place for is money moved outside the "
+        "settlement of any wager: it may hide a commission taken twice.",
+        example="$12.50 collected from seat 3 for shoe S12 at a table that collects at payout.",
+    )
+)
+def _collection_without_marker() -> Violation:
+    return Violation(
+        when=pl.col("commission_collection") != "marker",
+        citation=pl.col("collection_citation"),
+        expected=pl.lit("no marker collection: commission taken at payout"),
+        logged=pl.format("{} collected", usd(pl.col("_amount"))),
+        message=pl.format(
+            "{} collected from seat {} (patron {}) for shoe {} at a table that collects {}",
+            usd(pl.col("_amount")),
+            pl.col("seat"),
+            pl.col("patron_id").fill_null("unrated"),
+            pl.col("shoe_id"),
+            pl.col("commission_collection"),
+        ),
+    )
+
+
+def collection_findings(
+    collections: pl.LazyFrame | None, options: pl.LazyFrame, rules: pl.DataFrame
+) -> list[pl.LazyFrame]:
+    """Findings about collections at tables without marker (`shoe_id` only)."""
+    if collections is None:
+        return []
+    frame = (
+        collections.select("shoe_id", "seat", "patron_id", cents("amount").alias("_amount"))
+        .join(options.select("shoe_id", "ruleset", "commission_collection"), on="shoe_id")
+        .join(rules.lazy().select("ruleset", "collection_citation"), on="ruleset", how="left")
+        .with_columns(pl.lit(None, dtype=pl.String).alias("table_id"))
+    )
+    return [COLLECTION_CHECKS.emit(frame, ids())]
