@@ -53,6 +53,7 @@ EXPECTED = {
     "free_hand_not_allowed": ("PRC012", "round"),
     "call_below_bank": ("PRC013", "wager"),
     "banker_wager_misplaced": ("PRC014", "round"),
+    "void_with_cards_left": ("SHO013", "round"),
     "table_seats_out_of_range": ("TBL001", "table"),
     "royal9_table_seats": ("TBL002", "table"),
     "collection_not_allowed": ("TBL003", "table"),

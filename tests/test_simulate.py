@@ -245,13 +245,22 @@ class Checker:
 
     def check_round(self, r: dict, sid: str) -> None:
         o, rid = self.options[sid], r["round_id"]
+        pc, bc = r["player_cards"], r["banker_cards"]
+        chemin = o["ruleset"] == "ma-chemin-de-fer"
         if r["kind"] == "void":  # every wager returned (§15(e) and twins)
+            p2, b2 = pts(pc[:2]), pts(bc[:2])
+            natural = p2 >= 8 or b2 >= 8
+            p_full = len(pc) == 3 or (len(pc) == 2 and (natural or p2 >= 6))
+            third = pc[2] if len(pc) == 3 else None
+            b_full = len(bc) == 3 or (
+                len(bc) == 2 and (natural or not banker_should_draw(b2, third))
+            )
+            if p_full and b_full and not chemin:  # played out: not short of cards
+                self.flag("void_played", sid, rid)
             for w in self.wagers[rid]:
                 if (w["result"], cents(w["payout"]), cents(w["commission"])) != ("push", 0, 0):
                     self.flag("settlement", sid, rid, w["wager_id"])
             return
-        pc, bc = r["player_cards"], r["banker_cards"]
-        chemin = o["ruleset"] == "ma-chemin-de-fer"
         p2, b2 = pts(pc[:2]), pts(bc[:2])
         if p2 >= 8 or b2 >= 8:
             draws_ok = len(pc) == len(bc) == 2
@@ -713,6 +722,8 @@ SYMPTOMS = {
     "collection_not_allowed": "collection_mode",
     "call_below_bank": "against",
     "banker_wager_misplaced": "bank_row",
+    "void_with_cards_left": "void",
+    "played_out_void": "void_played",
 }
 
 

@@ -26,6 +26,7 @@ ROUND_FAULTS = {
     "wrong_player_total": "TOT001",
     "wrong_banker_total": "TOT002",
     "wrong_outcome": "TOT003",
+    "played_out_void": "TOT003",
     "ez_event_missing": "TOT004",
     "ez_event_wrong": "TOT004",
 }

@@ -15,6 +15,8 @@ from auditor.procedures.frames import (
 
 LAST_HAND_CHECKS = CheckSet()
 VOID_CHECKS = CheckSet()
+# On the void round itself (VOID_CHECKS report the round dealt after it).
+VOID_CARDS_CHECKS = CheckSet()
 
 
 def _ordinal(n: pl.Expr) -> pl.Expr:
@@ -101,6 +103,41 @@ def _round_after_void() -> Violation:
     )
 
 
+@VOID_CARDS_CHECKS.check(
+    Check(
+        code="SHO013",
+        name="VoidRoundWithCardsLeft",
+        title="A round logged void although the shoe still held cards",
+        severity="high",
+        citation="void rounds (ma-baccarat §15(e), ma-midi-baccarat §13(e), md-mini-baccarat "
+        ".13E): insufficient cards to complete the round",
+        what="With a card-reading shoe, a `void` round (too few cards to complete it) takes "
+        "the shoe's last cards: its hands end where `card_sequence` ends. A void round "
+        "after which the sequence still holds cards could have been dealt on; it is "
+        "reported on the round. Not at ma-chemin-de-fer, whose §11(a) and §11(j) voids are "
+        "not for want of cards (INDEX Ambiguity 7).",
+        why="A void returns every wager: declared while cards remain, it undoes a round the "
+        "house may have been losing.",
+        example="Round 58 logged void with Player 7 and Banker 3 dealt; the reader shows 40 "
+        "more cards in the shoe.",
+    )
+)
+def _void_with_cards_left() -> Violation:
+    return Violation(
+        when=pl.col("_cards_left") > 0,
+        citation=pl.col("void_citation"),
+        expected=pl.lit("void only when the shoe runs out of cards"),
+        logged=pl.format("{} card(s) left in the shoe", pl.col("_cards_left")),
+        message=pl.format(
+            "round {} of shoe {} was logged void, yet the reader saw {} more card(s) after its "
+            "hands",
+            pl.col("round_no"),
+            pl.col("shoe_id"),
+            pl.col("_cards_left"),
+        ),
+    )
+
+
 def after_cover(
     rounds: pl.LazyFrame, per_shoe: pl.LazyFrame, packs: Mapping[str, RulePack]
 ) -> pl.LazyFrame:
@@ -146,11 +183,29 @@ def after_cover(
 def after_void(
     rounds: pl.LazyFrame, per_shoe: pl.LazyFrame, frame: pl.DataFrame
 ) -> pl.LazyFrame | None:
-    """Per shoe with a void round (where the pack ends the shoe there), the rounds after it;
-    None when no shoe has one, so that the rounds are not read again for nothing."""
+    """Per shoe with a void round (where the pack ends the shoe there), the rounds after it
+    and, at a reader shoe, the cards its sequence holds after the void round's hands; None
+    when no shoe has one, so that the rounds are not read again for nothing."""
     voided = frame.filter(pl.col("first_void_no").is_not_null())
     if voided.height == 0:
         return None
+    # The void round's place among the shoe's rounds gives where its hands end.
+    at_void = (
+        voided.lazy()
+        .filter(pl.col("reader"))
+        .select("shoe_id", "first_void_no", "seq_len", "burn_count", "round_nos", "hand_ends")
+        .explode("round_nos", "hand_ends")
+        .filter(pl.col("round_nos") == pl.col("first_void_no"))
+        .select(
+            "shoe_id",
+            (
+                pl.col("seq_len").cast(pl.Int64)
+                - 1
+                - pl.col("burn_count").cast(pl.Int64)
+                - pl.col("hand_ends").cast(pl.Int64)
+            ).alias("_cards_left"),
+        )
+    )
     after = (
         rounds.select("shoe_id", "round_id", "round_no")
         .join(voided.lazy().select("shoe_id", "first_void_no"), on="shoe_id", how="inner")
@@ -162,8 +217,21 @@ def after_void(
             pl.col("round_id").sort_by("round_no").first().alias("after_void_id"),
         )
     )
-    return after.join(
-        per_shoe.filter(pl.col("void_ends_shoe")).select("shoe_id", "table_id", "ruleset"),
-        on="shoe_id",
-        how="inner",
+    void_ids = rounds.select(
+        "shoe_id", pl.col("round_no").alias("first_void_no"), pl.col("round_id").alias("void_id")
+    )
+    return (
+        voided.lazy()
+        .select("shoe_id", "first_void_no")
+        .join(void_ids, on=["shoe_id", "first_void_no"], how="inner")
+        .join(after, on=["shoe_id", "first_void_no"], how="left")
+        .join(at_void, on="shoe_id", how="left")
+        .with_columns(
+            pl.col("after_void_count").fill_null(0), pl.col("first_void_no").alias("round_no")
+        )
+        .join(
+            per_shoe.filter(pl.col("void_ends_shoe")).select("shoe_id", "table_id", "ruleset"),
+            on="shoe_id",
+            how="inner",
+        )
     )

@@ -61,7 +61,13 @@ from auditor.procedures.frames import (
 from auditor.procedures.marker import MARKER_CHECKS, marker_frame
 from auditor.procedures.passing import PASS_CHECKS, pass_frame
 from auditor.procedures.shoe import SHOE_CHECKS, shoe_findings, shoe_frame, shoe_sequences
-from auditor.procedures.shoe_end import LAST_HAND_CHECKS, VOID_CHECKS, after_cover, after_void
+from auditor.procedures.shoe_end import (
+    LAST_HAND_CHECKS,
+    VOID_CARDS_CHECKS,
+    VOID_CHECKS,
+    after_cover,
+    after_void,
+)
 from auditor.procedures.table import (
     COLLECTION_CHECKS,
     HOLDER_CHECKS,
@@ -138,6 +144,11 @@ def procedure_findings(
                 dealt_after_void, ids(pl.col("after_void_id")), citations(rules, "void_citation")
             )
         )
+        frames.append(
+            VOID_CARDS_CHECKS.emit(
+                dealt_after_void, ids(pl.col("void_id")), citations(rules, "void_citation")
+            )
+        )
     # Several findings of one rule may name the same shoe (one per seat and patron): the
     # message breaks the tie, so a re-run writes the same order.
     return (
@@ -155,6 +166,7 @@ CHECK_SETS = (
     COVER_FLAG_CHECKS,
     LAST_HAND_CHECKS,
     VOID_CHECKS,
+    VOID_CARDS_CHECKS,
     PASS_CHECKS,
     MARKER_CHECKS,
     TABLE_CHECKS,

@@ -247,7 +247,11 @@ def _wrong_banker_total() -> Violation:
         severity="high",
         citation="the announcement of the winner (ma-baccarat §12(a) and twins)",
         what="The logged outcome is not the one the cards give (higher count wins, equal "
-        "counts tie), or a round that was played out is logged void.",
+        "counts tie), or a round that was played out is logged void: its hands hold every "
+        "card the rules deal them, where the ruleset voids a round only for want of cards "
+        "(not at ma-chemin-de-fer, whose §11(a) and §11(j) voids annul played hands: INDEX "
+        "Ambiguity 7). With a card-reading shoe, SHO013 also reports a void round that left "
+        "cards in the shoe.",
         why="Every wager on the round is settled on the announced winner.",
         example="Player 9 against Banker 7, but the Banker's Hand was announced the winner.",
     )
@@ -255,7 +259,7 @@ def _wrong_banker_total() -> Violation:
 def _wrong_outcome() -> Violation:
     when = PLAYED & (pl.col("expected_outcome_code") != code_of("outcome", OUTCOMES))
     return Violation(
-        when=when,
+        when=when | (~PLAYED & pl.col("void_short") & _played_out()),
         citation=pl.col("outcome_citation"),
         expected=pl.col("expected_outcome"),
         logged=pl.col("outcome"),
@@ -266,6 +270,18 @@ def _wrong_outcome() -> Violation:
             pl.col("expected_outcome"),
             pl.col("outcome"),
         ),
+    )
+
+
+def _played_out() -> pl.Expr:
+    """Both hands hold every card the rules deal them: two each, and the third card
+    wherever the rules draw one."""
+    player, banker = pl.col("player_count"), pl.col("banker_count")
+    return (
+        (player >= 2)
+        & (banker >= 2)
+        & ~((player == 2) & pl.col("player_must_draw"))
+        & ~((banker == 2) & pl.col("banker_draws"))
     )
 
 

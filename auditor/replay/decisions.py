@@ -31,6 +31,8 @@ DECISION_SCHEMA = {
     "outcome_citation": pl.String(),
     "ez_citation": pl.String(),
     "announces": pl.List(pl.String()),
+    # The ruleset's void round is one the cards ran out on (not an annulled hand).
+    "void_short": pl.Boolean(),
 }
 
 
@@ -62,6 +64,7 @@ def decision_table(packs: Mapping[str, RulePack]) -> pl.DataFrame:
                             pack.cite(announce.outcome),
                             _ez_citation(pack),
                             sorted(pack.ez.announce),
+                            _void_means_short(pack),
                         )
                     )
     return pl.DataFrame(rows, schema=DECISION_SCHEMA, orient="row")
@@ -92,6 +95,11 @@ def _banker_decision(
         return False, pack.cite(pack.naturals.cite), "high"
     cell = pack.banker_decision(banker_two, None if third == STOOD else third)
     return cell.draws, pack.cite(cell.cite), cell.severity
+
+
+def _void_means_short(pack: RulePack) -> bool:
+    void = pack.procedure("void_ends_shoe")
+    return bool(void and void["value"])
 
 
 def _ez_citation(pack: RulePack) -> str:

@@ -40,6 +40,7 @@ DECISION_FLAGS = (
     "banker_draws",
     "player_natural",
     "banker_natural",
+    "void_short",
 )
 DECISION_TEXTS = (
     "player_citation",

@@ -48,6 +48,7 @@ FAMILIES: dict[str, str] = {
     "wrong_player_total": TOT,
     "wrong_banker_total": TOT,
     "wrong_outcome": TOT,
+    "played_out_void": TOT,
     "ez_event_missing": TOT,
     "ez_event_wrong": TOT,
     "overpayment": PAY,
@@ -72,6 +73,7 @@ FAMILIES: dict[str, str] = {
     "decks_out_of_range": SHO,
     "foreign_card": SHO,
     "sequence_mismatch": SHO,
+    "void_with_cards_left": SHO,
     "extra_hand_after_cover": PRC,
     "curator_not_passing": PRC,
     "bank_not_passing": PRC,
@@ -94,6 +96,8 @@ SHOE_FAULTS = (
     "marker_uncollected",
     "extra_hand_after_cover",
     "collection_without_marker",
+    "void_with_cards_left",
+    "played_out_void",
 )
 # Decided once per table: an options row that breaks a limit, superseded before any shoe.
 TABLE_FAULTS = ("table_seats_out_of_range", "royal9_table_seats", "collection_not_allowed")

@@ -465,6 +465,7 @@ class TableRun:
             # one cannot be completed, which is void (§11(k)).
             if not self.options.chemin and hands_after >= limit:
                 break
+        self.play_end_fault(shoe)
         self.close_shoe(shoe)
 
     def shoe_fault(self) -> str | None:
@@ -480,8 +481,8 @@ class TableRun:
             kinds.append("marker_uncollected")
         else:
             kinds.append("collection_without_marker")
-        if not o.chemin:
-            kinds.append("extra_hand_after_cover")
+        if not o.chemin:  # Chemin de Fer voids need not be for want of cards (Ambiguity 7)
+            kinds += ["extra_hand_after_cover", "void_with_cards_left", "played_out_void"]
         return self.rs.pick(kinds)
 
     def open_shoe(self, fault: str | None) -> Shoe:
@@ -631,7 +632,27 @@ class TableRun:
         )
         return "simulated" if quiet and self.rs.u() < SIMULATED_RATE else "regular"
 
-    def play_round(self, shoe: Shoe, kind: str) -> Round:
+    def play_end_fault(self, shoe: Shoe) -> None:
+        """After the shoe's last hand, a round logged void that was not short of cards: dealt
+        out in full, or stopped after two cards with cards left (seen only with a reader)."""
+        room = len(shoe.seq) - shoe.p >= 8 and self.produced < self.budget
+        # With a reader, a played-out void also leaves cards (SHO013): one rule per fault.
+        if shoe.fault == "played_out_void" and room and not shoe.reader:
+            self.play_round(shoe, "regular", end_fault="played_out_void")
+        if shoe.fault == "void_with_cards_left" and room and shoe.reader:
+            self.play_round(shoe, "regular", end_fault="void_with_cards_left")
+
+    def void_fault(self, rd: Round, kind: str) -> Fault:
+        if kind == "void_with_cards_left":
+            rd.void(2)
+            return Fault(kind, "round logged void after its first two cards; cards remained")
+        rd.kind, rd.outcome, rd.ez_event = "void", "void", None
+        for w in rd.wagers:  # settled as the void it is logged as: every wager returned
+            w.result, w.payout, w.commission, w.rollover = "push", 0, 0, None
+        return Fault(kind, f"round played out (Player {rd.player_total}, Banker "
+                     f"{rd.banker_total}) and logged void")  # fmt: skip
+
+    def play_round(self, shoe: Shoe, kind: str, end_fault: str | None = None) -> Round:
         rs = self.rs
         rd = Round(shoe.opts, kind, shoe.seq, shoe.p, rs.u() < 0.5)
         rd.round_id = self.out.next_id("R", 7)
@@ -644,7 +665,10 @@ class TableRun:
         if kind == "regular":
             rd.wagers = self.make_wagers(rd, shoe)
         rd.play()
-        fault = self.maybe_inject(rd, shoe) if self.fault_rate else None
+        if end_fault is not None:
+            fault: Fault | None = self.void_fault(rd, end_fault)
+        else:
+            fault = self.maybe_inject(rd, shoe) if self.fault_rate else None
         self.finish_round(rd, shoe, fault)
         return rd
 
