@@ -8,6 +8,7 @@ Player's third card (.10E(3)(a)-(j)). A pack that drifts from its text fails her
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Callable
 from decimal import Decimal
@@ -18,10 +19,19 @@ from typing import Any
 import polars as pl
 import pytest
 import yaml
+from click.testing import CliRunner
 
 from auditor import contract
+from auditor.cli import main
 from auditor.errors import RulesetError
-from auditor.packs.model import RulePack, available_rulesets, load_all, load_pack, load_pack_file
+from auditor.packs.model import (
+    RulePack,
+    available_rulesets,
+    load_all,
+    load_pack,
+    load_pack_file,
+    pack_json_schema,
+)
 
 MA, MIDI, MD, CDF = "ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer"
 RULESETS = (MA, MIDI, MD, CDF)
@@ -726,6 +736,31 @@ def _add_payout(data: dict) -> None:
             "seat_combinations.chairs.2: KS9H is also posted at chair 1",
         ),
         (CDF, _announce_ez, "ez: EZ is not offered"),
+        (
+            MA,
+            lambda d: d["limits"]["decks"].update(min="6"),
+            "limits.decks.min: expected an integer",
+        ),
+        (
+            MA,
+            lambda d: d["banker_draw"][0].update(player_third="stod"),
+            "banker_draw[0].player_third: expected 'stood' or a list",
+        ),
+        (
+            MA,
+            lambda d: d["payouts"]["dragon_bonus"]["A"]["win_by"].update({3: 1}),
+            "payouts.dragon_bonus.A.win_by.3: unknown key",
+        ),
+        (
+            CDF,
+            lambda d: d["bets"]["permitted"][1]["calls"][1].update(call="suivi"),
+            "bets.permitted[1].calls[1].call: call 'suivi' is listed twice",
+        ),
+        (
+            MA,
+            lambda d: d["limits"]["automated_shuffler"].update(equal_batches=True),
+            "limits.automated_shuffler: equal_batches given, but two_batches is false",
+        ),
     ],
     ids=[
         "missing-key",
@@ -747,6 +782,11 @@ def _add_payout(data: dict) -> None:
         "royal9-line-twice",
         "combination-at-two-chairs",
         "ez-where-not-offered",
+        "text-for-a-number",
+        "neither-stood-nor-cards",
+        "unknown-margin",
+        "call-twice",
+        "batches-without-two-batches",
     ],
 )
 def test_a_malformed_pack_names_the_file_and_key(tmp_path, ruleset, change, expected):
@@ -758,3 +798,40 @@ def test_invalid_yaml_is_a_ruleset_error(tmp_path):
     path.write_text("ruleset: [unclosed\n", "utf-8")
     with pytest.raises(RulesetError, match="not valid YAML"):
         load_pack_file(path)
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+
+def _as_json(data: Any) -> Any:
+    """A pack as an editor's schema validation sees it: YAML's numeric keys become strings."""
+    return json.loads(json.dumps(data))
+
+
+def test_schema_cli_prints_the_pack_schema():
+    result = CliRunner().invoke(main, ["rules", "--schema"])
+    assert result.exit_code == 0, result.output
+    schema = json.loads(result.output)
+    assert schema == _as_json(pack_json_schema())
+    assert set(schema["properties"]) == set(raw(MA))
+
+
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_the_schema_lists_every_top_level_key_and_no_other(ruleset):
+    schema = pack_json_schema()
+    assert set(raw(ruleset)) == set(schema["properties"]) == set(schema["required"])
+    assert schema["additionalProperties"] is False
+    objects = [d for d in schema["$defs"].values() if d.get("type") == "object"]
+    assert objects and all(d["additionalProperties"] is False for d in objects)
+
+
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_every_pack_validates_against_the_schema(ruleset):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = pack_json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(_as_json(raw(ruleset)), schema, cls=jsonschema.Draft202012Validator)
+    broken = _as_json(raw(ruleset))
+    broken["limits"]["decks"]["mni"] = 6
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema, cls=jsonschema.Draft202012Validator)
