@@ -156,6 +156,25 @@ class Checker:
                 self.flag("royal9_seats", t["table_id"])
             if ruleset == "ma-chemin-de-fer" and t["commission_collection"] != "at_payout":
                 self.flag("collection_mode", t["table_id"])
+        self.check_royal9_chairs()
+
+    def check_royal9_chairs(self) -> None:
+        """ma-baccarat §13(i) Table 2, midi §12(i): a combination at one chair only; at midi
+        one combination per chair, of two suits."""
+        ruleset_of = dict(self.d["tables"].select("table_id", "ruleset").iter_rows())
+        chairs: dict[tuple[str, str], set[int]] = defaultdict(set)
+        per_chair: Counter = Counter()
+        for r in self.d["royal9_seats"].iter_rows(named=True):
+            table, combo = r["table_id"], r["combo"]
+            chairs[(table, combo)].add(r["seat"])
+            per_chair[(table, r["seat"])] += 1
+            if ruleset_of[table] == "ma-midi-baccarat" and combo[1] == combo[3]:
+                self.flag("royal9_chairs", table)
+        if any(len(seats) > 1 for seats in chairs.values()):
+            self.flag("royal9_chairs", next(t for (t, _), s in chairs.items() if len(s) > 1))
+        for (table, _), n in per_chair.items():
+            if ruleset_of[table] == "ma-midi-baccarat" and n > 1:
+                self.flag("royal9_chairs", table)
 
     # -- shoes ------------------------------------------------------------------------
 
@@ -199,8 +218,12 @@ class Checker:
             if r["kind"] == "void" and (no != len(rounds) or (seq is not None and pos != n)):
                 self.flag("void", sid, rid)  # §15(e), §11(k): the cards ran out, the shoe ends
             counts.update(dealt)
-            if r["round_no"] != no or not last < r["no_more_bets_at"] < r["dealt_at"]:
+            nmb = r["no_more_bets_at"]
+            if r["round_no"] != no or not last < r["dealt_at"] or (nmb and not last < nmb):
                 self.flag("order", sid, rid)
+            # ma-baccarat §9(b), midi §8(b), Maryland .08B: "no more bets" before "cards".
+            if r["kind"] == "regular" and not chemin and (nmb is None or nmb > r["dealt_at"]):
+                self.flag("no_more_bets", sid, rid)
             last = r["dealt_at"]
             if after >= 0 and r["kind"] not in ("simulated", "void"):
                 after += 1
@@ -326,7 +349,8 @@ class Checker:
             self.flag("impermissible", sid, rid, wid)
         if not 1 <= w["seat"] <= o["seats"]:
             self.flag("seat", sid, rid, wid)
-        if w["placed_at"] is not None and w["placed_at"] > r["no_more_bets_at"]:
+        nmb = r["no_more_bets_at"]
+        if w["placed_at"] is not None and nmb is not None and w["placed_at"] > nmb:
             self.flag("late", sid, rid, wid)
         if o["ruleset"] == "ma-chemin-de-fer" and bet in ("banker", "player"):
             return  # settled by check_chemin_round
@@ -468,7 +492,7 @@ class Checker:
 
     def check_banks(self, rounds: list[dict]) -> None:
         """§5(b) stakes, §6(b) Suivi, §10(a)(1) passing, one Bank after another."""
-        prev, lost_seat, suivi, first_of_shoe = None, None, None, None
+        prev, lost_seat, suivi, first_of_shoe, seat = None, None, None, None, None
         for r in rounds:
             if r["kind"] != "regular":
                 continue
@@ -479,17 +503,19 @@ class Checker:
             first_of_shoe = sid
             if new_shoe:  # §4(b): each shoe auctions a new Bank (INDEX Ambiguity 8)
                 prev, lost_seat, suivi = None, None, None
-            if r["banker_bid"] is not None:  # a new Bank
-                if lost_seat is not None and r["banker_seat"] == lost_seat:
-                    self.flag("bank_pass", sid, rid)
-                if bank is not None and bank < cents(r["banker_bid"]):
+            # A Bank begins with each shoe's auction, a bid, or another Banker (§4(b)).
+            new_bank = new_shoe or r["banker_bid"] is not None or r["banker_seat"] != seat
+            seat = r["banker_seat"]
+            if lost_seat is not None and r["banker_seat"] == lost_seat:
+                self.flag("bank_pass", sid, rid)
+            if new_bank:
+                if r["banker_bid"] is None:  # §4(b): the Bank's first round logs its bid
+                    self.flag("bank_bid", sid, rid)
+                elif bank is not None and bank < cents(r["banker_bid"]):
                     self.flag("bank_stake", sid, rid)
                 suivi = None
-            else:
-                if new_shoe or lost_seat is not None:  # a new shoe logs its auction's bid
-                    self.flag("bank_pass", sid, rid)
-                if bank is not None and prev is not None and not prev <= bank <= 2 * prev:
-                    self.flag("bank_stake", sid, rid)
+            elif bank is not None and prev is not None and not prev <= bank <= 2 * prev:
+                self.flag("bank_stake", sid, rid)
             for w in wagers:
                 if w["call"] == "suivi" and w["seat"] != suivi:
                     self.flag("suivi", sid, rid, w["wager_id"])
@@ -724,6 +750,10 @@ SYMPTOMS = {
     "banker_wager_misplaced": "bank_row",
     "void_with_cards_left": "void",
     "played_out_void": "void_played",
+    "no_more_bets_late": "no_more_bets",
+    "discards_too_many": "discard",
+    "bank_bid_missing": "bank_bid",
+    "royal9_chair_suited": "royal9_chairs",
 }
 
 

@@ -73,6 +73,18 @@ def test_four_card_hand_is_quarantined(write_dataset):
     assert quarantine_of(validated, "wagers")["row_key"].to_list() == ["W3"]
 
 
+def test_the_hand_size_reason_cites_the_rounds_own_ruleset(write_dataset):
+    rows = base_rows()
+    rows["tables"][0].update(ruleset="md-mini-baccarat", seats=7)
+    rows["rounds"][1]["banker_cards"] = ["KD", "7C", "2H", "3H"]
+    for round_row in rows["rounds"]:
+        round_row["curator_seat"] = None
+    bad = quarantine_of(run_validation(write_dataset(rows)), "rounds")
+    assert bad["check"].to_list() == ["two_or_three_cards"]
+    assert "md-mini-baccarat .09C" in bad["reason"].item()
+    assert "ma-baccarat" not in bad["reason"].item()
+
+
 def test_short_hands_are_accepted_only_in_a_void_round(write_dataset):
     rows = base_rows()
     rows["rounds"][0].update(

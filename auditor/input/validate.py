@@ -36,6 +36,7 @@ from auditor.input.quarantine import (
     empty_quarantine,
     quarantine_rows,
 )
+from auditor.packs.model import load_all
 from auditor.schemas import MODELS
 
 COUNTS_SCHEMA = {
@@ -47,8 +48,9 @@ COUNTS_SCHEMA = {
 
 CHECK_REASONS = {
     "card_format": "not a card: rank A23456789TJQK followed by suit SHDC",
+    # `_cite_hand_rules` names each round's own ruleset and section where it can.
     "two_or_three_cards": "a hand holds 2 or 3 cards, a void round's at most 3 "
-    "(ma-baccarat §10(c): never more than one additional card per hand)",
+    "(never more than one additional card per hand)",
     "not_nullable": "required value is missing",
     "str_matches": "does not match the contract's format",
     "isin": "not one of the contract's values",
@@ -72,13 +74,55 @@ class ValidatedDataset:
 
 def validate(dataset: Dataset, progress: ProgressCallback | None = None) -> ValidatedDataset:
     _reject_unknown_rulesets(dataset)
-    row_level = _row_checks(dataset, progress)
+    row_level = _cite_hand_rules(dataset, _row_checks(dataset, progress))
     cross = cross_row_checks(dataset, row_level)
     quarantine = _dependents(dataset, concat_quarantine([row_level, cross]))
     quarantine = _sort_quarantine(quarantine)
     audited = {t: _audited_rows(dataset, t, quarantine) for t in TABLES}
     counts = _row_counts(dataset, quarantine)
     return ValidatedDataset(dataset, audited, quarantine, counts)
+
+
+def _cite_hand_rules(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
+    """The hand-size reason with the section of the round's own ruleset (ma-baccarat
+    §10(c), ma-midi-baccarat §9(c), ...), read from its table's options; rows whose table
+    is unknown keep the reason without a section."""
+    is_hand = (pl.col("table") == "rounds") & pl.col("check").str.starts_with("two_or_three")
+    hands = row_level.filter(is_hand)
+    if hands.height == 0:
+        return row_level
+    packs = load_all()
+    sections = pl.DataFrame(
+        {
+            "ruleset": list(packs),
+            "_section": [p.cite(p.limits.cards_per_hand.cite) for p in packs.values()],
+        }
+    )
+    rulesets = scan_table(dataset, "tables").group_by("table_id").agg(pl.col("ruleset").first())
+    located = (
+        scan_table(dataset, "rounds")
+        .select(
+            pl.col(FILE_COLUMN).alias("file"),
+            pl.col(ROW_COLUMN).cast(pl.Int64).alias("row"),
+            "table_id",
+        )
+        .join(hands.lazy().select("file", "row").unique(), on=["file", "row"], how="semi")
+        .join(rulesets, on="table_id", how="left")
+        .join(sections.lazy(), on="ruleset", how="left")
+        .select("file", "row", "_section")
+        .collect()
+    )
+    cited = hands.join(located, on=["file", "row"], how="left").with_columns(
+        pl.when(pl.col("_section").is_not_null())
+        .then(
+            pl.col("reason").str.replace(
+                "(never more", pl.format("({}: never more", pl.col("_section")), literal=True
+            )
+        )
+        .otherwise(pl.col("reason"))
+        .alias("reason")
+    )
+    return pl.concat([row_level.filter(~is_hand), cited.drop("_section")], how="vertical")
 
 
 def _reject_unknown_rulesets(dataset: Dataset) -> None:

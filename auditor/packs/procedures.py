@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import types
 import typing
+from typing import Literal, get_args
 
-from pydantic import StrictBool
+from pydantic import StrictBool, model_validator
 
-from auditor.packs.entries import Entry, Flag, NonEmpty, NonNegative, PackModel
+from auditor.packs.entries import Count, Entry, Flag, NonEmpty, NonNegative, PackModel, refuse
 from auditor.packs.vocabulary import CallName, Dealer, Hand, RoundKind, SeatColumn
 
 
@@ -67,6 +68,26 @@ class Suivi(Entry):
     new_bank_resets: StrictBool
 
 
+# The ranks of a card, for the discards an irregularity takes by the disclosed card's value.
+Rank = Literal["A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K"]
+
+
+class IrregularDiscards(Entry):
+    """How many cards an irregularity puts in the discard (`rounds.discarded_after`): one
+    of `counts`, or the disclosed (first) card and as many more as `plus_card_value`
+    gives for its rank (each rank listed, or null where the count never depends on it)."""
+
+    counts: NonEmpty[Count]
+    plus_card_value: dict[Rank, NonEmpty[NonNegative]] | None
+
+    @model_validator(mode="after")
+    def _every_rank(self) -> IrregularDiscards:
+        missing = set(get_args(Rank)) - set(self.plus_card_value or get_args(Rank))
+        if missing:
+            raise refuse(f"plus_card_value leaves out the ranks {''.join(sorted(missing))}")
+        return self
+
+
 class ProceduresSection(PackModel):
     """Every procedure the engine knows; null where the ruleset has no such rule."""
 
@@ -74,13 +95,16 @@ class ProceduresSection(PackModel):
     deal_order: Flag | None
     burn: Flag | None
     no_wager_after_no_more_bets: Flag | None
+    no_more_bets_announced: Flag | None
     last_hand_after_cover: LastHandAfterCover | None
     void_ends_shoe: Flag | None
+    irregular_discards: IrregularDiscards | None
     pass_on_banker_loss: PassOnBankerLoss | None
     marker_collected_before_next_shoe: Flag | None
     house_money_rollover: HouseMoneyRollover | None
     free_hands: Flag | None
     no_wagers_on_simulated: Flag | None
+    bank_bid_logged: Flag | None
     bank_stake: BankStake | None
     wagers_against_bank: WagersAgainstBank | None
     suivi: Suivi | None

@@ -319,7 +319,16 @@ def _with_bank_state(
     # Each round's row of `held` and its pack's terms are looked up, not joined: the rounds
     # stay in the order of their rows, which is the dealing order.
     row = pl.col(HELD_ROW)
-    of_held = ("table_id", "shoe_id", "round_id", "ruleset", "banker_seat", "_bid", "kind")
+    of_held = (
+        "table_id",
+        "shoe_id",
+        "round_id",
+        "round_no",
+        "ruleset",
+        "banker_seat",
+        "_bid",
+        "kind",
+    )
     ordered = (
         per_round.filter(row.is_not_null())
         .sort(HELD_ROW)
@@ -376,6 +385,8 @@ def _with_bank_state(
             "shoe_id",
             "round_id",
             ROUND_ROW,
+            "round_no",
+            "kind",
             "ruleset",
             "banker_seat",
             "_bid",

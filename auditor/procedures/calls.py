@@ -1,10 +1,13 @@
-"""Chemin de Fer calls and the Banker's own wager (PRC013, PRC014).
+"""Chemin de Fer calls, the Banker's own wager and the Bank's bid (PRC013-PRC015).
 
 A `suivi` or `banco` call wagers the whole Bank (§6(b), §6(c)): a call for less is
 reported on the wager (a call for more is already PRC006, a single wager above the
 Bank). Every regular round of a Bank has exactly one `banker` row, at `banker_seat`
 (§5(a)): the Bank checks read that wager, and a round with none, several, or one at
 another seat is reported on the round instead of taking the first by id silently.
+
+Each Bank's first regular round logs the bid that won it (§4(b)): a Bank begins with each
+shoe's auction (INDEX Ambiguity 8) and wherever the Banker's seat changes.
 
 Partial calls beside a full call (§6(d)) and a second full call (§6(c)) leave the
 wagers against the Banker above the Bank together, which PRC007 reports on the round.
@@ -23,6 +26,7 @@ from auditor.procedures.frames import ids, rulesets_with, usd
 
 CALL_CHECKS = CheckSet()
 BANKER_WAGER_CHECKS = CheckSet()
+BID_CHECKS = CheckSet()
 
 
 def whole_bank_calls(packs: Mapping[str, RulePack]) -> pl.DataFrame:
@@ -160,3 +164,45 @@ def banker_wager_findings(
         .join(banker_wager_citations(packs).lazy(), on="ruleset", how="left")
     )
     return BANKER_WAGER_CHECKS.emit(rounds, ids(pl.col("round_id")))
+
+
+@BID_CHECKS.check(
+    Check(
+        code="PRC015",
+        name="NewBankWithoutBid",
+        title="A new Bank's first round logs no winning bid",
+        severity="medium",
+        citation="ma-chemin-de-fer §4(b): the highest offer makes the Banker",
+        what="The first regular round of each Bank carries `banker_bid`: the first round of "
+        "every shoe (each shoe is auctioned: INDEX Ambiguity 8) and every round whose "
+        "`banker_seat` differs from the previous regular round's in the shoe. Without it the "
+        "Banker's first stake (§5(b), PRC004) cannot be judged.",
+        why="The bid is what the Bank was won with and what its first stake must reach; a "
+        "Bank taken without a recorded bid escapes the stake rules.",
+        example="Round 1 of shoe S7: Banker at seat 3, no banker_bid logged.",
+    )
+)
+def _new_bank_without_bid() -> Violation:
+    return Violation(
+        when=pl.col("bid_citation").is_not_null()
+        & (pl.col("kind") == "regular")
+        & pl.col("_bank_start")
+        & pl.col("_bid").is_null(),
+        citation=pl.col("bid_citation"),
+        expected=pl.lit("the winning bid"),
+        logged=pl.lit("no banker_bid"),
+        message=pl.format(
+            "round {} of shoe {} starts a Bank at seat {} without its winning bid",
+            pl.col("round_no"),
+            pl.col("shoe_id"),
+            pl.col("banker_seat"),
+        ),
+    )
+
+
+def bid_findings(per_round: pl.DataFrame, rules: pl.DataFrame) -> pl.LazyFrame:
+    """Findings about the Banks' bids (`round_id` set), over `bank.bank_rounds`."""
+    frame = per_round.lazy().join(
+        rules.lazy().select("ruleset", "bid_citation"), on="ruleset", how="left"
+    )
+    return BID_CHECKS.emit(frame, ids(pl.col("round_id")))

@@ -45,6 +45,7 @@ _RULES_SCHEMA = {
     "suivi_citation": pl.String(),
     "suivi_applies": pl.Boolean(),
     "marker_citation": pl.String(),
+    "bid_citation": pl.String(),
 }
 
 
@@ -60,6 +61,7 @@ def procedure_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
         against = pack.procedure("wagers_against_bank")
         suivi = pack.procedure("suivi")
         marker = pack.procedure("marker_collected_before_next_shoe")
+        bid = pack.procedure("bank_bid_logged")
         last_applies = last is not None and last["value"]
         rows.append(
             {
@@ -83,6 +85,7 @@ def procedure_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
                 "suivi_citation": pack.cite(suivi.cite) if suivi else None,
                 "suivi_applies": suivi is not None,
                 "marker_citation": pack.cite(marker.cite) if marker and marker["value"] else None,
+                "bid_citation": pack.cite(bid.cite) if bid and bid["value"] else None,
             }
         )
     return pl.DataFrame(rows, schema=_RULES_SCHEMA)

@@ -2,7 +2,8 @@
 procedures (PRC): the end of a shoe (`shoe_end`), curator and Bank passing (`passing`),
 marker commission (`marker`), the Chemin de Fer Bank (`bank`) and its calls (`calls`),
 the table's own options
-and who holds the shoe (`table`). This module wires them.
+and who holds the shoe (`table`), the Royal 9 chairs (`royal9_chairs`),
+the discards of an irregularity (`discards`). This module wires them.
 
 Each check is a query over a whole frame; nothing loops over shoes or rounds. Sequential
 rules (a pass after a loss, a stake against the previous one, who may call Suivi) sort
@@ -38,8 +39,10 @@ from auditor.procedures.bank import (
 )
 from auditor.procedures.calls import (
     BANKER_WAGER_CHECKS,
+    BID_CHECKS,
     CALL_CHECKS,
     banker_wager_findings,
+    bid_findings,
     call_findings,
 )
 from auditor.procedures.cards import (
@@ -49,6 +52,7 @@ from auditor.procedures.cards import (
     card_findings,
     shoe_rounds,
 )
+from auditor.procedures.discards import DISCARD_CHECKS, discard_findings
 from auditor.procedures.frames import (
     citations,
     holder_rounds,
@@ -60,6 +64,7 @@ from auditor.procedures.frames import (
 )
 from auditor.procedures.marker import MARKER_CHECKS, marker_frame
 from auditor.procedures.passing import PASS_CHECKS, pass_frame
+from auditor.procedures.royal9_chairs import CHAIR_CHECKS, chair_findings
 from auditor.procedures.shoe import SHOE_CHECKS, shoe_findings, shoe_frame, shoe_sequences
 from auditor.procedures.shoe_end import (
     LAST_HAND_CHECKS,
@@ -132,10 +137,13 @@ def procedure_findings(
         *bank_findings(in_rounds.lazy(), per_round, rules),
         call_findings(in_rounds.lazy(), per_round, packs),
         banker_wager_findings(held, in_rounds.lazy(), rules, packs),
+        bid_findings(per_round, rules),
         MARKER_CHECKS.emit(marker_frame(audited, numbered, bound, options, rules, packs), ids()),
         table_findings(audited["tables"], table_limits),
         holder_findings(rounds, options, table_limits),
         *collection_findings(audited.get("commission_collections"), options, table_limits),
+        *chair_findings(audited.get("royal9_seats"), audited["tables"], packs),
+        discard_findings(rounds, options, packs),
     ]
     dealt_after_void = after_void(rounds, per_shoe, frame)
     if dealt_after_void is not None:
@@ -172,8 +180,11 @@ CHECK_SETS = (
     TABLE_CHECKS,
     HOLDER_CHECKS,
     COLLECTION_CHECKS,
+    CHAIR_CHECKS,
+    DISCARD_CHECKS,
     BANK_WAGER_CHECKS,
     BANK_ROUND_CHECKS,
     CALL_CHECKS,
     BANKER_WAGER_CHECKS,
+    BID_CHECKS,
 )

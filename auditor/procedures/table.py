@@ -1,11 +1,14 @@
-"""The table's own options and who holds the shoe (TBL001-TBL003, PRC010-PRC012, COM004).
+"""The table's own options, who holds the shoe, and "no more bets" (TBL001-TBL004,
+PRC010-PRC012, TOT005, COM004).
 
 A table finding names the table only: its Rules Submission options (each `tables` row)
 against what its ruleset allows: the number of seats, the seats of a Royal 9 table, how
-commission is collected. Round findings: a seat holding the shoe that the table does not
-have or that the game does not give a seat, and a Free Hand where the table or the
-ruleset allows none. A shoe finding: commission collections logged for a shoe of a table
-that does not collect by marker. Every limit comes from the packs (`table_rules`).
+commission is collected, the Royal 9 combinations posted at its chairs. Round findings:
+a seat holding the shoe that the table does not have or that the game does not give a
+seat, a Free Hand where the table or the ruleset allows none, and a regular round
+without "no more bets" announced before the cards. A shoe finding: commission
+collections logged for a shoe of a table that does not collect by marker. Every limit
+comes from the packs (`table_rules`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ _RULES_SCHEMA = {
     "deals_citation": pl.String(),
     "free_hands_citation": pl.String(),
     "no_free_hands_citation": pl.String(),
+    "no_more_bets_citation": pl.String(),
 }
 
 
@@ -63,9 +67,16 @@ def table_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
                 # Where the ruleset has no Free Hand, a free round is no round its permissible
                 # wagers can be placed on (as WAG005 cites for a wager on one).
                 "no_free_hands_citation": pack.cite(pack.bets_cite),
+                "no_more_bets_citation": _cite_if_on(pack, "no_more_bets_announced"),
             }
         )
     return pl.DataFrame(rows, schema=_RULES_SCHEMA)
+
+
+def _cite_if_on(pack: RulePack, procedure: str) -> str | None:
+    """The procedure's citation where the pack switches it on, else null."""
+    rule = pack.procedure(procedure)
+    return pack.cite(rule.cite) if rule is not None and rule["value"] else None
 
 
 # ---- the table's options ----------------------------------------------------------------
@@ -304,16 +315,65 @@ def _free_hand_not_allowed() -> Violation:
     )
 
 
+@HOLDER_CHECKS.check(
+    Check(
+        code="TOT005",
+        name="NoMoreBetsNotAnnounced",
+        title='"No more bets" not announced before the cards',
+        severity="medium",
+        citation='the "no more bets" announcement (ma-baccarat §9(b), ma-midi-baccarat §8(b), '
+        "md-mini-baccarat .08B)",
+        what="A regular round's `no_more_bets_at` must be logged and not later than its "
+        "`dealt_at`: the call closes the wagers before any card is dealt. Chemin de Fer has "
+        "no such announcement rule.",
+        why="Without the call, or after the cards, nothing separates the wagers from the "
+        "cards: late wagers cannot even be judged (WAG004).",
+        example='Round 14 logged "no more bets" at 20:01:07, after "cards" at 20:01:05.',
+    )
+)
+def _no_more_bets_not_announced() -> Violation:
+    announced, dealt = pl.col("no_more_bets_at"), pl.col("dealt_at")
+    time = "%Y-%m-%d %H:%M:%S%.6f"
+    return Violation(
+        when=pl.col("no_more_bets_citation").is_not_null()
+        & (pl.col("kind") == "regular")
+        & (announced.is_null() | (announced > dealt)),
+        citation=pl.col("no_more_bets_citation"),
+        expected=pl.format('"no more bets" by {}', dealt.dt.strftime(time)),
+        logged=pl.when(announced.is_null())
+        .then(pl.lit("not announced"))
+        .otherwise(announced.dt.strftime(time)),
+        message=pl.format(
+            'round {} of shoe {}: "no more bets" {} ("cards" at {})',
+            pl.col("round_no"),
+            pl.col("shoe_id"),
+            pl.when(announced.is_null())
+            .then(pl.lit("was not logged"))
+            .otherwise(pl.format("was called at {}", announced.dt.strftime(time))),
+            dealt.dt.strftime(time),
+        ),
+    )
+
+
 def holder_findings(
     rounds: pl.LazyFrame, options: pl.LazyFrame, rules: pl.DataFrame
 ) -> pl.LazyFrame:
-    """Findings about who holds the shoe and Free Hands (`round_id` set)."""
+    """Findings about who holds the shoe, Free Hands and "no more bets" (`round_id` set)."""
     foreign_seat = pl.coalesce(
         pl.when(pl.col("seat_column").ne_missing(column)).then(pl.col(column))
         for column in SEAT_COLUMNS
     )
     frame = (
-        rounds.select("table_id", "shoe_id", "round_id", "round_no", "kind", *SEAT_COLUMNS)
+        rounds.select(
+            "table_id",
+            "shoe_id",
+            "round_id",
+            "round_no",
+            "kind",
+            "dealt_at",
+            "no_more_bets_at",
+            *SEAT_COLUMNS,
+        )
         .join(options.select("shoe_id", "ruleset", "seats", "free_hands"), on="shoe_id")
         .join(rules.lazy(), on="ruleset", how="left")
         .with_columns(foreign_seat.alias("_foreign_seat"))

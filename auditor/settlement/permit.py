@@ -213,7 +213,8 @@ def _royal9_at_nonconforming_table() -> Violation:
         "md-mini-baccarat .07D; ma-chemin-de-fer §6(e))",
         what="The wager's `placed_at` (placed or last changed) is later than the round's "
         "`no_more_bets_at`. A wager without `placed_at`, or a round without the "
-        "announcement, cannot be judged here (the missing announcement is a round finding).",
+        "announcement, cannot be judged here (the missing or late announcement is TOT005, "
+        "a round finding).",
         why="A wager made or raised once the cards may be known is past-posting, the "
         "classic table cheat.",
         example="Banker wager of $100.00 at seat 1 placed at 2026-11-24 18:00:57.000000, "

@@ -51,6 +51,7 @@ FAMILIES: dict[str, str] = {
     "played_out_void": TOT,
     "ez_event_missing": TOT,
     "ez_event_wrong": TOT,
+    "no_more_bets_late": TOT,
     "overpayment": PAY,
     "underpayment": PAY,
     "wrong_paytable": PAY,
@@ -73,6 +74,7 @@ FAMILIES: dict[str, str] = {
     "decks_out_of_range": SHO,
     "foreign_card": SHO,
     "sequence_mismatch": SHO,
+    "discards_too_many": SHO,
     "void_with_cards_left": SHO,
     "extra_hand_after_cover": PRC,
     "curator_not_passing": PRC,
@@ -80,11 +82,13 @@ FAMILIES: dict[str, str] = {
     "holder_seat_out_of_range": PRC,
     "call_below_bank": PRC,
     "banker_wager_misplaced": PRC,
+    "bank_bid_missing": PRC,
     "holder_not_of_game": PRC,
     "free_hand_not_allowed": PRC,
     "table_seats_out_of_range": TBL,
     "royal9_table_seats": TBL,
     "collection_not_allowed": TBL,
+    "royal9_chair_suited": TBL,
 }
 FAULT_KINDS = tuple(FAMILIES)
 # Decided once per shoe when it opens; the rest are decided per round.
@@ -169,6 +173,8 @@ def applicable(rd: Round, ctx: RoundContext) -> list[str]:
         return [*kinds, "wager_on_free_round"]
     if ctx.seats:
         kinds.append("holder_not_of_game")
+    if not rd.opts.chemin:  # Chemin de Fer has no rule for the announcement itself
+        kinds.append("no_more_bets_late")
     if rd.opts.ruleset == MA_BACCARAT and rd.curator is not None:
         kinds.append("holder_seat_out_of_range")
     return kinds + wager_faults(rd, ctx)
@@ -196,6 +202,7 @@ def wager_faults(rd: Round, ctx: RoundContext) -> list[str]:
             w for w in rd.wagers if w.call == "banco" and w.seat != ctx.suivi_seat
         ]
         checks["call_below_bank"] = [w for w in rd.wagers if w.call in ("suivi", "banco")]
+        checks["bank_bid_missing"] = rd.banker_bid is not None
         # Only where the Bank then passes anyway (its hand lost): a Bank without its wager
         # would otherwise also break the next round's stake ladder.
         checks["banker_wager_misplaced"] = rd.facts.outcome == "player" and len(ctx.seats) > 1
@@ -648,6 +655,22 @@ def _suivi_not_entitled(rd: Round, ctx: RoundContext) -> Fault:
     )
 
 
+def _no_more_bets_late(rd: Round, ctx: RoundContext) -> Fault:
+    # After the cards, or never logged; every wager was still placed before the cards.
+    if ctx.rs.u() < 0.5:
+        rd.nmb = None
+        return Fault("no_more_bets_late", '"no more bets" not logged')
+    rd.nmb = rd.dealt + (1 + ctx.rs.below(5)) * 1_000_000
+    return Fault("no_more_bets_late", '"no more bets" logged after "cards"')
+
+
+def _bank_bid_missing(rd: Round, ctx: RoundContext) -> Fault:
+    rd.banker_bid = None
+    return Fault(
+        "bank_bid_missing", f"first round of the Bank at seat {rd.banker_seat} without its bid"
+    )
+
+
 def _call_below_bank(rd: Round, ctx: RoundContext) -> Fault:
     w = ctx.rs.pick([w for w in rd.wagers if w.call in ("suivi", "banco")])
     bank = next(b for b in rd.wagers if b.bet == "banker")
@@ -715,6 +738,8 @@ INJECTORS: dict[str, Callable[[Round, RoundContext], Fault]] = {
     "holder_not_of_game": _holder_not_of_game,
     "holder_seat_out_of_range": _holder_seat_out_of_range,
     "call_below_bank": _call_below_bank,
+    "no_more_bets_late": _no_more_bets_late,
+    "bank_bid_missing": _bank_bid_missing,
     "banker_wager_misplaced": _banker_wager_misplaced,
 }
 

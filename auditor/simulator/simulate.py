@@ -38,14 +38,19 @@ from auditor.simulator.settle import (
     CARD_CODES,
     CARD_NAMES,
     CHEMIN,
+    FACES,
     MA_BACCARAT,
     MA_TABLE2,
     MARYLAND,
     MIDI,
+    NINE,
+    RANK_OF,
     ROYAL9_STAKE,
+    SUIT_OF,
     Round,
     TableOptions,
     Wager,
+    royal9_combo,
     usd,
 )
 
@@ -396,6 +401,10 @@ class TableRun:
         # through the dealer or a new shoe in between (INDEX Ambiguity 9).
         self.barred: int | None = None
         self.kept_curator: int | None = None
+        # The Royal 9 combinations dealt to both hands of one round at this table: the only
+        # hands whose award depends on a chair past the table's seats (Midi's "Other
+        # Personal King-9 vs. Identical King-9").
+        self.dealt_combos: set[tuple[int, int]] = set()
         self.bank: Bank | None = None
         self.bank_lost = self.bank_voluntary = False
         self.replaced_bank: Bank | None = None
@@ -434,6 +443,28 @@ class TableRun:
             detail = "options row collecting commission by marker"
         self.faulty_rows = [(OPTIONS_FROM_US + MINUTE, faulty), (OPTIONS_FROM_US + 2 * MINUTE, o)]
         self.out.fault(kind, self.spec.table_id, None, None, None, detail)
+
+    def maybe_post_a_suited_combination(self) -> None:
+        """A suited Royal 9 combination posted at a chair past the table's seats, where Midi
+        posts non-suited ones only: no player sits there, and the table never dealt it to
+        both hands of a round, so that no award depends on it."""
+        if not self.shoe_fault_rate or self.rs.u() >= 4 * self.shoe_fault_rate:
+            return
+        posted = {c for combos in self.spec.options.royal9_combos.values() for c in combos}
+        suited = [
+            (face, nine)
+            for face in range(52)
+            for nine in range(52)
+            if RANK_OF[face] in FACES and RANK_OF[nine] == NINE and SUIT_OF[face] == SUIT_OF[nine]
+        ]
+        fresh = [c for c in suited if c not in posted and c not in self.dealt_combos]
+        if not fresh:
+            return
+        face, nine = self.rs.pick(fresh)
+        combo, chair = CARD_NAMES[face] + CARD_NAMES[nine], self.options.seats + 1
+        self.out.add("royal9_seats", (self.spec.table_id, chair, combo))
+        detail = f"suited {combo} posted at chair {chair}"
+        self.out.fault("royal9_chair_suited", self.spec.table_id, None, None, None, detail)
 
     def maybe_change_options(self) -> None:
         half_played = self.produced > 0 and self.produced >= self.budget // 2
@@ -704,14 +735,31 @@ class TableRun:
         shoe.cover_seen = shoe.cover_seen or shoe.p > shoe.cover_pos
         rd.cover = shoe.cover_seen
         if rd.kind == "regular" and shoe.p + 20 < shoe.cover_pos and self.rs.u() < DISCARD_RATE:
-            rd.discarded = shoe.seq[shoe.p : shoe.p + 2]
-            shoe.p += 2
+            taken = 2
+            if fault is None and self.fault_rate and self.rs.u() < min(1.0, 10 * self.fault_rate):
+                taken = self.discards_not_allowed(shoe.seq[shoe.p])
+                fault = Fault("discards_too_many", f"{taken} cards discarded after an irregularity")
+            rd.discarded = shoe.seq[shoe.p : shoe.p + taken]
+            shoe.p += taken
         for card in itertools.chain(rd.pc, rd.bc):
             shoe.counts[card] += 1
+        if len(rd.pc) >= 2 and len(rd.bc) >= 2:
+            player, banker = royal9_combo(rd.pc[:2]), royal9_combo(rd.bc[:2])
+            if player is not None and banker is not None and player[0] == banker[0]:
+                self.dealt_combos.add(player[0])
         self.update_holders(rd)
         self.write_round(rd, shoe, fault)
         self.produced += 1
         self.out.tick()
+
+    def discards_not_allowed(self, first: int) -> int:
+        """A number of discards the procedure does not take: never two, and at Chemin de
+        Fer never one plus the disclosed card's value (a ten-value card: 0, 1 or 10)."""
+        value = BURN_VALUES[first]  # ace 1, faces and tens 10
+        allowed = {2, 1 + value} | ({1, 2, 11} if value == 10 else set())
+        if not self.options.chemin:
+            allowed = {2}
+        return next(n for n in range(3, 9) if n not in allowed)
 
     def write_round(self, rd: Round, shoe: Shoe, fault: Fault | None) -> None:
         tid = self.spec.table_id
@@ -975,13 +1023,15 @@ def _play_tables(
     for run in runs:
         for effective_from, opts in sorted(run.option_rows + run.faulty_rows, key=lambda r: r[0]):
             outputs.add("tables", _table_row(run.spec, effective_from, opts))
-    for spec in specs:
+    for run in runs:
+        spec = run.spec
         # midi has no default combinations; ma-baccarat defaults to its Table 2.
         if spec.options.ruleset == MIDI and spec.options.royal9_paytable:
             for seat, combos in sorted(spec.options.royal9_combos.items()):
                 for face, nine in sorted(combos):
                     combo = CARD_NAMES[face] + CARD_NAMES[nine]
                     outputs.add("royal9_seats", (spec.table_id, seat, combo))
+            run.maybe_post_a_suited_combination()
     return runs
 
 

@@ -1,0 +1,97 @@
+"""The discards of an irregularity (SHO014): how many cards a round's `discarded_after`
+may hold, by the ruleset's procedure (`irregular_discards` in the packs).
+
+ma-baccarat §15(c)(1), ma-midi-baccarat §13(c)(1), md-mini-baccarat .13C(2)(a): the
+disclosed card and one undisclosed card, two in all. Chemin de Fer §11(h)(1) discards the
+disclosed card and as many cards as its value (a ten-value card: one or ten), §11(h)(2)
+two cards, §11(j) a face-up card and as many as its value (a ten-value card read as 0, 1
+or 10: INDEX Ambiguity 6). Where the discards sit in the card sequence is SHO011's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.packs.model import RulePack
+from auditor.procedures.frames import ids
+
+DISCARD_CHECKS = CheckSet()
+
+
+def discard_counts(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+    """(ruleset, rank of the first discarded card) -> the numbers of cards allowed."""
+    rows = []
+    for pack in packs.values():
+        rule = pack.procedure("irregular_discards")
+        if rule is None:
+            continue
+        by_value = rule["plus_card_value"] or {}
+        for rank in "A23456789TJQK":
+            allowed = {*rule["counts"], *(1 + extra for extra in by_value.get(rank, ()))}
+            rows.append((pack.ruleset, rank, sorted(allowed), pack.cite(rule.cite)))
+    schema = {
+        "ruleset": pl.String(),
+        "_first_rank": pl.String(),
+        "_allowed": pl.List(pl.Int64()),
+        "discard_citation": pl.String(),
+    }
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+@DISCARD_CHECKS.check(
+    Check(
+        code="SHO014",
+        name="DiscardCountWrong",
+        title="An irregularity discarded more or fewer cards than its procedure takes",
+        severity="medium",
+        citation="the irregularity procedures (ma-baccarat §15(c)(1), ma-midi-baccarat "
+        "§13(c)(1), md-mini-baccarat .13C(2)(a): two cards; ma-chemin-de-fer §11(h), §11(j): "
+        "two, or the disclosed card and as many as its value)",
+        what="A round's `discarded_after` holds as many cards as the ruleset's procedure "
+        "puts in the discard: two at the Baccarat games; at Chemin de Fer two, or one plus "
+        "the value of the first (disclosed) card, a ten-value card counting 0, 1 or 10 "
+        "(INDEX Ambiguity 6).",
+        why="Each discarded card leaves the game unseen by the players: discarding more than "
+        "the procedure takes changes the cards the next hands are dealt from.",
+        example="Round 20 discarded five cards after an exposed Player third card; the "
+        "procedure discards two.",
+    )
+)
+def _discard_count_wrong() -> Violation:
+    count = pl.col("discarded_after").list.len()
+    return Violation(
+        when=~pl.col("_allowed").list.contains(count.cast(pl.Int64)),
+        citation=pl.col("discard_citation"),
+        expected=pl.format(
+            "{} card(s)", pl.col("_allowed").cast(pl.List(pl.String)).list.join(" or ")
+        ),
+        logged=pl.format("{} card(s): {}", count, pl.col("discarded_after").list.join(" ")),
+        message=pl.format(
+            "round {} of shoe {} discarded {} card(s) ({}) after an irregularity",
+            pl.col("round_no"),
+            pl.col("shoe_id"),
+            count,
+            pl.col("discarded_after").list.join(" "),
+        ),
+    )
+
+
+def discard_findings(
+    rounds: pl.LazyFrame, options: pl.LazyFrame, packs: Mapping[str, RulePack]
+) -> pl.LazyFrame:
+    """Findings about the number of discarded cards (`round_id` set); rounds without
+    discards, nearly all of them, are left out before any join."""
+    frame = (
+        rounds.filter(pl.col("discarded_after").is_not_null())
+        .select("table_id", "shoe_id", "round_id", "round_no", "discarded_after")
+        .join(options.select("shoe_id", "ruleset"), on="shoe_id", how="inner")
+        .with_columns(
+            pl.col("discarded_after").list.first().str.head(1).fill_null("").alias("_first_rank")
+        )
+        # An empty list discarded nothing; a ruleset without the procedure has no row.
+        .join(discard_counts(packs).lazy(), on=["ruleset", "_first_rank"], how="inner")
+    )
+    return DISCARD_CHECKS.emit(frame, ids(pl.col("round_id")))

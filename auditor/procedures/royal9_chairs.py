@@ -1,0 +1,138 @@
+"""The Royal 9 combinations posted at a table's chairs (TBL004), a table finding.
+
+Each chair's Personal King-9 combinations (`royal9_seats`) follow the ruleset's rules for
+them (ma-baccarat §13(i) Table 2, ma-midi-baccarat §12(i)): no combination posted at two
+chairs, at most `per_seat` at one chair, and where the ruleset wants them non-suited,
+a face card and a nine of different suits. ma-baccarat's default Table 2 is checked
+when its pack loads; here only the rows a table supplies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.table import NO_ID
+from auditor.packs.model import RulePack
+
+CHAIR_CHECKS = CheckSet()
+
+_RULES_SCHEMA = {
+    "ruleset": pl.String(),
+    "chairs_citation": pl.String(),
+    "chairs_unique": pl.Boolean(),
+    "chairs_per_seat": pl.Int64(),
+    "chairs_suited": pl.Boolean(),
+}
+
+
+def chair_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+    """Per ruleset with Royal 9: how its chairs' combinations are constrained."""
+    rows = []
+    for pack in packs.values():
+        royal9 = pack.payouts.royal9
+        if royal9 is None:
+            continue
+        chairs = royal9.seat_combinations
+        rows.append(
+            (pack.ruleset, pack.cite(chairs.cite), chairs.unique, chairs.per_seat, chairs.suited)
+        )
+    return pl.DataFrame(rows, schema=_RULES_SCHEMA, orient="row")
+
+
+@CHAIR_CHECKS.check(
+    Check(
+        code="TBL004",
+        name="Royal9ChairCombinationsNotAllowed",
+        title="Royal 9 combinations posted at the chairs break the ruleset's rules for them",
+        severity="medium",
+        citation="the Personal King-9 combinations (ma-baccarat §13(i) Table 2: each chair its "
+        "own; ma-midi-baccarat §12(i): one non-suited combination per chair, unique to it)",
+        what="At a table offering Royal 9, the `royal9_seats` rows must not post one "
+        "combination at two chairs, nor more combinations at a chair than the ruleset "
+        "allows (Midi: one), nor a suited combination where the ruleset wants them "
+        "non-suited (Midi). One finding per combination or chair at fault, on the table.",
+        why="The personal lines pay the player seated at the chair whose combination "
+        "appears; a combination posted twice, or too many at one chair, pays progressive "
+        "meters to the wrong seat.",
+        example="KS9H posted at chairs 2 and 5 of a Midi Royal 9 table.",
+    )
+)
+def _chair_combinations() -> Violation:
+    return Violation(
+        when=pl.col("_problem").is_not_null(),
+        citation=pl.col("chairs_citation"),
+        expected=pl.col("_expected"),
+        logged=pl.col("_problem"),
+        message=pl.format("table {}: {}", pl.col("table_id"), pl.col("_problem")),
+    )
+
+
+def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per fault: a combination at several chairs, too many at a chair, a suited
+    combination where none may be."""
+    repeated = (
+        seats.filter(pl.col("chairs_unique"))
+        .group_by("table_id", "combo")
+        .agg(pl.col("seat").unique().sort().cast(pl.String).alias("_seats"))
+        .filter(pl.col("_seats").list.len() > 1)
+        .select(
+            "table_id",
+            pl.format("{} posted at chairs {}", "combo", pl.col("_seats").list.join(", ")).alias(
+                "_problem"
+            ),
+            pl.lit("each combination at one chair").alias("_expected"),
+        )
+    )
+    crowded = (
+        seats.filter(pl.col("chairs_per_seat").is_not_null())
+        .group_by("table_id", "seat", "chairs_per_seat")
+        .agg(pl.col("combo").unique().sort().alias("_combos"))
+        .filter(pl.col("_combos").list.len() > pl.col("chairs_per_seat"))
+        .select(
+            "table_id",
+            pl.format(
+                "{} combinations at chair {}: {}",
+                pl.col("_combos").list.len(),
+                "seat",
+                pl.col("_combos").list.join(", "),
+            ).alias("_problem"),
+            pl.format("at most {} per chair", "chairs_per_seat").alias("_expected"),
+        )
+    )
+    same_suit = pl.col("combo").str.slice(1, 1) == pl.col("combo").str.slice(3, 1)
+    suited = seats.filter(~pl.col("chairs_suited") & same_suit).select(
+        "table_id",
+        pl.format("suited {} at chair {}", "combo", "seat").alias("_problem"),
+        pl.lit("a face card and a nine of different suits").alias("_expected"),
+    )
+    return pl.concat([repeated, crowded, suited], how="vertical_relaxed")
+
+
+def chair_findings(
+    seats: pl.LazyFrame | None, tables: pl.LazyFrame, packs: Mapping[str, RulePack]
+) -> list[pl.LazyFrame]:
+    """Findings about the chairs' combinations of tables offering Royal 9 (`table_id`)."""
+    if seats is None:
+        return []
+    offering = (
+        tables.filter(pl.col("royal9_paytable").is_not_null())
+        .select("table_id", "ruleset")
+        .unique()
+        .join(chair_rules(packs).lazy(), on="ruleset", how="inner")
+    )
+    problems = _problems(seats.select("table_id", "seat", "combo").join(offering, on="table_id"))
+    frame = problems.join(offering, on="table_id", how="inner")
+    return [
+        CHAIR_CHECKS.emit(
+            frame,
+            {
+                "table_id": pl.col("table_id"),
+                "shoe_id": NO_ID,
+                "round_id": NO_ID,
+                "wager_id": NO_ID,
+            },
+        )
+    ]
