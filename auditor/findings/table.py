@@ -1,10 +1,14 @@
 """Findings: one row per discrepancy, in the contract's columns, sorted stably.
 
 Every stage that checks something returns a frame in FINDINGS_SCHEMA; this module
-concatenates and orders them so that a re-run writes the same bytes.
+concatenates and orders them so that a re-run writes the same bytes, and gives each
+finding its `finding_id`: a hash of its rule, the entity it names and its message, so that
+the same discrepancy has the same id in every run, whatever the partitioning.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import polars as pl
 
@@ -24,7 +28,11 @@ FINDINGS_SCHEMA = {
     "message": pl.String(),
 }
 
+# What the auditor writes: every finding with its stable id first.
+OUTPUT_SCHEMA = {"finding_id": pl.String(), **FINDINGS_SCHEMA}
 SORT_KEY = ["table_id", "shoe_id", "round_id", "wager_id", "rule"]
+# What makes two findings distinct: their rule, the entity they name, their message.
+IDENTITY = ("rule", "table_id", "shoe_id", "round_id", "wager_id", "message")
 
 
 def empty_findings() -> pl.DataFrame:
@@ -36,11 +44,24 @@ def combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
     each naming only its entity (`named_entity_only`)."""
     frames = [f.select(list(FINDINGS_SCHEMA)).cast(FINDINGS_SCHEMA) for f in frames if f.height]
     if not frames:
-        return empty_findings()
+        return pl.DataFrame(schema=OUTPUT_SCHEMA)
     ordered = pl.concat(frames, how="vertical").sort(
         SORT_KEY, nulls_last=False, maintain_order=True
     )
-    return ordered.with_columns(named_entity_only())
+    return with_finding_ids(ordered.with_columns(named_entity_only()))
+
+
+def with_finding_ids(findings: pl.DataFrame) -> pl.DataFrame:
+    """`findings` with `finding_id` first: the SHA-256 (20 hex digits) of what makes each
+    finding distinct (`IDENTITY`), and of its place among identical ones, if any. SHA-256,
+    not polars' hash, whose values may change between polars versions."""
+    key = pl.concat_str([pl.col(c).fill_null("") for c in IDENTITY], separator="\x1f")
+    repeat = pl.int_range(pl.len()).over(key)
+    keyed = findings.select(
+        pl.when(repeat == 0).then(key).otherwise(pl.format("{}\x1f{}", key, repeat))
+    ).to_series()
+    ids = [hashlib.sha256(text.encode()).hexdigest()[:20] for text in keyed]
+    return findings.select(pl.Series("finding_id", ids, dtype=pl.String), pl.all())
 
 
 def named_entity_only() -> list[pl.Expr]:

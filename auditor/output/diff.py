@@ -1,0 +1,69 @@
+"""Two runs' findings compared by their stable `finding_id`: what is new in the second
+run, what is gone from it, and what changed (same discrepancy, other severity, citation,
+expected or logged value, or impact)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from auditor.errors import InputError
+from auditor.findings.table import OUTPUT_SCHEMA
+
+FINDINGS_FILE = "findings.parquet"
+# What may differ between two runs for one finding id; a change in any is reported.
+COMPARED = ("severity", "citation", "expected", "logged", "impact")
+CHANGES = ("new", "gone", "changed")
+
+
+def read_findings(outdir: Path) -> pl.DataFrame:
+    path = Path(outdir) / FINDINGS_FILE
+    if not path.is_file():
+        raise InputError(f"{outdir}: no {FINDINGS_FILE}; is it the output folder of an audit?")
+    findings = pl.read_parquet(path)
+    if "finding_id" not in findings.columns:
+        raise InputError(f"{path}: no finding_id column; re-run the audit with this version")
+    return findings
+
+
+def diff_findings(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
+    """One row per finding that is new, gone or changed: `change`, then the finding as
+    the later run has it (as the earlier one had it for a gone finding), and for a changed
+    one the fields that differ, `field: before -> after`."""
+    columns = list(OUTPUT_SCHEMA)
+    new = after.join(before, on="finding_id", how="anti").select(columns)
+    gone = before.join(after, on="finding_id", how="anti").select(columns)
+    both = after.select(columns).join(
+        before.select("finding_id", *COMPARED), on="finding_id", how="inner", suffix="_before"
+    )
+    differs = [
+        pl.when(pl.col(c).ne_missing(pl.col(f"{c}_before"))).then(
+            pl.format(
+                "{}: {} -> {}",
+                pl.lit(c),
+                pl.col(f"{c}_before").cast(pl.String).fill_null("null"),
+                pl.col(c).cast(pl.String).fill_null("null"),
+            )
+        )
+        for c in COMPARED
+    ]
+    changed = (
+        both.with_columns(pl.concat_str(differs, separator="; ", ignore_nulls=True).alias("what"))
+        .filter(pl.col("what") != "")
+        .select(*columns, "what")
+    )
+    empty_what = pl.lit(None, dtype=pl.String).alias("what")
+    return pl.concat(
+        [
+            new.with_columns(empty_what).select(pl.lit("new").alias("change"), pl.all()),
+            gone.with_columns(empty_what).select(pl.lit("gone").alias("change"), pl.all()),
+            changed.select(pl.lit("changed").alias("change"), pl.all()),
+        ],
+        how="vertical",
+    ).sort("change", "table_id", "shoe_id", "round_id", "wager_id", "rule", nulls_last=False)
+
+
+def diff_runs(before: Path, after: Path) -> pl.DataFrame:
+    """`diff_findings` of the findings two audits wrote into their output folders."""
+    return diff_findings(read_findings(before), read_findings(after))
