@@ -5,7 +5,8 @@ Each stage is a function of frames; this module only wires them together.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -23,6 +24,7 @@ from auditor.input.partition import (
     wagers_of,
 )
 from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
+from auditor.output.catalog import RunInfo
 from auditor.output.files import AuditOutputs, write_outputs
 from auditor.packs.model import RulePack, load_all
 from auditor.procedures import stage as procedures_stage
@@ -123,9 +125,14 @@ def run_audit(
     out: Path,
     progress: ProgressCallback | None = None,
     partition_rounds: int = PARTITION_ROUNDS,
+    command: Sequence[str] | None = None,
 ) -> AuditOutputs:
+    """Audit the dataset and write the outputs; `command` (the command line, when there
+    is one) goes into the catalog's record of the run."""
+    started_at = datetime.now(UTC)
     validated = run_validation(dataset_path, progress)
     findings = find(validated, progress, partition_rounds)
     results = AuditOutputs(findings, validated.quarantine, validated.counts)
-    write_outputs(out, results)
+    run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at)
+    write_outputs(out, results, run)
     return results

@@ -7,11 +7,12 @@ Exit codes follow ruff and sqlfluff: 0 clean, 1 findings (or quarantined rows fo
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -117,7 +118,11 @@ def audit(dataset: Path, out: Path, exit_zero: bool, partition_rounds: int) -> N
     try:
         # Validation advances by the rows of every table, then the audit by the rounds.
         with _progress("auditing", _rows_in(dataset) + _rows_in(dataset, "rounds")) as advance:
-            results = run_audit(dataset, out, lambda _t, n: advance(n), partition_rounds)
+            # The process's command line, program by name, for the catalog's record.
+            command = [Path(sys.argv[0]).name, *sys.argv[1:]]
+            results = run_audit(
+                dataset, out, lambda _t, n: advance(n), partition_rounds, command=command
+            )
     except AuditorError as error:
         _fail(error)
     stdout.print(_counts_table(results.counts))
@@ -128,8 +133,33 @@ def audit(dataset: Path, out: Path, exit_zero: bool, partition_rounds: int) -> N
 
 @main.command()
 @click.argument("code", required=False)
-def rules(code: str | None) -> None:
-    """List the checks (code, title, citation), or document one CODE in full."""
+@click.option(
+    "--schema",
+    is_flag=True,
+    help="Print the JSON Schema of a rule pack (rules/*.yaml), for editors.",
+)
+@click.option(
+    "--by-section",
+    is_flag=True,
+    help="Print the traceability matrix: every regulation section, its verdict and checks.",
+)
+def rules(code: str | None, schema: bool, by_section: bool) -> None:
+    """List the checks (code, title, citation), or document one CODE in full.
+
+    With --schema, print the JSON Schema of a rule pack instead, for editors. With
+    --by-section, print every section of the four regulations (INDEX.md), whether the
+    logs can audit it and the checks that do, or why none does.
+    """
+    if schema:
+        import json
+
+        from auditor.packs.sections import pack_json_schema
+
+        click.echo(json.dumps(pack_json_schema(), indent=2))
+        return
+    if by_section:
+        _sections_table()
+        return
     from auditor.audit import all_checks
 
     checks = all_checks()
@@ -154,6 +184,174 @@ def rules(code: str | None) -> None:
     for check in checks:
         table.add_row(check.code, check.name, check.title, check.severity, check.citation)
     stdout.print(table)
+
+
+def _sections_table() -> None:
+    from auditor.output.traceability import matrix
+
+    # Plain lines, one section each: 355 rows read (and grep) better than a wrapped table.
+    sections = matrix()
+    for (ruleset,), rows in sections.group_by("ruleset", maintain_order=True):
+        audited = rows.filter(rows["codes"].list.len() > 0).height
+        from_logs = rows.filter(rows["from_logs"]).height
+        click.echo(
+            f"{ruleset}: {rows.height} sections, {from_logs} auditable from the logs "
+            f"(or partly), {audited} audited by checks"
+        )
+        for row in rows.iter_rows(named=True):
+            codes = " ".join(row["codes"]) or "-"
+            reason = f"  ({row['reason']})" if row["reason"] else ""
+            click.echo(f"  {row['section']:<22}{row['verdict']:<15}{codes}{reason}")
+        click.echo("")
+
+
+QUERY_FORMATS = ("table", "csv", "json", "parquet")
+TABLE_ROWS_SHOWN = 1000
+
+
+@main.command()
+@click.argument("outdir", type=click.Path(path_type=Path))
+@click.argument("sql", required=False)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(QUERY_FORMATS),
+    default="table",
+    show_default=True,
+    help="How to print the result.",
+)
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the result (csv, json or parquet) to FILE instead of stdout.",
+)
+def query(outdir: Path, sql: str | None, fmt: str, output: Path | None) -> None:
+    """Run SQL against OUTDIR/audit.duckdb, read-only; with no SQL, an interactive prompt.
+
+    Only queries run; a write, COPY, ATTACH, INSTALL or a file outside the dataset and
+    OUTDIR is refused with exit status 2.
+    """
+    from auditor.output import query as catalog_query
+
+    if output is not None and fmt == "table":
+        raise click.UsageError("--output writes csv, json or parquet: add --format")
+    try:
+        catalog = catalog_query.open_catalog(outdir)
+    except AuditorError as error:
+        _fail(error)
+    try:
+        if catalog.missing:
+            click.echo(f"warning: {catalog.moved_warning()}", err=True)
+        if sql is None:
+            _query_prompt(catalog, fmt)
+            return
+        results = catalog_query.query(catalog, sql)
+        if fmt == "table":
+            for result in results:
+                _show_result(result)
+            return
+        if len(results) != 1:
+            raise catalog_query.QueryError(f"--format {fmt} writes one result: give one statement")
+        data = catalog_query.encode(results[0], fmt)
+        if output is not None:
+            output.write_bytes(data)
+        elif fmt == "parquet" and sys.stdout.isatty():
+            raise catalog_query.QueryError(
+                "parquet is binary: use --output FILE or redirect stdout"
+            )
+        else:
+            _write_binary(data)
+    except AuditorError as error:
+        _fail(error)
+    finally:
+        catalog.close()
+
+
+def _write_binary(data: bytes) -> None:
+    sys.stdout.flush()  # text already printed goes first
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _show_result(result) -> None:
+    from auditor.output.query import cells
+
+    table = Table(show_lines=False)
+    for name in result.column_names:
+        table.add_column(name, overflow="fold")
+    for row in cells(result, TABLE_ROWS_SHOWN):
+        table.add_row(*("[dim]NULL[/]" if v is None else escape(v) for v in row))
+    stdout.print(table)
+    more = result.num_rows - TABLE_ROWS_SHOWN
+    rows = f"{result.num_rows:,} row{'' if result.num_rows == 1 else 's'}" + (
+        f" ({more:,} not shown; --format csv writes all)" if more > 0 else ""
+    )
+    stdout.print(rows, style="dim", highlight=False)
+
+
+def _query_prompt(catalog, fmt: str) -> None:
+    from auditor.output.query import encode, prompt_loop
+
+    interactive = sys.stdin.isatty()
+    history = Path.home() / ".auditor_query_history"
+    readline = None
+    if interactive:
+        with suppress(ImportError):
+            import readline  # line editing and history for input()
+        if readline is not None:
+            with suppress(OSError):
+                readline.read_history_file(history)
+        click.echo(f"auditor query: {catalog.path} (read-only). .help for help, .quit to leave.")
+
+    def show(result) -> None:
+        if fmt == "table":
+            _show_result(result)
+        else:
+            _write_binary(encode(result, fmt))
+
+    try:
+        prompt_loop(catalog, input, show, click.echo, interactive)
+    finally:
+        if readline is not None:
+            with suppress(OSError):
+                readline.write_history_file(history)
+
+
+@main.command()
+@click.argument("before", type=click.Path(path_type=Path))
+@click.argument("after", type=click.Path(path_type=Path))
+@click.option(
+    "--output", type=click.Path(path_type=Path), help="Write the differences as Parquet too."
+)
+def diff(before: Path, after: Path, output: Path | None) -> None:
+    """Compare two audits' findings by finding id: new, gone and changed in AFTER.
+
+    Exit status 0 when the findings are the same, 1 when they differ, 2 when an output
+    folder cannot be read.
+    """
+    from auditor.output.diff import CHANGES, diff_runs
+
+    try:
+        changes = diff_runs(before, after)
+    except AuditorError as error:
+        _fail(error)
+    if output is not None:
+        changes.write_parquet(output)
+    counts = dict(changes.group_by("change").len().iter_rows())
+    table = Table(title=", ".join(f"{counts.get(c, 0):,} {c}" for c in CHANGES))
+    for name in ("change", "finding_id", "rule", "round_id", "wager_id", "what or message"):
+        table.add_column(name)
+    for row in changes.head(200).iter_rows(named=True):
+        table.add_row(
+            *(escape(str(row[c] or "")) for c in ("change", "finding_id", "rule")),
+            escape(str(row["round_id"] or row["shoe_id"] or row["table_id"] or "")),
+            escape(str(row["wager_id"] or "")),
+            escape(row["what"] or row["message"] or ""),
+        )
+    stdout.print(table)
+    if changes.height > 200:
+        stdout.print(f"... and {changes.height - 200:,} more", highlight=False)
+    sys.exit(1 if changes.height else 0)
 
 
 @main.command()
@@ -194,6 +392,55 @@ def simulate(
     except AuditorError as error:
         _fail(error)
     stdout.print(summary)
+
+
+@main.command()
+@click.option("--decks", type=int, required=True, help="Decks in the shoe (1 to 24).")
+@click.option(
+    "--ruleset", "rulesets", multiple=True, help="A ruleset (repeatable; default: every pack)."
+)
+@click.option(
+    "--table-options",
+    "option_words",
+    multiple=True,
+    help="key=value pairs, e.g. 'tie_pays=9 commission_percent=4 dragon_bonus_paytable=B'.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("table", "json")),
+    default="table",
+    show_default=True,
+    help="A table for a person, or JSON with exact fractions.",
+)
+@click.argument("more_options", nargs=-1)
+def odds(
+    decks: int, rulesets: tuple[str, ...], option_words: tuple[str, ...], fmt: str, more_options
+) -> None:
+    """Exact probabilities and house edges of every wager the ruleset permits.
+
+    Full enumeration of a fresh shoe of --decks decks under the rule packs' draw tables
+    and paytables. Table options (after --table-options, or as further KEY=VALUE
+    arguments) fix what the table offers; left out, every permitted choice is shown.
+    """
+    import json
+
+    from auditor.odds.options import parse_table_options
+    from auditor.odds.report import odds_report, render, to_json
+
+    try:
+        options = parse_table_options((*option_words, *more_options))
+        reports = odds_report(rulesets, decks, options)
+    except AuditorError as error:
+        _fail(error)
+    if fmt == "json":
+        click.echo(json.dumps(to_json(reports, options), indent=2))
+        return
+    # Piped, rich would squeeze the table into 80 columns; a file reads better wide.
+    console = stdout if stdout.is_terminal else Console(width=160)
+    for report in reports:
+        for part in render(report):
+            console.print(part, highlight=False)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ FLOORS = (
     ("auditor.findings",),
     ("auditor.input",),
     ("auditor.replay",),
-    ("auditor.settlement", "auditor.procedures"),
+    ("auditor.settlement", "auditor.procedures", "auditor.odds"),
     ("auditor.output",),
     ("auditor.audit",),
     ("auditor.cli",),

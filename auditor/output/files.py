@@ -1,4 +1,5 @@
-"""Last stage, outputs: findings.parquet, quarantine, row counts and the DuckDB file.
+"""Last stage, outputs: findings.parquet, quarantine, row counts and the DuckDB catalog
+(`catalog.py`).
 
 Every file is written to a temporary name in OUTDIR and renamed into place, so a
 reader never sees half an output and a failed run leaves the previous one intact.
@@ -11,8 +12,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import polars as pl
+
+from auditor.output.catalog import RunInfo, write_catalog
 
 FINDINGS_FILE = "findings.parquet"
 QUARANTINE_FILE = "quarantine.parquet"
@@ -28,12 +30,19 @@ class AuditOutputs:
     counts: pl.DataFrame
 
 
-def write_outputs(out: Path, results: AuditOutputs) -> None:
+def write_outputs(out: Path, results: AuditOutputs, run: RunInfo | None = None) -> None:
+    """Every output; given the run (its dataset, checks and command), the catalog also
+    holds the views over the dataset, the run's record, the checks and traceability."""
     out.mkdir(parents=True, exist_ok=True)
     _atomic_parquet(results.findings, out / FINDINGS_FILE)
     _atomic_parquet(results.quarantine, out / QUARANTINE_FILE)
     _atomic_parquet(results.counts, out / COUNTS_FILE)
-    _write_duckdb(out / DUCKDB_FILE, results)
+    tables = {
+        "findings": results.findings,
+        "quarantine": results.quarantine,
+        "row_counts": results.counts,
+    }
+    write_catalog(out / DUCKDB_FILE, tables, run)
     _atomic_text(out / SUMMARY_FILE, summary_text(results))
 
 
@@ -52,25 +61,6 @@ def _atomic_parquet(frame: pl.DataFrame, target: Path) -> None:
 def _atomic_text(target: Path, text: str) -> None:
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
-
-
-def _write_duckdb(target: Path, results: AuditOutputs) -> None:
-    # A read-write holder blocks read-only openers, so the file is built aside and renamed.
-    tmp = target.with_name(f".{target.name}.tmp")
-    if tmp.exists():
-        tmp.unlink()
-    con = duckdb.connect(str(tmp))
-    try:
-        for name, frame in (
-            ("findings", results.findings),
-            ("quarantine", results.quarantine),
-            ("row_counts", results.counts),
-        ):
-            arrow = frame.to_arrow()  # noqa: F841 - referenced by name in the SQL below
-            con.execute(f"CREATE TABLE {name} AS SELECT * FROM arrow")
-    finally:
-        con.close()
     os.replace(tmp, target)
 
 

@@ -1,0 +1,406 @@
+"""The regulator's catalog, `OUTDIR/audit.duckdb`: findings, the hand histories and the
+game in one read-only DuckDB file.
+
+- tables `findings`, `quarantine`, `row_counts` (the run's outputs), `runs` (what ran on
+  what: version, rule pack hashes, command line, times, row totals, every input file's
+  SHA-256), `checks` and `traceability` (every regulation section, its verdict and the
+  check codes that audit it), `banker_draw_rules` and `player_draw_rules` (the packs'
+  drawing tables, cited);
+- views over the dataset's own Parquet files, `tables`, `shoes`, `rounds`, `wagers`,
+  `commission_collections`, `royal9_seats`: absolute paths, hive partitions kept, nothing
+  copied, so building them costs file footers, not rows. A contract column a file lacks
+  reads as NULL; naive timestamps read as UTC, as the auditor reads them;
+- views for common joins: `shoe_rules` (each shoe with the Rules Submission options in
+  force when it opened), `findings_located` (each finding with its table, shoe, property,
+  ruleset, dealer and patron), `input_files`, `rule_packs`, `traceability_checks`;
+- the SQL macros of `auditor.output.macros`.
+
+The file is written with storage version v1.4.0, which DuckDB 2.0 writes and the 1.x
+command-line clients regulators have can read (2.0's default, 69, they refuse); it is
+built under a temporary name and renamed into place, because a read-write holder would
+block read-only openers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import uuid
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.resources import files
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from auditor import __version__
+from auditor.contract import CONTRACT_VERSION, MONEY, TABLES, TIMESTAMP
+from auditor.findings.check import FAMILIES, Check
+from auditor.input.load import Dataset, SourceFile
+from auditor.output import traceability
+from auditor.output.macros import macro_statements, sql_literal
+from auditor.packs.model import RulePack, load_all
+
+STORAGE_VERSION = "v1.4.0"
+INPUT_VIEWS = tuple(TABLES)
+CATALOG = "catalog"
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the catalog records of the run that made it."""
+
+    dataset: Dataset
+    checks: Sequence[Check]
+    command: Sequence[str]
+    started_at: datetime
+
+
+def write_catalog(
+    target: Path, outputs: Mapping[str, pl.DataFrame], run: RunInfo | None = None
+) -> None:
+    """Build the catalog at `target`: `outputs` (name -> frame) as tables and, given the
+    run, everything else. Without a run (a library caller with frames only) the file
+    holds the outputs and the game's macros."""
+    tmp = target.with_name(f".{target.name}.tmp")
+    for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+        leftover.unlink(missing_ok=True)
+    packs = load_all()
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(
+            f"ATTACH {sql_literal(str(tmp))} AS {CATALOG} (STORAGE_VERSION '{STORAGE_VERSION}')"
+        )
+        con.execute(f"USE {CATALOG}")
+        tables = dict(outputs)
+        tables |= _rule_tables(packs)
+        if run is not None:
+            tables["runs"] = runs_frame(run, target.parent, outputs)
+            tables["checks"] = checks_frame(run.checks)
+            tables["traceability"] = traceability.matrix()
+        for name, frame in tables.items():
+            _create_table(con, name, frame)
+        for statement in macro_statements(packs):
+            con.execute(statement)
+        if run is not None:
+            for statement in view_statements(run.dataset):
+                con.execute(statement)
+        _describe(con)
+        con.execute("USE memory")
+        con.execute(f"DETACH {CATALOG}")
+    finally:
+        con.close()
+    os.replace(tmp, target)
+
+
+def _create_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> None:
+    # `name` is one of this module's own table names, never input.
+    con.register("_frame", frame.to_arrow())
+    try:
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM _frame")
+    finally:
+        con.unregister("_frame")
+
+
+def _rule_tables(packs: Mapping[str, RulePack]) -> dict[str, pl.DataFrame]:
+    return {
+        "banker_draw_rules": pl.concat([p.banker_draw_frame() for p in packs.values()]),
+        "player_draw_rules": pl.concat([p.player_draw_frame() for p in packs.values()]),
+    }
+
+
+# ---- runs, checks -------------------------------------------------------------------
+
+
+def runs_frame(run: RunInfo, outdir: Path, outputs: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """One row: this run, its inputs hashed and its rule packs hashed."""
+    counts = outputs["row_counts"]
+    sources = [s for table in run.dataset.tables() for s in run.dataset.files[table]]
+    digests = _sha256_all([s.path for s in sources])
+    packs = load_all()
+    row = {
+        "run_id": uuid.uuid4().hex,
+        "tool": "auditor",
+        "tool_version": __version__,
+        "contract_version": CONTRACT_VERSION,
+        "command": list(run.command),
+        "command_line": shlex.join(run.command) if run.command else None,
+        "dataset": str(run.dataset.root.resolve()),
+        "outdir": str(outdir.resolve()),
+        "started_at": run.started_at,
+        "ended_at": datetime.now(UTC),
+        "rows_in": int(counts["rows_in"].sum()),
+        "rows_audited": int(counts["rows_audited"].sum()),
+        "rows_quarantined": int(counts["rows_quarantined"].sum()),
+        "findings": outputs["findings"].height,
+        "rule_packs": [
+            {
+                "ruleset": ruleset,
+                "title": pack.title,
+                "file": f"rules/{ruleset}.yaml",
+                "sha256": _pack_sha256(ruleset),
+            }
+            for ruleset, pack in packs.items()
+        ],
+        "inputs": [
+            {
+                "table": s.table,
+                "name": s.name,
+                "path": str(s.path.resolve()),
+                "bytes": s.path.stat().st_size,
+                "rows": s.rows,
+                "sha256": digest,
+            }
+            for s, digest in zip(sources, digests, strict=True)
+        ],
+    }
+    return pl.DataFrame([row], schema=RUNS_SCHEMA)
+
+
+RUNS_SCHEMA = {
+    "run_id": pl.String(),
+    "tool": pl.String(),
+    "tool_version": pl.String(),
+    "contract_version": pl.Int32(),
+    "command": pl.List(pl.String()),
+    "command_line": pl.String(),
+    "dataset": pl.String(),
+    "outdir": pl.String(),
+    "started_at": TIMESTAMP,
+    "ended_at": TIMESTAMP,
+    "rows_in": pl.Int64(),
+    "rows_audited": pl.Int64(),
+    "rows_quarantined": pl.Int64(),
+    "findings": pl.Int64(),
+    "rule_packs": pl.List(
+        pl.Struct(
+            {"ruleset": pl.String, "title": pl.String, "file": pl.String, "sha256": pl.String}
+        )
+    ),
+    "inputs": pl.List(
+        pl.Struct(
+            {
+                "table": pl.String,
+                "name": pl.String,
+                "path": pl.String,
+                "bytes": pl.Int64,
+                "rows": pl.Int64,
+                "sha256": pl.String,
+            }
+        )
+    ),
+}
+
+
+def _pack_sha256(ruleset: str) -> str:
+    return hashlib.sha256((files("auditor.rules") / f"{ruleset}.yaml").read_bytes()).hexdigest()
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _sha256_all(paths: list[Path]) -> list[str]:
+    # hashlib releases the GIL on large buffers: threads hash several files at once.
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        return list(pool.map(_sha256, paths))
+
+
+def checks_frame(checks: Sequence[Check]) -> pl.DataFrame:
+    return pl.DataFrame(
+        [
+            {
+                "code": c.code,
+                "name": c.name,
+                "title": c.title,
+                "severity": c.severity,
+                "family": c.family,
+                "family_title": FAMILIES.get(c.family),
+                "citation": c.citation,
+                "what": c.what,
+                "why": c.why,
+                "example": c.example,
+            }
+            for c in checks
+        ],
+        schema={
+            name: pl.String()
+            for name in (
+                "code",
+                "name",
+                "title",
+                "severity",
+                "family",
+                "family_title",
+                "citation",
+                "what",
+                "why",
+                "example",
+            )
+        },
+    )
+
+
+# ---- views --------------------------------------------------------------------------
+
+
+def view_statements(dataset: Dataset) -> list[str]:
+    """The input views, then the views that join them."""
+    statements = [_input_view(table, dataset.files.get(table, ())) for table in INPUT_VIEWS]
+    return statements + JOIN_VIEWS
+
+
+def _input_view(table: str, sources: Sequence[SourceFile]) -> str:
+    columns = TABLES[table]
+    if not sources:
+        # An optional table the dataset does not hold: its columns, no rows, so that a
+        # query naming it still runs.
+        empty = ", ".join(f"CAST(NULL AS {_sql_type(t)}) AS {c}" for c, (t, _) in columns.items())
+        return f"CREATE VIEW {table} AS SELECT {empty} LIMIT 0"
+    # union_by_name fills a column some files lack with NULL; one that no file has is
+    # added here, as the auditor reads it (a missing nullable column is all null).
+    present = set().union(*(s.arrow_schema.names for s in sources))
+    missing = [c for c in columns if c not in present]
+    naive = [
+        c
+        for c, (dtype, _) in columns.items()
+        if dtype == TIMESTAMP
+        and c in present
+        and all(
+            getattr(s.arrow_schema.field(c).type, "tz", None) is None
+            for s in sources
+            if c in s.arrow_schema.names
+        )
+    ]
+    utc = sql_literal("UTC")
+    replace = ", ".join(f"timezone({utc}, {c}) AS {c}" for c in naive)
+    replace = f" REPLACE ({replace})" if naive else ""
+    extra = "".join(f", CAST(NULL AS {_sql_type(columns[c][0])}) AS {c}" for c in missing)
+    paths = sql_literal([str(s.path.resolve()) for s in sources])
+    # A folder of files may be hive-partitioned (gaming_date=...): keep those columns.
+    hive = "true" if any("/" in s.name for s in sources) else "false"
+    return (
+        f"CREATE VIEW {table} AS SELECT *{replace}{extra} FROM read_parquet({paths}, "
+        f"hive_partitioning = {hive}, union_by_name = true)"
+    )
+
+
+def _sql_type(dtype: pl.DataType) -> str:
+    if dtype == MONEY:
+        return "DECIMAL(18, 2)"
+    if dtype == TIMESTAMP:
+        return "TIMESTAMPTZ"
+    if isinstance(dtype, pl.List):
+        return "VARCHAR[]"
+    names = {
+        pl.String: "VARCHAR",
+        pl.Boolean: "BOOLEAN",
+        pl.Int8: "TINYINT",
+        pl.Int16: "SMALLINT",
+        pl.Int32: "INTEGER",
+        pl.Int64: "BIGINT",
+    }
+    return names[type(dtype)]
+
+
+JOIN_VIEWS = [
+    # The Rules Submission row in force when each shoe opened (CONTRACT: a tables row
+    # applies to shoes opened at or after effective_from, until the next row).
+    """CREATE VIEW shoe_rules AS
+SELECT s.shoe_id, s.opened_at, t.*
+FROM shoes s ASOF LEFT JOIN tables t
+  ON s.table_id = t.table_id AND s.opened_at >= t.effective_from""",
+    # A finding names only its entity (CONTRACT); this view puts back where it happened.
+    """CREATE VIEW findings_located AS
+WITH latest AS (
+  SELECT table_id, arg_max(property_id, effective_from) AS property_id,
+         arg_max(ruleset, effective_from) AS ruleset
+  FROM tables GROUP BY table_id
+)
+SELECT f.* REPLACE (
+         coalesce(f.table_id, o.table_id) AS table_id,
+         coalesce(f.shoe_id, r.shoe_id) AS shoe_id),
+       coalesce(o.property_id, l.property_id) AS property_id,
+       coalesce(o.ruleset, l.ruleset) AS ruleset,
+       r.dealer_id, r.dealt_at, w.seat, w.patron_id
+FROM findings f
+LEFT JOIN rounds r ON r.round_id = f.round_id
+LEFT JOIN shoe_rules o ON o.shoe_id = coalesce(f.shoe_id, r.shoe_id)
+LEFT JOIN latest l ON l.table_id = f.table_id
+LEFT JOIN wagers w ON w.wager_id = f.wager_id""",
+    """CREATE VIEW input_files AS
+SELECT run_id, unnest(inputs, recursive := true) FROM runs""",
+    """CREATE VIEW rule_packs AS
+SELECT run_id, unnest(rule_packs, recursive := true) FROM runs""",
+    """CREATE VIEW traceability_checks AS
+SELECT ruleset, section, citation, verdict, unnest(codes) AS code FROM traceability""",
+]
+
+
+# What each object holds, as DuckDB comments: `duckdb_tables()`, `duckdb_views()` and
+# `duckdb_functions()` show them, and `auditor query`'s `.tables` lists them.
+DESCRIPTIONS = {
+    "findings": (
+        "TABLE",
+        "one row per discrepancy: rule, severity, citation, ids, expected, logged, impact",
+    ),
+    "quarantine": ("TABLE", "input rows that failed validation, with the reason; never audited"),
+    "row_counts": ("TABLE", "per input table: rows_in = rows_audited + rows_quarantined"),
+    "runs": (
+        "TABLE",
+        "the run: version, command line, times, row totals, input and rule pack hashes",
+    ),
+    "checks": ("TABLE", "every check: code, name, title, severity, family, citation, what, why"),
+    "traceability": (
+        "TABLE",
+        "every regulation section of INDEX.md: verdict, check codes or reason",
+    ),
+    "banker_draw_rules": ("TABLE", "the packs' Banker tables: two-card total x Player third card"),
+    "player_draw_rules": ("TABLE", "the packs' Player rule by two-card total"),
+    "tables": ("VIEW", "input: Rules Submission options per table, from effective_from"),
+    "shoes": ("VIEW", "input: one row per dealing shoe"),
+    "rounds": ("VIEW", "input: one row per round of play"),
+    "wagers": ("VIEW", "input: one row per wager"),
+    "commission_collections": ("VIEW", "input: marker commission collected"),
+    "royal9_seats": ("VIEW", "input: Personal King-9 combinations per seat"),
+    "shoe_rules": ("VIEW", "each shoe with the tables row in force when it opened"),
+    "findings_located": ("VIEW", "findings with table, shoe, property, ruleset, dealer and patron"),
+    "input_files": ("VIEW", "the run's input files: path, size, rows, SHA-256"),
+    "rule_packs": ("VIEW", "the run's rule packs: ruleset, file, SHA-256"),
+    "traceability_checks": ("VIEW", "one row per (section, check code)"),
+    "card_value": ("MACRO", "card_value(card): point value of a card, 'TS' 0, 'AH' 1"),
+    "point_count": ("MACRO", "point_count(cards): last digit of the cards' values"),
+    "is_natural": ("MACRO", "is_natural(ruleset, total): a two-card Natural"),
+    "player_draws": (
+        "MACRO",
+        "player_draws(ruleset, player_total): true draw, false stand, NULL either",
+    ),
+    "banker_draws": (
+        "MACRO",
+        "banker_draws(ruleset, banker_total, player_third): the Banker's table; "
+        "player_third NULL when the Player stood",
+    ),
+    "vig": ("MACRO", "vig(ruleset_or_percent, amount, rounding): commission on amount won"),
+    "vig_percent": ("MACRO", "vig_percent(ruleset_or_percent): the commission percent"),
+    "vig_cents": ("MACRO", "vig_cents(percent, cents, rounding): commission in dollars from cents"),
+}
+
+
+def _describe(con: duckdb.DuckDBPyConnection) -> None:
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    views = {
+        r[0]
+        for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+    }
+    for name, (kind, text) in DESCRIPTIONS.items():
+        if (
+            (kind == "TABLE" and name in tables)
+            or (kind == "VIEW" and name in views)
+            or kind == "MACRO"
+        ):
+            con.execute(f"COMMENT ON {kind} {name} IS {sql_literal(text)}")

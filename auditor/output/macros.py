@@ -1,0 +1,146 @@
+"""The game as SQL macros in the catalog, generated from the rule packs.
+
+A regulator replays a hand in SQL with the same rules the engine applies, because both
+read the packs: card values, naturals, the Player's rule, the Banker's table and the
+commission's rounding step are written here as literals taken from `RulePack`, never
+typed a second time.
+
+- `card_value(card)`: a card's point value ('TS' is 0, 'AH' 1);
+- `point_count(cards)`: a list of cards' Point Count, the last digit of the values' sum;
+- `is_natural(ruleset, total)`: a two-card total that is a Natural;
+- `player_draws(ruleset, player_total)`: the Player's rule on a two-card total: true
+  (must draw), false (must stand, or a Natural), NULL where he may choose (Chemin de Fer 5);
+- `banker_draws(ruleset, banker_total, player_third)`: the Banker's table on his two-card
+  total and the value of the Player's third card (NULL when the Player stood); false on a
+  Natural. Where the Player holds a Natural nobody draws: test `is_natural` first;
+- `vig(ruleset_or_percent, amount, rounding)`: the commission on `amount` won, in exact
+  cents: rounded up to the pack's step (25 cents at 5%, 20 at 4%) where `rounding`, else
+  half up to the cent. Pass the table's `commission_percent`, or a ruleset with one percent.
+
+Every literal goes through `duckdb.ConstantExpression`, so DuckDB quotes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import duckdb
+
+from auditor.packs.model import RulePack
+
+_STOOD = 10  # position of "the Player stood" in a row of the Banker's table
+
+
+def sql_literal(value: object) -> str:
+    """`value` as a SQL literal, quoted by DuckDB itself."""
+    return str(duckdb.ConstantExpression(value))
+
+
+def macro_statements(packs: Mapping[str, RulePack]) -> list[str]:
+    """CREATE MACRO statements for the game, in dependency order."""
+    return [
+        _card_value(packs),
+        "CREATE MACRO point_count(cards) AS "
+        "CAST(list_sum(list_transform(cards, lambda c: card_value(c))) % 10 AS TINYINT)",
+        _by_ruleset("is_natural(ruleset, total)", packs, _natural),
+        _by_ruleset("player_draws(ruleset, player_total)", packs, _player_rule),
+        _by_ruleset("banker_draws(ruleset, banker_total, player_third)", packs, _banker_rule),
+        _vig_percent(packs),
+        _vig_cents(packs),
+        "CREATE MACRO vig(ruleset_or_percent, amount, rounding) AS "
+        "vig_cents(vig_percent(ruleset_or_percent), "
+        "CAST(round(CAST(amount AS DECIMAL(18, 2)) * 100) AS BIGINT), rounding)",
+    ]
+
+
+def _card_value(packs: Mapping[str, RulePack]) -> str:
+    tables = {r: {k: v.value for k, v in p.card_values.items()} for r, p in packs.items()}
+    values = next(iter(tables.values()))
+    if any(table != values for table in tables.values()):
+        # One macro without a ruleset argument, like the engine's one expression.
+        raise ValueError(f"rule packs disagree on card values: {sorted(tables)}")
+    cases = " ".join(
+        f"WHEN {sql_literal(rank)} THEN {int(value)}" for rank, value in values.items()
+    )
+    return f"CREATE MACRO card_value(card) AS CASE upper(left(card, 1)) {cases} END"
+
+
+def _by_ruleset(signature: str, packs: Mapping[str, RulePack], rule) -> str:
+    """A macro that reads the pack of its `ruleset` argument; an unknown ruleset is an
+    error rather than a silent NULL."""
+    cases = " ".join(f"WHEN {sql_literal(r)} THEN {rule(p)}" for r, p in packs.items())
+    unknown = sql_literal(f"{signature.split('(')[0]}: unknown ruleset ")
+    return (
+        f"CREATE MACRO {signature} AS CASE ruleset {cases} "
+        f"ELSE error({unknown} || coalesce(CAST(ruleset AS VARCHAR), 'NULL')) END"
+    )
+
+
+def _natural(pack: RulePack) -> str:
+    return f"total IN ({', '.join(str(int(t)) for t in pack.naturals.value)})"
+
+
+def _player_rule(pack: RulePack) -> str:
+    naturals = set(pack.naturals.value)
+    row = []
+    for total in range(10):
+        if total in naturals:
+            row.append("false")
+            continue
+        action = pack.player_draw[total].value
+        row.append({"draw": "true", "stand": "false"}.get(action, "NULL"))
+    return f"[{', '.join(row)}][player_total + 1]"
+
+
+def _banker_rule(pack: RulePack) -> str:
+    """The Banker's table as one list, row by two-card total, column by the Player's
+    third card (0-9, then 'stood'): a list index instead of a join."""
+    cells = []
+    for total in range(8):
+        for third in (*range(10), None):
+            cells.append("true" if pack.banker_decision(total, third).draws else "false")
+    naturals = ", ".join(str(int(t)) for t in pack.naturals.value)
+    index = f"banker_total * 11 + coalesce(player_third, {_STOOD}) + 1"
+    return (
+        f"CASE WHEN banker_total IN ({naturals}) THEN false ELSE [{', '.join(cells)}][{index}] END"
+    )
+
+
+def _vig_percent(packs: Mapping[str, RulePack]) -> str:
+    """A number is the percent; a ruleset name, its pack's only percent."""
+    cases = []
+    for ruleset, pack in packs.items():
+        percents = pack.commission.percents.value
+        if len(percents) == 1:
+            cases.append(f"WHEN {sql_literal(ruleset)} THEN {int(percents[0])}")
+        else:
+            message = (
+                f"vig: {ruleset} allows {' or '.join(map(str, percents))} percent; "
+                "pass the table's commission_percent"
+            )
+            cases.append(f"WHEN {sql_literal(ruleset)} THEN error({sql_literal(message)})")
+    unknown = sql_literal("vig: neither a percent nor a ruleset: ")
+    text = "CAST(x AS VARCHAR)"
+    return (
+        f"CREATE MACRO vig_percent(x) AS coalesce(TRY_CAST({text} AS INTEGER), "
+        f"CASE {text} {' '.join(cases)} ELSE error({unknown} || coalesce({text}, 'NULL')) END)"
+    )
+
+
+def _vig_cents(packs: Mapping[str, RulePack]) -> str:
+    """Rounding step in cents by percent, with cents arithmetic as the engine's
+    `commission_cents`: percent x cents is in hundredths of a cent."""
+    steps: dict[int, int] = {}
+    for pack in packs.values():
+        for percent, step in pack.commission.rounding_step_cents.value.items():
+            if steps.setdefault(int(percent), int(step)) != int(step):
+                raise ValueError(f"rule packs disagree on the rounding step at {percent}%")
+    cases = " ".join(f"WHEN {p} THEN {s}" for p, s in sorted(steps.items()))
+    missing = sql_literal("vig: no rule pack rounds commission at this percent: ")
+    step = f"CASE percent {cases} ELSE error({missing} || CAST(percent AS VARCHAR)) END"
+    return (
+        "CREATE MACRO vig_cents(percent, cents, rounding) AS "
+        "CAST(CAST(CASE WHEN rounding "
+        f"THEN (cents * percent + 100 * ({step}) - 1) // (100 * ({step})) * ({step}) "
+        "ELSE (cents * percent + 50) // 100 END AS DECIMAL(18, 0)) * 0.01 AS DECIMAL(18, 2))"
+    )

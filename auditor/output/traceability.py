@@ -1,0 +1,193 @@
+"""The traceability matrix: every section of the four regulations, whether the logs can
+audit it, and the checks that do.
+
+Two data files ship with the package, because the regulations folder does not:
+- `regulation_sections.json` is INDEX.md's section rows, copied mechanically
+  (`python -m auditor.output.traceability PATH/TO/INDEX.md` rewrites it; a test proves it
+  matches INDEX.md wherever that file is at hand);
+- `traceability.yaml` is kept by hand: per ruleset and section, the check codes that
+  audit it, or the reason none does yet. A section the logs cannot show keeps INDEX's
+  reason and takes no code.
+
+`problems(checks)` is the strict reading a test enforces: every code exists, every check
+traces to a section, every section the logs can audit has a check or a stated reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from importlib.resources import files
+from pathlib import Path
+
+import polars as pl
+import yaml
+
+from auditor.findings.check import Check
+
+SECTIONS_FILE = "regulation_sections.json"
+MAPPING_FILE = "traceability.yaml"
+VERDICTS = ("auditable", "partly", "not from logs")
+FROM_LOGS = ("auditable", "partly")
+
+# "## 1. ma-baccarat — Baccarat, curator game (...)": the ruleset id is the second word.
+_RULESET_HEADING = re.compile(r"^## \d+\. (?P<ruleset>[a-z-]+) ")
+_CODE = re.compile(r"^[A-Z]{3}\d{3}$")
+
+
+@dataclass(frozen=True)
+class Section:
+    """One row of INDEX.md: a section of one ruleset's regulation and its verdict."""
+
+    ruleset: str
+    ref: str
+    requires: str
+    verdict: str
+    evidence: str  # INDEX's "log evidence / why not"
+
+
+@dataclass(frozen=True)
+class Traced:
+    """What the hand-kept file says of a section: check codes, or why there are none."""
+
+    codes: tuple[str, ...] = ()
+    reason: str | None = None
+
+
+def parse_index(text: str) -> list[Section]:
+    """The section rows of INDEX.md, in its order: a numbered ruleset heading starts a
+    ruleset's table; any other heading ends it."""
+    sections: list[Section] = []
+    ruleset: str | None = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            found = _RULESET_HEADING.match(line)
+            ruleset = found["ruleset"] if found else None
+            continue
+        if ruleset is None or not line.startswith("| "):
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or cells[2] not in VERDICTS:
+            continue  # the header and its rule line
+        ref, requires, verdict, evidence = cells
+        sections.append(Section(ruleset, ref, requires, verdict, evidence))
+    return sections
+
+
+def shipped_sections() -> list[Section]:
+    text = (files("auditor.output") / SECTIONS_FILE).read_text(encoding="utf-8")
+    return [Section(**row) for row in json.loads(text)]
+
+
+def sections_json(sections: Iterable[Section]) -> str:
+    # One section a line: a change to INDEX.md shows as a readable diff.
+    rows = [json.dumps(asdict(s), ensure_ascii=False) for s in sections]
+    return "[\n" + ",\n".join(rows) + "\n]\n"
+
+
+def traced() -> dict[tuple[str, str], Traced]:
+    """The hand-kept file: (ruleset, ref) -> codes or reason."""
+    text = (files("auditor.output") / MAPPING_FILE).read_text(encoding="utf-8")
+    data = yaml.safe_load(text) or {}
+    found: dict[tuple[str, str], Traced] = {}
+    for ruleset, refs in data.items():
+        for ref, entry in (refs or {}).items():
+            if isinstance(entry, str):
+                found[(ruleset, ref)] = Traced(reason=entry)
+            elif isinstance(entry, list):
+                found[(ruleset, ref)] = Traced(codes=tuple(entry))
+            elif isinstance(entry, dict) and set(entry) <= {"codes", "reason"}:
+                found[(ruleset, ref)] = Traced(tuple(entry.get("codes") or ()), entry.get("reason"))
+            else:
+                raise ValueError(
+                    f"{MAPPING_FILE}: {ruleset} {ref}: expected a list of check codes, "
+                    f"a reason, or {{codes, reason}}; got {entry!r}"
+                )
+    return found
+
+
+def problems(checks: Sequence[Check]) -> list[str]:
+    """Everything wrong with the matrix, strictly: an empty list when it is complete."""
+    sections = shipped_sections()
+    keys = {(s.ruleset, s.ref): s for s in sections}
+    mapped = traced()
+    known = {c.code for c in checks}
+    found: list[str] = []
+    for key, entry in mapped.items():
+        name = " ".join(key)
+        if key not in keys:
+            found.append(f"{name}: not a section of INDEX.md")
+            continue
+        unknown = [c for c in entry.codes if c not in known or not _CODE.match(c)]
+        if unknown:
+            found.append(f"{name}: unknown check codes {unknown}")
+        if keys[key].verdict not in FROM_LOGS and entry.codes:
+            found.append(f"{name}: INDEX says 'not from logs' yet checks are traced to it")
+        if not entry.codes and not (entry.reason or "").strip():
+            found.append(f"{name}: neither check codes nor a reason")
+    for section in sections:
+        if section.verdict in FROM_LOGS and (section.ruleset, section.ref) not in mapped:
+            found.append(
+                f"{section.ruleset} {section.ref}: {section.verdict} from the logs, "
+                "but no check and no reason"
+            )
+    traced_codes = {code for entry in mapped.values() for code in entry.codes}
+    found += [f"{code}: audits no section" for code in sorted(known - traced_codes)]
+    return found
+
+
+MATRIX_SCHEMA = {
+    "ruleset": pl.String(),
+    "section": pl.String(),
+    "citation": pl.String(),
+    "requires": pl.String(),
+    "verdict": pl.String(),
+    "from_logs": pl.Boolean(),
+    "codes": pl.List(pl.String()),
+    "reason": pl.String(),
+    "evidence": pl.String(),
+}
+
+
+def matrix() -> pl.DataFrame:
+    """One row per INDEX section: verdict, the check codes that audit it and, where no
+    check does, the reason (INDEX's for sections the logs cannot show)."""
+    mapped = traced()
+    rows = []
+    for s in shipped_sections():
+        entry = mapped.get((s.ruleset, s.ref), Traced())
+        from_logs = s.verdict in FROM_LOGS
+        reason = entry.reason if from_logs else (entry.reason or s.evidence)
+        rows.append(
+            {
+                "ruleset": s.ruleset,
+                "section": s.ref,
+                "citation": f"{s.ruleset} {s.ref}",
+                "requires": s.requires,
+                "verdict": s.verdict,
+                "from_logs": from_logs,
+                "codes": sorted(entry.codes),
+                "reason": reason,
+                "evidence": s.evidence,
+            }
+        )
+    return pl.DataFrame(rows, schema=MATRIX_SCHEMA)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Rewrite the shipped section list from an INDEX.md."""
+    if len(argv) != 1:
+        print("usage: python -m auditor.output.traceability PATH/TO/INDEX.md", file=sys.stderr)
+        return 2
+    sections = parse_index(Path(argv[0]).read_text(encoding="utf-8"))
+    target = Path(__file__).with_name(SECTIONS_FILE)
+    target.write_text(sections_json(sections), encoding="utf-8")
+    print(f"{len(sections)} sections written to {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
