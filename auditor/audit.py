@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
+from auditor.errors import AuditorError
 from auditor.findings.check import Check, documented
 from auditor.findings.table import combine
 from auditor.input.load import open_dataset
@@ -26,6 +27,7 @@ from auditor.input.partition import (
 from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
 from auditor.output.catalog import RunInfo
 from auditor.output.files import AuditOutputs, write_outputs
+from auditor.output.outdir import prepare as prepare_outdir
 from auditor.packs.model import RulePack, load_all
 from auditor.procedures import stage as procedures_stage
 from auditor.procedures.stage import procedure_findings
@@ -54,10 +56,12 @@ def find(
     progress: ProgressCallback | None = None,
     partition_rounds: int = PARTITION_ROUNDS,
     procedures: bool = True,
+    audited_rows: dict[str, int] | None = None,
 ) -> pl.DataFrame:
     """Every finding of the audited rows, in the stable order of `findings.table.combine`.
 
-    The audited rows are taken one partition (a group of whole tables) at a time.
+    The audited rows are taken one partition (a group of whole tables) at a time; given
+    `audited_rows`, the rows each table's partitions held are counted into it.
     `procedures=False` leaves stage 5 out: the benchmark measures what it adds.
     """
     packs = load_all()
@@ -65,7 +69,7 @@ def find(
     found: list[pl.DataFrame] = []
     for partition in groups:
         whole = len(groups) == 1
-        found += _find_in(validated.audited, partition, whole, packs, procedures)
+        found += _find_in(validated.audited, partition, whole, packs, procedures, audited_rows)
         if progress:
             progress("rounds", partition.rounds)
     return combine(found)
@@ -77,9 +81,15 @@ def _find_in(
     whole: bool,
     packs: Mapping[str, RulePack],
     procedures: bool = True,
+    audited_rows: dict[str, int] | None = None,
 ) -> list[pl.DataFrame]:
     """The findings of stages 3-5 over one partition."""
     part, replayed, options = hold_partition(audited, partition, whole, packs)
+    if audited_rows is not None:
+        # The frames are held in memory: counting them reads nothing again.
+        heights = pl.collect_all([frame.select(pl.len()) for frame in part.values()])
+        for name, height in zip(part, heights, strict=True):
+            audited_rows[name] = audited_rows.get(name, 0) + int(height.item())
     stages = [
         round_findings(replayed, packs),
         *wager_findings(part["wagers"], replayed, options, packs, part["royal9_seats"]),
@@ -120,6 +130,26 @@ def hold_partition(
     return part, replayed.lazy(), options
 
 
+class RowAccountingError(AuditorError):
+    """Rows in differ from rows audited plus rows quarantined: the run is not trusted."""
+
+
+def check_row_accounting(validated: ValidatedDataset, audited_rows: Mapping[str, int]) -> None:
+    """For every table, the rows in (counted from the Parquet footers) must equal the rows
+    the audit's partitions held plus the rows quarantined: a row that neither reached a
+    check nor the quarantine would be a silent gap in the audit."""
+    wrong = []
+    for table, rows_in, _, quarantined in validated.counts.iter_rows():
+        held = audited_rows.get(table, 0)
+        if held + quarantined != rows_in:
+            wrong.append(
+                f"table {table}: {rows_in:,} rows in the files, {held:,} audited and "
+                f"{quarantined:,} quarantined"
+            )
+    if wrong:
+        raise RowAccountingError("row accounting failed, no output written: " + "; ".join(wrong))
+
+
 def run_audit(
     dataset_path: Path,
     out: Path,
@@ -130,8 +160,11 @@ def run_audit(
     """Audit the dataset and write the outputs; `command` (the command line, when there
     is one) goes into the catalog's record of the run."""
     started_at = datetime.now(UTC)
+    prepare_outdir(out, dataset_path)  # refuse an unusable OUTDIR before any work
     validated = run_validation(dataset_path, progress)
-    findings = find(validated, progress, partition_rounds)
+    audited_rows: dict[str, int] = {}
+    findings = find(validated, progress, partition_rounds, audited_rows=audited_rows)
+    check_row_accounting(validated, audited_rows)
     results = AuditOutputs(findings, validated.quarantine, validated.counts)
     run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at)
     write_outputs(out, results, run)

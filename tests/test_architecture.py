@@ -16,8 +16,9 @@ PACKAGE = Path(auditor.__file__).parent
 # Lower floors first. A module may import from its own floor's package or from a lower
 # floor; the simulator is a second product apart, standing on the contract alone.
 FLOORS = (
-    ("auditor", "auditor.contract", "auditor.errors", "auditor.codes", "auditor.schemas"),
-    ("auditor.packs",),
+    ("auditor", "auditor.contract", "auditor.errors", "auditor.codes"),
+    # The pandera models read the contract; installed, they live in auditor.schemas.
+    ("auditor.schemas", "auditor.packs"),
     ("auditor.findings",),
     ("auditor.input",),
     ("auditor.replay",),

@@ -61,11 +61,15 @@ class RunInfo:
 
 
 def write_catalog(
-    target: Path, outputs: Mapping[str, pl.DataFrame], run: RunInfo | None = None
+    target: Path,
+    outputs: Mapping[str, pl.DataFrame],
+    run: RunInfo | None = None,
+    outdir: Path | None = None,
 ) -> None:
     """Build the catalog at `target`: `outputs` (name -> frame) as tables and, given the
     run, everything else. Without a run (a library caller with frames only) the file
-    holds the outputs and the game's macros."""
+    holds the outputs and the game's macros. `outdir`: the folder the catalog is switched
+    into, when it is built in a staging folder."""
     tmp = target.with_name(f".{target.name}.tmp")
     for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
         leftover.unlink(missing_ok=True)
@@ -79,7 +83,8 @@ def write_catalog(
         tables = dict(outputs)
         tables |= _rule_tables(packs)
         if run is not None:
-            tables["runs"] = runs_frame(run, target.parent, outputs)
+            # The folder the catalog ends up in, which may not be where it is built.
+            tables["runs"] = runs_frame(run, outdir or target.parent, outputs)
             tables["checks"] = checks_frame(run.checks)
             tables["traceability"] = traceability.matrix()
         for name, frame in tables.items():

@@ -1,19 +1,22 @@
-"""Last stage, outputs: findings.parquet, quarantine, row counts and the DuckDB catalog
-(`catalog.py`).
+"""Last stage, outputs: findings.parquet, quarantine, row counts, the DuckDB catalog
+(`catalog.py`), the summary and the manifest that names them.
 
-Every file is written to a temporary name in OUTDIR and renamed into place, so a
-reader never sees half an output and a failed run leaves the previous one intact.
+The whole set is written into a staging folder and switched into OUTDIR at once
+(`outdir.switch_in`): a reader never sees half an output, nor the files of two runs side
+by side, and a failed or killed run leaves the previous set intact.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
+import shutil
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
+from auditor import __version__
+from auditor.output import outdir
 from auditor.output.catalog import RunInfo, write_catalog
 
 FINDINGS_FILE = "findings.parquet"
@@ -21,6 +24,8 @@ QUARANTINE_FILE = "quarantine.parquet"
 COUNTS_FILE = "row_counts.parquet"
 DUCKDB_FILE = "audit.duckdb"
 SUMMARY_FILE = "summary.txt"
+MANIFEST_FILE = outdir.MANIFEST_FILE
+OUTPUT_FILES = (FINDINGS_FILE, QUARANTINE_FILE, COUNTS_FILE, DUCKDB_FILE, SUMMARY_FILE)
 
 
 @dataclass(frozen=True)
@@ -30,38 +35,38 @@ class AuditOutputs:
     counts: pl.DataFrame
 
 
-def write_outputs(out: Path, results: AuditOutputs, run: RunInfo | None = None) -> None:
-    """Every output; given the run (its dataset, checks and command), the catalog also
-    holds the views over the dataset, the run's record, the checks and traceability."""
-    out.mkdir(parents=True, exist_ok=True)
-    _atomic_parquet(results.findings, out / FINDINGS_FILE)
-    _atomic_parquet(results.quarantine, out / QUARANTINE_FILE)
-    _atomic_parquet(results.counts, out / COUNTS_FILE)
-    tables = {
-        "findings": results.findings,
-        "quarantine": results.quarantine,
-        "row_counts": results.counts,
-    }
-    write_catalog(out / DUCKDB_FILE, tables, run)
-    _atomic_text(out / SUMMARY_FILE, summary_text(results))
-
-
-def _atomic_parquet(frame: pl.DataFrame, target: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
+def write_outputs(out: Path, results: AuditOutputs, run: RunInfo | None = None) -> Path:
+    """Every output, switched into `out` as one set; returns the folder written (a
+    symlinked OUTDIR's target). Given the run (its dataset, checks and command), the
+    catalog also holds the views over the dataset, the run's record, the checks and
+    traceability."""
+    out = outdir.prepare(out, run.dataset.root if run is not None else None)
+    staging = outdir.staging_folder(out)
     try:
-        # No statistics timestamps or writer-dependent metadata: re-runs give the same bytes.
-        frame.write_parquet(tmp, compression="zstd", statistics=False)
-        os.replace(tmp, target)
+        _write_parquet(results.findings, staging / FINDINGS_FILE)
+        _write_parquet(results.quarantine, staging / QUARANTINE_FILE)
+        _write_parquet(results.counts, staging / COUNTS_FILE)
+        tables = {
+            "findings": results.findings,
+            "quarantine": results.quarantine,
+            "row_counts": results.counts,
+        }
+        write_catalog(staging / DUCKDB_FILE, tables, run, outdir=out)
+        (staging / SUMMARY_FILE).write_text(summary_text(results), encoding="utf-8")
+        written_at = datetime.now(UTC).isoformat(timespec="microseconds")
+        outdir.write_manifest(
+            staging, OUTPUT_FILES, {"version": __version__, "written_at": written_at}
+        )
+        outdir.switch_in(staging, out)
     finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return out
 
 
-def _atomic_text(target: Path, text: str) -> None:
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+def _write_parquet(frame: pl.DataFrame, target: Path) -> None:
+    # No statistics timestamps or writer-dependent metadata: re-runs give the same bytes.
+    frame.write_parquet(target, compression="zstd", statistics=False)
 
 
 def summary_text(results: AuditOutputs) -> str:

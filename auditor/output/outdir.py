@@ -1,0 +1,158 @@
+"""The output folder: which folders a run may write into, and how a run's whole output set
+replaces the previous one at once.
+
+A run writes every output into a staging folder beside OUTDIR and ends with a manifest
+naming each file with its size and SHA-256. The staging folder then takes OUTDIR's place
+in one step: an atomic exchange of the two folders (Linux `renameat2`, RENAME_EXCHANGE)
+where the file system offers it, otherwise two renames with the previous set kept aside
+until the new one is in place. A reader, or a re-run, only ever finds one complete set in
+OUTDIR; a run killed at any moment leaves the previous set there (or, in the gap between
+the two renames of the fallback, aside, from where the next run puts it back).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from auditor.errors import InputError
+
+MANIFEST_FILE = "manifest.json"
+TOOL = "auditor"
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+class OutdirError(InputError):
+    """OUTDIR cannot take a run's outputs; nothing was written or removed."""
+
+
+def prepare(out: Path, dataset: Path | None = None) -> Path:
+    """The folder the outputs go into, checked: missing, empty, or holding a previous run's
+    outputs (its manifest), never the dataset or a folder holding it. A symlink is followed
+    to its target, where the outputs then switch in. Leftovers of a killed run are cleared."""
+    out = Path(out).expanduser().absolute()
+    if out.is_symlink():
+        out = out.resolve()
+    _restore_aside(out)
+    _clear_staging(out)
+    if dataset is not None:
+        data = Path(dataset).resolve()
+        if out == data or out in data.parents:
+            raise OutdirError(
+                f"{out}: the output folder would hold the dataset {data}; choose another"
+            )
+    if out.exists() and not out.is_dir():
+        raise OutdirError(f"{out}: not a folder")
+    if out.is_dir() and any(out.iterdir()) and not is_output_set(out):
+        raise OutdirError(
+            f"{out}: holds files that are not an audit's outputs (no {MANIFEST_FILE}); "
+            "choose an empty or new folder, or a previous run's output folder"
+        )
+    return out
+
+
+def is_output_set(folder: Path) -> bool:
+    try:
+        manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("tool") == TOOL
+
+
+def staging_folder(out: Path) -> Path:
+    """A new folder beside OUTDIR (the same file system, so that it can switch in), with a
+    folder's usual permissions rather than a temporary folder's private ones."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.run-"))
+    mask = os.umask(0o022)
+    os.umask(mask)
+    staging.chmod(0o777 & ~mask)
+    return staging
+
+
+def write_manifest(folder: Path, files: Iterable[str], run: dict) -> None:
+    """Last of a set: each file's size and SHA-256, so that a reader can tell a complete
+    set and which run wrote it."""
+    entries = {}
+    for name in files:
+        path = folder / name
+        entries[name] = {"bytes": path.stat().st_size, "sha256": sha256_of(path)}
+    manifest = {"tool": TOOL, **run, "files": entries}
+    (folder / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+
+def sha256_of(path: Path) -> str:
+    """The file's SHA-256, once its bytes are on disk (fsync): the set is switched in
+    only after all of it is."""
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+        os.fsync(stream.fileno())
+    return digest.hexdigest()
+
+
+def switch_in(staging: Path, out: Path) -> None:
+    """Put the complete set in `staging` in OUTDIR's place, and drop the previous set."""
+    _fsync_folder(staging)
+    if not out.exists():
+        os.rename(staging, out)
+    elif _exchange(staging, out):
+        shutil.rmtree(staging)  # now the previous set
+    else:
+        aside = out.with_name(f".{out.name}.previous")
+        shutil.rmtree(aside, ignore_errors=True)
+        os.rename(out, aside)
+        os.rename(staging, out)
+        shutil.rmtree(aside)
+    _fsync_folder(out.parent)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one step; False where the system or file system cannot."""
+    libc_name = ctypes.util.find_library("c")
+    if libc_name is None:
+        return False
+    libc = ctypes.CDLL(libc_name, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    done = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if done == 0:
+        return True
+    if ctypes.get_errno() in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(ctypes.get_errno(), f"cannot switch {a} into {b}")
+
+
+def _restore_aside(out: Path) -> None:
+    """A run killed between the fallback's two renames left the previous set aside."""
+    aside = out.with_name(f".{out.name}.previous")
+    if not out.exists() and is_output_set(aside):
+        os.rename(aside, out)
+
+
+def _clear_staging(out: Path) -> None:
+    if out.parent.is_dir():
+        for leftover in out.parent.glob(f".{out.name}.run-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
