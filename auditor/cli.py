@@ -13,12 +13,22 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from auditor import __version__
 from auditor.errors import AuditorError
-from auditor.input.partition import PARTITION_ROUNDS
+from auditor.input.partition import DEFAULT_MEMORY_LIMIT, parse_size, rounds_within
 
 stderr = Console(stderr=True)
 stdout = Console()
@@ -30,16 +40,25 @@ def main() -> None:
     """Compliance hand-history auditor for casino baccarat."""
 
 
+class _RateColumn(ProgressColumn):
+    """Rows (or rounds) per second, once rich has seen enough of them to say."""
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="progress.data.speed")
+
+
 @contextmanager
-def _progress(description: str, total: int | None):
+def _progress(description: str, total: int | None, quiet: bool = False):
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        _RateColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=stderr,
         transient=True,
-        disable=not stderr.is_terminal,
+        disable=quiet or not stderr.is_terminal,
     )
     with progress:
         task = progress.add_task(description, total=total)
@@ -107,17 +126,33 @@ def validate(dataset: Path) -> None:
 @click.option(
     "--partition-rounds",
     type=click.IntRange(min=1),
-    default=PARTITION_ROUNDS,
-    show_default=True,
-    help="Rounds audited together (whole tables); lower it to use less memory.",
+    default=None,
+    help="Rounds audited together (whole tables); by default as many as --memory-limit allows.",
 )
-def audit(dataset: Path, out: Path, exit_zero: bool, partition_rounds: int) -> None:
+@click.option(
+    "--memory-limit",
+    default=DEFAULT_MEMORY_LIMIT,
+    show_default=True,
+    help="Memory the audit may use (e.g. 1GB, 1500MB); partitions are sized to it.",
+)
+@click.option("--quiet", is_flag=True, help="No progress bars on stderr.")
+def audit(
+    dataset: Path,
+    out: Path,
+    exit_zero: bool,
+    partition_rounds: int | None,
+    memory_limit: str,
+    quiet: bool,
+) -> None:
     """Audit DATASET and write findings, quarantine, row counts and a DuckDB file to OUTDIR."""
     from auditor.audit import run_audit
 
     try:
+        if partition_rounds is None:
+            partition_rounds = rounds_within(parse_size(memory_limit))
         # Validation advances by the rows of every table, then the audit by the rounds.
-        with _progress("auditing", _rows_in(dataset) + _rows_in(dataset, "rounds")) as advance:
+        total = _rows_in(dataset) + _rows_in(dataset, "rounds")
+        with _progress("auditing", total, quiet) as advance:
             # The process's command line, program by name, for the catalog's record.
             command = [Path(sys.argv[0]).name, *sys.argv[1:]]
             results = run_audit(

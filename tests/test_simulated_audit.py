@@ -108,3 +108,13 @@ def test_rules_command_lists_every_check():
     one = CliRunner().invoke(main, ["rules", "drw003"])
     assert "Why is this bad?" in one.output and "BankerDrewOnStand" in one.output
     assert CliRunner().invoke(main, ["rules", "XYZ999"]).exit_code == 2
+
+
+def test_every_finding_says_what_where_and_why(tmp_path):
+    # A finding without its message, values or citation tells an investigator nothing.
+    simulate(tmp_path, rounds=20_000, seed=7, fault_rate=0.06, shoe_fault_rate=0.4)
+    findings = find(run_validation(tmp_path))
+    assert findings.height > 500
+    for column in ("rule", "severity", "citation", "expected", "logged", "message"):
+        empty = findings.filter(pl.col(column).is_null() | (pl.col(column) == ""))
+        assert empty.height == 0, (column, empty.head(3).to_dicts())

@@ -394,22 +394,34 @@ def _tie_odds_below_minimum() -> Violation:
     )
 )
 def _wrong_royal9_award() -> Violation:
-    line = pl.col("r9_line").fill_null(pl.lit("no line"))
+    # A void round returns every wager: no line is due, whatever cards were dealt.
+    due = pl.when(pl.col("_kind") != VOID).then(pl.col("r9_line"))
+    line = due.fill_null(pl.lit("no line"))
     award = pl.col("award").fill_null(pl.lit("no line"))
     return Violation(
         when=is_bet("royal9")
         & pl.col("r9_known").fill_null(False)
         & SAME_RESULT
-        & pl.col("award").ne_missing(pl.col("r9_line")),
+        & pl.col("award").ne_missing(due),
         citation=pl.col("r9_cite"),
         expected=line,
         logged=award,
-        message=pl.format(
-            'Royal 9 wager at seat {} awarded "{}"; the first two cards, {}, give "{}"',
-            pl.col("seat"),
-            award,
-            _hands(),
-            line,
+        message=pl.when(pl.col("_kind") == VOID)
+        .then(
+            pl.format(
+                'Royal 9 wager at seat {} awarded "{}" in a void round, which returns every wager',
+                pl.col("seat"),
+                award,
+            )
+        )
+        .otherwise(
+            pl.format(
+                'Royal 9 wager at seat {} awarded "{}"; the first two cards, {}, give "{}"',
+                pl.col("seat"),
+                award,
+                _hands(),
+                line,
+            )
         ),
     )
 
