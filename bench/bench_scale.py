@@ -1,0 +1,123 @@
+"""Scale benchmark: the whole audit at growing sizes, in both file layouts, with its floor.
+
+Usage:
+    python bench/bench_scale.py [--sizes 1,10,30] [--work /tmp/auditor-bench]
+                                [--memory-limit 2GB] [--small-limit 512MB]
+
+For each size (millions of rounds) it builds, once and cached in --work:
+- clustered: files written table by table (`bench_audit.build_dataset`), and
+- by_time: the same rows as a nightly export by gaming time would be, every table in
+  every file (rounds and shoes sorted by time, wagers following their rounds),
+then runs, each in its own process so that each peak RSS is that run's alone:
+- floor: a bare polars read of the round cards, summing point counts;
+- audit: `auditor audit --quiet` with --memory-limit (the default's partitions);
+- small: the by_time audit under --small-limit, a limit below the dataset's size.
+
+It prints, per run: rounds per second, wall seconds, peak RSS and the ratio to the
+floor, so that growth with size and layout is visible. It asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_audit import BASE_ROUNDS, build_dataset
+
+TIME_KEYS = {"tables": "effective_from", "shoes": "opened_at", "rounds": "dealt_at"}
+FILES_PER_TABLE = 8
+
+
+def by_time(clustered: Path) -> Path:
+    """The clustered dataset rewritten in time order, every table in every file."""
+    target = clustered.with_name(clustered.name + "-by-time")
+    if (target / "done").exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    dealt = pl.scan_parquet(clustered / "rounds" / "*.parquet").select("round_id", "dealt_at")
+    for table in ("tables", "shoes", "rounds", "wagers", "commission_collections", "royal9_seats"):
+        frame = pl.scan_parquet(clustered / table / "*.parquet")
+        if table == "wagers":
+            frame = frame.join(dealt, on="round_id").sort("dealt_at").drop("dealt_at")
+        elif table in TIME_KEYS:
+            frame = frame.sort(TIME_KEYS[table])
+        rows = frame.select(pl.len()).collect().item()
+        per_file = max(1, -(-rows // FILES_PER_TABLE))
+        (target / table).mkdir(parents=True)
+        for index in range(FILES_PER_TABLE):
+            part = frame.slice(index * per_file, per_file)
+            part.sink_parquet(target / table / f"part-{index}.parquet", row_group_size=250_000)
+    (target / "done").touch()
+    return target
+
+
+def measured(command: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of a command, by GNU time."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", *command], capture_output=True, text=True, check=False
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    peak_kb = int(done.stderr.strip().splitlines()[-1])
+    return seconds, peak_kb / 1024
+
+
+def floor_command(data: Path) -> list[str]:
+    script = (
+        "import polars as pl, sys\n"
+        "def points(c):\n"
+        "    r = pl.element().str.head(1)\n"
+        "    v = pl.when(r.is_in(['T','J','Q','K'])).then(0).when(r == 'A').then(1)"
+        ".otherwise(r.cast(pl.Int32, strict=False))\n"
+        "    return pl.col(c).list.eval(v).list.sum() % 10\n"
+        f"pl.scan_parquet('{data}/rounds/*.parquet').select(points('player_cards'),"
+        " points('banker_cards').alias('b')).sum().collect()\n"
+    )
+    return [sys.executable, "-c", script]
+
+
+def audit_command(data: Path, limit: str) -> list[str]:
+    out = data.parent / f"out-{data.name}"
+    shutil.rmtree(out, ignore_errors=True)
+    auditor = Path(sys.executable).with_name("auditor")
+    return [str(auditor), "audit", str(data), "--out", str(out), "--quiet", "--memory-limit", limit]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1,10,30", help="millions of rounds")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/auditor-bench"))
+    parser.add_argument("--memory-limit", default="2GB")
+    parser.add_argument("--small-limit", default="512MB")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    heading = ("size", "layout", "run", "rounds/s", "s", "peak MB", "x floor")
+    print("{:>6} {:>10} {:>6} {:>12} {:>8} {:>9} {:>8}".format(*heading))
+    for size in (int(s) for s in args.sizes.split(",")):
+        rounds = size * BASE_ROUNDS
+        clustered = build_dataset(args.work, rounds)
+        for layout, data in (("clustered", clustered), ("by_time", by_time(clustered))):
+            floor_s, floor_mb = measured(floor_command(data))
+            runs = [("floor", floor_s, floor_mb)]
+            runs.append(("audit", *measured(audit_command(data, args.memory_limit))))
+            if layout == "by_time":
+                runs.append(("small", *measured(audit_command(data, args.small_limit))))
+            for name, seconds, peak in runs:
+                print(
+                    f"{size:>5}M {layout:>10} {name:>6} {rounds / seconds:>12,.0f} "
+                    f"{seconds:>8.1f} {peak:>9,.0f} {seconds / floor_s:>8.1f}",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()
