@@ -45,7 +45,9 @@ def _after_player() -> pl.Expr:
     )
 
 
-# Draw checks apply to every round dealt out as a hand; a void round ran out of cards.
+# A void round ran out of cards: a missing card there is no misdeal and its hands have no
+# total or winner to announce, but a card the rules forbid is still one (the draw checks
+# for a card too many apply to it too).
 PLAYED = pl.col("kind") != "void"
 
 
@@ -65,7 +67,7 @@ PLAYED = pl.col("kind") != "void"
     )
 )
 def _player_drew_on_stand() -> Violation:
-    when = PLAYED & (pl.col("player_count") >= 3) & pl.col("player_must_stand")
+    when = (pl.col("player_count") >= 3) & pl.col("player_must_stand")
     message = (
         pl.when(pl.col("natural_hand").is_not_null())
         .then(
@@ -132,7 +134,7 @@ def _player_stood_on_draw() -> Violation:
     )
 )
 def _banker_drew_on_stand() -> Violation:
-    when = PLAYED & (pl.col("banker_count") >= 3) & ~pl.col("banker_draws")
+    when = (pl.col("banker_count") >= 3) & ~pl.col("banker_draws")
     message = (
         pl.when(pl.col("natural_hand").is_not_null())
         .then(
@@ -258,17 +260,24 @@ def _wrong_banker_total() -> Violation:
 )
 def _wrong_outcome() -> Violation:
     when = PLAYED & (pl.col("expected_outcome_code") != code_of("outcome", OUTCOMES))
+    # A void round has no winner: its outcome is logged `void` (contract).
+    void_with_winner = ~PLAYED & (pl.col("outcome") != "void")
+    played_out = ~PLAYED & pl.col("void_short") & _played_out()
     return Violation(
-        when=when | (~PLAYED & pl.col("void_short") & _played_out()),
+        when=when | void_with_winner | played_out,
         citation=pl.col("outcome_citation"),
-        expected=pl.col("expected_outcome"),
+        expected=pl.when(void_with_winner).then(pl.lit("void")).otherwise("expected_outcome"),
         logged=pl.col("outcome"),
-        message=pl.format(
-            "Player {} against Banker {} gives {}; {} was announced",
-            pl.col("player_final"),
-            pl.col("banker_final"),
-            pl.col("expected_outcome"),
-            pl.col("outcome"),
+        message=pl.when(void_with_winner)
+        .then(pl.format("a void round has no winner; {} was announced", pl.col("outcome")))
+        .otherwise(
+            pl.format(
+                "Player {} against Banker {} gives {}; {} was announced",
+                pl.col("player_final"),
+                pl.col("banker_final"),
+                pl.col("expected_outcome"),
+                pl.col("outcome"),
+            )
         ),
     )
 
@@ -300,8 +309,11 @@ def _played_out() -> pl.Expr:
     )
 )
 def _wrong_ez_announcement() -> Violation:
-    when = PLAYED & pl.col("expected_ez_code").ne_missing(code_of("ez_event", EZ_EVENTS))
-    expected, logged = pl.col("expected_ez_event"), pl.col("ez_event")
+    # A void round has no EZ event to announce, whatever cards were dealt.
+    expected_code = pl.when(PLAYED).then(pl.col("expected_ez_code"))
+    when = expected_code.ne_missing(code_of("ez_event", EZ_EVENTS))
+    expected = pl.when(PLAYED).then(pl.col("expected_ez_event"))
+    logged = pl.col("ez_event")
     none = pl.lit("none")
     return Violation(
         when=when,

@@ -707,7 +707,10 @@ class TableRun:
         # Free and simulated rounds are rare: they take faults at a higher rate, so that a
         # small dataset shows theirs too.
         rate = self.fault_rate if rd.kind == "regular" else min(1.0, 10 * self.fault_rate)
-        if rd.kind == "void" or self.rs.u() >= rate:
+        # A fault that replays the round needs a full six cards: with fewer left, the
+        # replayed round could run out and turn void, and its fault would not be seen.
+        short = len(shoe.seq) - rd.start < 6
+        if rd.kind == "void" or short or self.rs.u() >= rate:
             return None
         ctx = RoundContext(
             rs=self.rs,
