@@ -6,8 +6,10 @@ Each stage is a function of frames; this module only wires them together.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 import polars as pl
 
@@ -24,6 +26,7 @@ from auditor.input.partition import (
     restrict,
     wagers_of,
 )
+from auditor.input.routing import partition_sources
 from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
 from auditor.output.catalog import RunInfo
 from auditor.output.files import AuditOutputs, write_outputs
@@ -34,8 +37,11 @@ from auditor.procedures.stage import procedure_findings
 from auditor.replay import checks as replay_stage
 from auditor.replay.checks import round_findings
 from auditor.replay.rounds import replay
+from auditor.report.nightly import write_nightly
 from auditor.settlement import wagers as settlement_stage
 from auditor.settlement.wagers import wager_findings
+from auditor.surveillance.night import survey
+from auditor.surveillance.schema import ALERT_FDR
 
 
 def all_checks() -> list[Check]:
@@ -57,46 +63,72 @@ def find(
     partition_rounds: int = PARTITION_ROUNDS,
     procedures: bool = True,
     audited_rows: dict[str, int] | None = None,
+    route_dir: Path | None = None,
 ) -> pl.DataFrame:
     """Every finding of the audited rows, in the stable order of `findings.table.combine`.
 
     The audited rows are taken one partition (a group of whole tables) at a time; given
-    `audited_rows`, the rows each table's partitions held are counted into it.
+    `audited_rows`, the rows each table's partitions held are counted into it. Routed
+    partitions (`input.routing`) are written to `route_dir` if given, else to a
+    temporary folder.
     `procedures=False` leaves stage 5 out: the benchmark measures what it adds.
     """
     packs = load_all()
     groups = partitions(validated.audited, partition_rounds)
     found: list[pl.DataFrame] = []
-    for partition in groups:
-        whole = len(groups) == 1
-        found += _find_in(validated.audited, partition, whole, packs, procedures, audited_rows)
-        if progress:
-            progress("rounds", partition.rounds)
+    # An input not laid out table by table is first routed into files per partition.
+    with partition_sources(
+        validated.dataset, validated.audited, validated.quarantine, groups, route_dir
+    ) as source:
+        for index, partition in enumerate(groups):
+            audited, whole = source(index)
+            result = find_in_partition(audited, partition, whole, packs, procedures)
+            found += result.frames
+            if audited_rows is not None:
+                count_rows(audited_rows, result.rows)
+            if progress:
+                progress("rounds", partition.rounds)
     return combine(found)
 
 
-def _find_in(
+@dataclass(frozen=True)
+class PartitionFindings:
+    """One partition's findings frames (in stage order, not yet combined) and the rows it
+    held per table, for the row accounting."""
+
+    frames: list[pl.DataFrame]
+    rows: dict[str, int]
+
+
+def find_in_partition(
     audited: Mapping[str, pl.LazyFrame],
     partition: Partition,
     whole: bool,
     packs: Mapping[str, RulePack],
     procedures: bool = True,
-    audited_rows: dict[str, int] | None = None,
-) -> list[pl.DataFrame]:
-    """The findings of stages 3-5 over one partition."""
+) -> PartitionFindings:
+    """The findings of stages 3-5 over one partition, and the rows it held.
+
+    A pure function of its arguments, so that a distributed engine can run it on a
+    worker (`auditor.engines`) and a retried partition gives the same result.
+    """
     part, replayed, options = hold_partition(audited, partition, whole, packs)
-    if audited_rows is not None:
-        # The frames are held in memory: counting them reads nothing again.
-        heights = pl.collect_all([frame.select(pl.len()) for frame in part.values()])
-        for name, height in zip(part, heights, strict=True):
-            audited_rows[name] = audited_rows.get(name, 0) + int(height.item())
+    # The frames are held in memory: counting them reads nothing again.
+    heights = pl.collect_all([frame.select(pl.len()) for frame in part.values()])
+    rows = {name: int(height.item()) for name, height in zip(part, heights, strict=True)}
     stages = [
         round_findings(replayed, packs),
         *wager_findings(part["wagers"], replayed, options, packs, part["royal9_seats"]),
     ]
     if procedures:
         stages.append(procedure_findings(part, replayed, options, packs))
-    return pl.collect_all(stages, engine="streaming")
+    return PartitionFindings(pl.collect_all(stages, engine="streaming"), rows)
+
+
+def count_rows(audited_rows: dict[str, int], rows: Mapping[str, int]) -> None:
+    """Add one partition's rows held per table into the run's count."""
+    for name, held in rows.items():
+        audited_rows[name] = audited_rows.get(name, 0) + held
 
 
 def hold_partition(
@@ -130,6 +162,21 @@ def hold_partition(
     return part, replayed.lazy(), options
 
 
+class Finder(Protocol):
+    """What runs stages 3-5 over the validated rows: `find`, or an engine's equivalent,
+    which must give the same frame and count the rows its partitions held into
+    `audited_rows` (the engines live a floor above and are handed in, not imported)."""
+
+    def __call__(
+        self,
+        validated: ValidatedDataset,
+        progress: ProgressCallback | None,
+        partition_rounds: int,
+        *,
+        audited_rows: dict[str, int],
+    ) -> pl.DataFrame: ...
+
+
 class RowAccountingError(AuditorError):
     """Rows in differ from rows audited plus rows quarantined: the run is not trusted."""
 
@@ -156,16 +203,27 @@ def run_audit(
     progress: ProgressCallback | None = None,
     partition_rounds: int = PARTITION_ROUNDS,
     command: Sequence[str] | None = None,
+    finder: Finder | None = None,
+    report: bool = True,
+    alert_fdr: float = ALERT_FDR,
 ) -> AuditOutputs:
     """Audit the dataset and write the outputs; `command` (the command line, when there
-    is one) goes into the catalog's record of the run."""
+    is one) goes into the catalog's record of the run. `finder` runs stages 3-5, `find`
+    (in this process) unless an engine (`auditor.engines`) gives another. `report=False`
+    leaves the nightly HTML report out (the benchmark measures what it adds). Surveillance
+    runs after the findings, over the audited rows, with its alerts held to `alert_fdr`."""
     started_at = datetime.now(UTC)
     prepare_outdir(out, dataset_path)  # refuse an unusable OUTDIR before any work
     validated = run_validation(dataset_path, progress)
     audited_rows: dict[str, int] = {}
-    findings = find(validated, progress, partition_rounds, audited_rows=audited_rows)
+    findings = (finder or find)(validated, progress, partition_rounds, audited_rows=audited_rows)
     check_row_accounting(validated, audited_rows)
-    results = AuditOutputs(findings, validated.quarantine, validated.counts)
+    # Statistics of the night beside the findings, never among them (CONTRACT): they
+    # change neither findings.parquet nor the exit status.
+    watched = survey(validated.audited, findings, alert_fdr, partition_rounds)
+    results = AuditOutputs(
+        findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
+    )
     run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at)
-    write_outputs(out, results, run)
+    write_outputs(out, results, run, extra=write_nightly if report else None)
     return results

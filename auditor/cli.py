@@ -7,7 +7,7 @@ Exit codes follow ruff and sqlfluff: 0 clean, 1 findings (or quarantined rows fo
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -27,8 +27,10 @@ from rich.table import Table
 from rich.text import Text
 
 from auditor import __version__
+from auditor.commands.query import query
 from auditor.errors import AuditorError
 from auditor.input.partition import DEFAULT_MEMORY_LIMIT, parse_size, rounds_within
+from auditor.surveillance.schema import ALERT_FDR
 
 stderr = Console(stderr=True)
 stdout = Console()
@@ -120,7 +122,8 @@ def validate(dataset: Path) -> None:
 
 
 @main.command()
-@click.argument("dataset", type=click.Path(path_type=Path))
+# A string, not a click.Path: a file:// URL must reach the engine whole.
+@click.argument("dataset")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Output folder.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings were written.")
 @click.option(
@@ -136,33 +139,63 @@ def validate(dataset: Path) -> None:
     help="Memory the audit may use (e.g. 1GB, 1500MB); partitions are sized to it.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bars on stderr.")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True)
+@click.option("--scheduler", metavar="tcp://HOST:PORT", help="Dask's (default: a local cluster).")
+@click.option(
+    "--alert-fdr",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=ALERT_FDR,
+    show_default=True,
+    help="False-discovery rate of the surveillance alerts (Benjamini-Hochberg).",
+)
 def audit(
-    dataset: Path,
+    dataset: str,
     out: Path,
     exit_zero: bool,
     partition_rounds: int | None,
     memory_limit: str,
     quiet: bool,
+    engine: str,
+    scheduler: str | None,
+    alert_fdr: float,
 ) -> None:
-    """Audit DATASET and write findings, quarantine, row counts and a DuckDB file to OUTDIR."""
+    """Audit DATASET (a folder or a file:// URL) and write findings, quarantine, row counts
+    and a DuckDB file to OUTDIR. --engine dask audits the partitions on the Dask cluster at
+    --scheduler, or on a local one (pip install 'auditor[dask]')."""
     from auditor.audit import run_audit
+    from auditor.engines.task import local_path
 
+    if scheduler and engine != "dask":
+        raise click.UsageError("--scheduler needs --engine dask")
     try:
+        dataset_path = local_path(dataset)
         if partition_rounds is None:
             partition_rounds = rounds_within(parse_size(memory_limit))
         # Validation advances by the rows of every table, then the audit by the rounds.
-        total = _rows_in(dataset) + _rows_in(dataset, "rounds")
+        total = _rows_in(dataset_path) + _rows_in(dataset_path, "rounds")
         with _progress("auditing", total, quiet) as advance:
             # The process's command line, program by name, for the catalog's record.
             command = [Path(sys.argv[0]).name, *sys.argv[1:]]
+            if engine == "dask":
+                from auditor.engines.cluster import dask_audit
+
+                run_audit = dask_audit(dataset, scheduler)  # the same call, on the cluster
             results = run_audit(
-                dataset, out, lambda _t, n: advance(n), partition_rounds, command=command
+                dataset_path,
+                out,
+                lambda _t, n: advance(n),
+                partition_rounds,
+                command=command,
+                alert_fdr=alert_fdr,
             )
     except AuditorError as error:
         _fail(error)
     stdout.print(_counts_table(results.counts))
     _quarantine_digest(results.quarantine)
     stdout.print(f"{results.findings.height:,} findings written to {out}", highlight=False)
+    # Alerts are statistics, not findings: reported, never in the exit status.
+    alerts = f"{results.alerts.height:,} surveillance alerts (not findings)"
+    stdout.print(f"{alerts} written to {out / 'alerts.parquet'}", highlight=False)
     sys.exit(0 if exit_zero or results.findings.height == 0 else 1)
 
 
@@ -238,118 +271,6 @@ def _sections_table() -> None:
             reason = f"  ({row['reason']})" if row["reason"] else ""
             click.echo(f"  {row['section']:<22}{row['verdict']:<15}{codes}{reason}")
         click.echo("")
-
-
-QUERY_FORMATS = ("table", "csv", "json", "parquet")
-TABLE_ROWS_SHOWN = 1000
-
-
-@main.command()
-@click.argument("outdir", type=click.Path(path_type=Path))
-@click.argument("sql", required=False)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(QUERY_FORMATS),
-    default="table",
-    show_default=True,
-    help="How to print the result.",
-)
-@click.option(
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Write the result (csv, json or parquet) to FILE instead of stdout.",
-)
-def query(outdir: Path, sql: str | None, fmt: str, output: Path | None) -> None:
-    """Run SQL against OUTDIR/audit.duckdb, read-only; with no SQL, an interactive prompt.
-
-    Only queries run; a write, COPY, ATTACH, INSTALL or a file outside the dataset and
-    OUTDIR is refused with exit status 2.
-    """
-    from auditor.output import query as catalog_query
-
-    if output is not None and fmt == "table":
-        raise click.UsageError("--output writes csv, json or parquet: add --format")
-    try:
-        catalog = catalog_query.open_catalog(outdir)
-    except AuditorError as error:
-        _fail(error)
-    try:
-        if catalog.missing:
-            click.echo(f"warning: {catalog.moved_warning()}", err=True)
-        if sql is None:
-            _query_prompt(catalog, fmt)
-            return
-        results = catalog_query.query(catalog, sql)
-        if fmt == "table":
-            for result in results:
-                _show_result(result)
-            return
-        if len(results) != 1:
-            raise catalog_query.QueryError(f"--format {fmt} writes one result: give one statement")
-        data = catalog_query.encode(results[0], fmt)
-        if output is not None:
-            output.write_bytes(data)
-        elif fmt == "parquet" and sys.stdout.isatty():
-            raise catalog_query.QueryError(
-                "parquet is binary: use --output FILE or redirect stdout"
-            )
-        else:
-            _write_binary(data)
-    except AuditorError as error:
-        _fail(error)
-    finally:
-        catalog.close()
-
-
-def _write_binary(data: bytes) -> None:
-    sys.stdout.flush()  # text already printed goes first
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-
-
-def _show_result(result) -> None:
-    from auditor.output.query import cells
-
-    table = Table(show_lines=False)
-    for name in result.column_names:
-        table.add_column(name, overflow="fold")
-    for row in cells(result, TABLE_ROWS_SHOWN):
-        table.add_row(*("[dim]NULL[/]" if v is None else escape(v) for v in row))
-    stdout.print(table)
-    more = result.num_rows - TABLE_ROWS_SHOWN
-    rows = f"{result.num_rows:,} row{'' if result.num_rows == 1 else 's'}" + (
-        f" ({more:,} not shown; --format csv writes all)" if more > 0 else ""
-    )
-    stdout.print(rows, style="dim", highlight=False)
-
-
-def _query_prompt(catalog, fmt: str) -> None:
-    from auditor.output.query import encode, prompt_loop
-
-    interactive = sys.stdin.isatty()
-    history = Path.home() / ".auditor_query_history"
-    readline = None
-    if interactive:
-        with suppress(ImportError):
-            import readline  # line editing and history for input()
-        if readline is not None:
-            with suppress(OSError):
-                readline.read_history_file(history)
-        click.echo(f"auditor query: {catalog.path} (read-only). .help for help, .quit to leave.")
-
-    def show(result) -> None:
-        if fmt == "table":
-            _show_result(result)
-        else:
-            _write_binary(encode(result, fmt))
-
-    try:
-        prompt_loop(catalog, input, show, click.echo, interactive)
-    finally:
-        if readline is not None:
-            with suppress(OSError):
-                readline.write_history_file(history)
 
 
 @main.command()
@@ -477,6 +398,32 @@ def odds(
         for part in render(report):
             console.print(part, highlight=False)
 
+
+@main.command()
+@click.argument("outdir", type=click.Path(path_type=Path))
+@click.option("--patron", help="A patron id (wagers.patron_id).")
+@click.option("--dealer", help="A dealer id (rounds.dealer_id).")
+@click.option("--table", help="A table id.")
+@click.option("--round", "round_id", help="A round id.")
+@click.option("--from", "start", type=click.DateTime(["%Y-%m-%d"]), help="First day (UTC).")
+@click.option("--to", "end", type=click.DateTime(["%Y-%m-%d"]), help="Last day, inclusive.")
+@click.option("--out", "target", type=click.Path(path_type=Path, dir_okay=False), help="File.")
+@click.option("--pdf", is_flag=True, help="Print to PDF through headless Chromium.")
+def report(outdir: Path, target: Path | None, pdf: bool, **subject) -> None:
+    """Investigation report of one patron, dealer, table or round of the run in OUTDIR:
+    its rounds, wagers, findings with their evidence, money and quarantined rows
+    (default file ./investigation-KIND-ID.html, or .pdf). Exit status 2 for an unknown
+    subject, an unreadable OUTDIR or --pdf without Chromium."""
+    from auditor.report.investigate import subject_of, write_investigation
+
+    try:
+        written = write_investigation(outdir, subject_of(**subject), target, pdf)
+    except AuditorError as error:
+        _fail(error)
+    click.echo(f"report written to {written}")
+
+
+main.add_command(query)
 
 if __name__ == "__main__":
     main()

@@ -23,8 +23,18 @@ FLOORS = (
     ("auditor.input",),
     ("auditor.replay",),
     ("auditor.settlement", "auditor.procedures", "auditor.odds"),
+    # Surveillance prices the night with the odds; the outputs write its tests.
+    ("auditor.surveillance",),
     ("auditor.output",),
+    # The reports read the catalog the outputs write (so they stand just above them, not
+    # beside them: packages side by side never import each other); the pipeline calls
+    # the nightly one.
+    ("auditor.report",),
     ("auditor.audit",),
+    # The distributed engine runs audit's partition function and hands run_audit its finder.
+    ("auditor.engines",),
+    # Commands kept apart from the command line's module, which adds them.
+    ("auditor.commands",),
     ("auditor.cli",),
 )
 APART = {"auditor.simulator": FLOORS[0]}

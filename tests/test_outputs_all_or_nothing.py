@@ -24,9 +24,10 @@ SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 
 
 def assert_one_complete_set(out: Path) -> dict:
-    """OUTDIR holds exactly the files its manifest names, each with its recorded hash."""
+    """OUTDIR holds exactly the files its manifest names (the report's pages in their
+    folder too), each with its recorded hash."""
     manifest = json.loads((out / MANIFEST_FILE).read_text())
-    names = {p.name for p in out.iterdir()}
+    names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert names == {*manifest["files"], MANIFEST_FILE}, names
     for name, entry in manifest["files"].items():
         assert sha256_of(out / name) == entry["sha256"], name

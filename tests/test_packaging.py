@@ -32,6 +32,13 @@ def test_wheel_has_no_generic_top_level_packages(wheel: Path):
     assert any(n.startswith("auditor/rules/") and n.endswith(".yaml") for n in names)
 
 
+def test_wheel_ships_the_report_templates_and_regulation_texts(wheel: Path):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "auditor/report/regulation_texts.json" in names
+    for template in ("base.html", "macros.html", "nightly.html", "table.html", "report.css"):
+        assert f"auditor/report/templates/{template}" in names, template
+
+
 def test_rule_packs_are_package_data():
     packs = [p.name for p in resources.files("auditor.rules").iterdir() if p.name.endswith(".yaml")]
     assert sorted(packs) == [

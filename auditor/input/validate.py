@@ -78,7 +78,7 @@ def validate(dataset: Dataset, progress: ProgressCallback | None = None) -> Vali
     cross = cross_row_checks(dataset, row_level)
     quarantine = _dependents(dataset, concat_quarantine([row_level, cross]))
     quarantine = _sort_quarantine(quarantine)
-    audited = {t: _audited_rows(dataset, t, quarantine) for t in TABLES}
+    audited = {t: audited_scan(dataset, t, quarantine) for t in TABLES}
     counts = _row_counts(dataset, quarantine)
     return ValidatedDataset(dataset, audited, quarantine, counts)
 
@@ -326,7 +326,9 @@ def _quarantined_keys(
 # ---- results ---------------------------------------------------------------------
 
 
-def _audited_rows(dataset: Dataset, table: str, quarantine: pl.DataFrame) -> pl.LazyFrame:
+def audited_scan(dataset: Dataset, table: str, quarantine: pl.DataFrame) -> pl.LazyFrame:
+    """The table's rows less those in `quarantine` (by its `table`, `file` and `row`): the
+    audited rows, rebuilt the same way wherever the quarantine's keys are sent."""
     bad = (
         quarantine.filter(pl.col("table") == table)
         .select(pl.col("file").alias(FILE_COLUMN), pl.col("row").alias(ROW_COLUMN))

@@ -1,7 +1,8 @@
 """The regulator's catalog, `OUTDIR/audit.duckdb`: findings, the hand histories and the
 game in one read-only DuckDB file.
 
-- tables `findings`, `quarantine`, `row_counts` (the run's outputs), `runs` (what ran on
+- tables `findings`, `quarantine`, `row_counts`, `surveillance` and `alerts` (the run's
+  outputs; the alerts are statistics, not findings), `runs` (what ran on
   what: version, rule pack hashes, command line, times, row totals, every input file's
   SHA-256), `checks` and `traceability` (every regulation section, its verdict and the
   check codes that audit it), `banker_draw_rules` and `player_draw_rules` (the packs'
@@ -356,6 +357,16 @@ DESCRIPTIONS = {
     ),
     "quarantine": ("TABLE", "input rows that failed validation, with the reason; never audited"),
     "row_counts": ("TABLE", "per input table: rows_in = rows_audited + rows_quarantined"),
+    "surveillance": (
+        "TABLE",
+        "every statistical test of the night: level, key, statistic, observed, expected, "
+        "z, p_value, q_value (Benjamini-Hochberg), alert",
+    ),
+    "alerts": (
+        "TABLE",
+        "the surveillance tests past the night's false-discovery rate, with the rounds or "
+        "wagers they cover; statistics, not findings",
+    ),
     "runs": (
         "TABLE",
         "the run: version, command line, times, row totals, input and rule pack hashes",

@@ -9,23 +9,41 @@ by side, and a failed or killed run leaves the previous set intact.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
 
 from auditor import __version__
+from auditor.findings.check import Check
 from auditor.output import outdir
 from auditor.output.catalog import RunInfo, write_catalog
+from auditor.surveillance.schema import empty_alerts, empty_surveillance
 
 FINDINGS_FILE = "findings.parquet"
 QUARANTINE_FILE = "quarantine.parquet"
 COUNTS_FILE = "row_counts.parquet"
 DUCKDB_FILE = "audit.duckdb"
 SUMMARY_FILE = "summary.txt"
+# Surveillance: every statistical test of the night, and the alerts (never findings).
+SURVEILLANCE_FILE = "surveillance.parquet"
+ALERTS_FILE = "alerts.parquet"
 MANIFEST_FILE = outdir.MANIFEST_FILE
-OUTPUT_FILES = (FINDINGS_FILE, QUARANTINE_FILE, COUNTS_FILE, DUCKDB_FILE, SUMMARY_FILE)
+OUTPUT_FILES = (
+    FINDINGS_FILE,
+    QUARANTINE_FILE,
+    COUNTS_FILE,
+    SURVEILLANCE_FILE,
+    ALERTS_FILE,
+    DUCKDB_FILE,
+    SUMMARY_FILE,
+)
+# More files of the set, written into the staging folder once the catalog is there (the
+# nightly report, which reads it); returns their paths relative to the folder.
+ExtraWriter = Callable[[Path], Sequence[str]]
 
 
 @dataclass(frozen=True)
@@ -33,29 +51,46 @@ class AuditOutputs:
     findings: pl.DataFrame
     quarantine: pl.DataFrame
     counts: pl.DataFrame
+    # `auditor.surveillance`; empty (the schema only) when the caller ran none.
+    surveillance: pl.DataFrame = field(default_factory=empty_surveillance)
+    alerts: pl.DataFrame = field(default_factory=empty_alerts)
 
 
-def write_outputs(out: Path, results: AuditOutputs, run: RunInfo | None = None) -> Path:
+def write_outputs(
+    out: Path,
+    results: AuditOutputs,
+    run: RunInfo | None = None,
+    extra: ExtraWriter | None = None,
+) -> Path:
     """Every output, switched into `out` as one set; returns the folder written (a
     symlinked OUTDIR's target). Given the run (its dataset, checks and command), the
     catalog also holds the views over the dataset, the run's record, the checks and
-    traceability."""
+    traceability. `extra` writes more files into the set (the report), named in the
+    manifest with the rest."""
     out = outdir.prepare(out, run.dataset.root if run is not None else None)
     staging = outdir.staging_folder(out)
     try:
         _write_parquet(results.findings, staging / FINDINGS_FILE)
         _write_parquet(results.quarantine, staging / QUARANTINE_FILE)
         _write_parquet(results.counts, staging / COUNTS_FILE)
+        _write_parquet(results.surveillance, staging / SURVEILLANCE_FILE)
+        _write_parquet(results.alerts, staging / ALERTS_FILE)
         tables = {
             "findings": results.findings,
             "quarantine": results.quarantine,
             "row_counts": results.counts,
+            "surveillance": results.surveillance,
+            "alerts": results.alerts,
         }
         write_catalog(staging / DUCKDB_FILE, tables, run, outdir=out)
-        (staging / SUMMARY_FILE).write_text(summary_text(results), encoding="utf-8")
+        checks = run.checks if run is not None else ()
+        (staging / SUMMARY_FILE).write_text(summary_text(results, checks), encoding="utf-8")
+        extra_files = tuple(extra(staging)) if extra is not None else ()
         written_at = datetime.now(UTC).isoformat(timespec="microseconds")
         outdir.write_manifest(
-            staging, OUTPUT_FILES, {"version": __version__, "written_at": written_at}
+            staging,
+            OUTPUT_FILES + extra_files,
+            {"version": __version__, "written_at": written_at},
         )
         outdir.switch_in(staging, out)
     finally:
@@ -69,15 +104,65 @@ def _write_parquet(frame: pl.DataFrame, target: Path) -> None:
     frame.write_parquet(target, compression="zstd", statistics=False)
 
 
-def summary_text(results: AuditOutputs) -> str:
+def summary_text(results: AuditOutputs, checks: Sequence[Check] = ()) -> str:
+    """The row accounting, the findings by rule with each rule's title, and the money at
+    stake, for the terminal."""
     lines = ["Row accounting (rows in = audited + quarantined):"]
     lines.append(f"  {'table':<24}{'in':>12}{'audited':>12}{'quarantined':>14}")
     for table, rows_in, audited, quarantined in results.counts.iter_rows():
         lines.append(f"  {table:<24}{rows_in:>12,}{audited:>12,}{quarantined:>14,}")
     lines.append("")
-    lines.append(f"Findings: {results.findings.height:,}")
-    if results.findings.height:
-        by_rule = results.findings.group_by("rule").len().sort("rule")
-        for rule, n in by_rule.iter_rows():
-            lines.append(f"  {rule:<10}{n:>10,}")
+    findings = results.findings
+    lines.append(f"Findings: {findings.height:,}")
+    if findings.height:
+        titles = {c.code: c.title for c in checks}
+        impact = pl.col("impact")
+        by_rule = (
+            findings.group_by("rule", "severity")
+            .agg(
+                pl.len().alias("n"),
+                impact.filter(impact > 0).sum().alias("over"),
+                (-impact.filter(impact < 0).sum()).alias("under"),
+            )
+            .sort("rule")
+        )
+        for rule, severity, n, over, under in by_rule.iter_rows():
+            money = "".join(
+                f"  {word} {_dollars(amount)}"
+                for word, amount in (("overpaid", over), ("underpaid", under))
+                if amount
+            )
+            title = titles.get(rule, "")
+            lines.append(f"  {rule:<8}{severity:<8}{n:>8,}  {title}{money}")
+        over = findings.filter(impact > 0)["impact"].sum() or 0
+        under = -(findings.filter(impact < 0)["impact"].sum() or 0)
+        lines.append("")
+        lines.append(
+            f"Money at stake: {_dollars(over + under)} (overpaid {_dollars(over)}, "
+            f"underpaid {_dollars(under)}) over "
+            f"{findings.filter(impact.is_not_null()).height:,} findings"
+        )
+    lines += surveillance_lines(results)
     return "\n".join(lines) + "\n"
+
+
+def surveillance_lines(results: AuditOutputs) -> list[str]:
+    """The alerts, apart from the findings: statistics, not violations."""
+    tests, alerts = results.surveillance, results.alerts
+    if tests.height == 0:
+        return []
+    rate = tests["alert_fdr"][0]
+    lines = [
+        "",
+        f"Surveillance alerts (not findings): {alerts.height:,} of {tests.height:,} tests, "
+        f"false-discovery rate {rate:g} (Benjamini-Hochberg)",
+    ]
+    for level, key, statistic, p in alerts.select(
+        "level", "key", "statistic", "p_value"
+    ).iter_rows():
+        lines.append(f"  {level:<8}{key:<20}{statistic:<28}p = {p:.2e}")
+    return lines
+
+
+def _dollars(amount: object) -> str:
+    return f"${Decimal(str(amount)):,.2f}"

@@ -1,0 +1,1 @@
+"""Commands of the command line that live apart from `auditor.cli`, to keep it short."""

@@ -1,0 +1,172 @@
+"""The Dask engine: each partition audited by `task.audit_partition` on a worker of a Dask
+cluster, the results gathered into the same outputs as a run in one process.
+
+The client validates (the quarantine and the row counts are its own), plans one task per
+partition, maps them with retries and gathers the results in the partitions' order, then
+goes through the same `combine`, row accounting and `write_outputs` as `audit.run_audit`,
+which it calls. A worker that dies takes its running task with it: the scheduler gives
+the task to another worker (and the nanny restarts the dead one); a task that raises is
+tried again up to `retries` times. Tasks are pure, so a retried one gives the same result.
+
+Dask is an optional dependency (`pip install 'auditor[dask]'`): imported here only when
+the engine is used, so the rest of the auditor runs without it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from auditor.audit import count_rows, run_audit
+from auditor.engines.task import (
+    EngineError,
+    PartitionFunction,
+    audit_partition,
+    plan,
+)
+from auditor.findings.table import combine
+from auditor.input.partition import PARTITION_ROUNDS, partitions
+from auditor.input.validate import ProgressCallback, ValidatedDataset
+from auditor.output.files import AuditOutputs
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+RETRIES = 2
+# How long to wait for a scheduler to answer, and for a first worker to join it.
+CONNECT_TIMEOUT = "30s"
+WORKER_TIMEOUT = 120
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise EngineError(
+            "--engine dask needs Dask's distributed scheduler, which is not installed: "
+            "pip install 'auditor[dask]'"
+        ) from exc
+    return distributed
+
+
+@contextmanager
+def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Client]:
+    """A client of the scheduler at `scheduler` (tcp://HOST:PORT), or of a local cluster
+    of `workers` processes (one per core by default) started for the run and stopped
+    after it."""
+    distributed = _distributed()
+    if scheduler:
+        try:
+            client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise EngineError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from exc
+        with client:
+            try:
+                # Tasks given to a scheduler without workers would wait for ever.
+                client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
+            except TimeoutError as exc:
+                raise EngineError(
+                    f"the Dask scheduler at {scheduler} has no worker after "
+                    f"{WORKER_TIMEOUT} s: start workers with `dask worker {scheduler}`"
+                ) from exc
+            yield client
+        return
+    cores = os.cpu_count() or 1
+    workers = workers or cores
+    cluster = distributed.LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        # Loopback only, no dashboard: nothing listens beyond this machine.
+        host="127.0.0.1",
+        dashboard_address=None,
+        # The scheduler's HTTP server (health, metrics) stays on even so: any free port,
+        # not 8787, which a dashboard of the user's may hold.
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+        # Each worker's polars pool gets its share of the cores: `workers` pools of all
+        # the cores would fight over them.
+        env={"POLARS_MAX_THREADS": str(max(1, cores // workers))},
+    )
+    with cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+class DaskFinder:
+    """`audit.find` on a Dask cluster: the same findings frame, the same rows counted.
+
+    `audit` is the function each task runs: `task.audit_partition`, or a wrapper of it
+    (the tests wrap it in one that kills its worker).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        dataset: str | Path,
+        *,
+        audit: PartitionFunction = audit_partition,
+        retries: int = RETRIES,
+        procedures: bool = True,
+    ) -> None:
+        self.client = client
+        # Absolute: a worker's working folder is not the client's.
+        self.dataset = str(dataset) if "://" in str(dataset) else str(Path(dataset).absolute())
+        self.audit = audit
+        self.retries = retries
+        self.procedures = procedures
+
+    def __call__(
+        self,
+        validated: ValidatedDataset,
+        progress: ProgressCallback | None = None,
+        partition_rounds: int = PARTITION_ROUNDS,
+        *,
+        audited_rows: dict[str, int] | None = None,
+    ) -> pl.DataFrame:
+        distributed = _distributed()
+        groups = partitions(validated.audited, partition_rounds)
+        tasks = plan(validated, groups, self.dataset, self.procedures)
+        # pure=False: every run gets fresh keys, so a shared scheduler never hands back a
+        # result computed for another run (or another version of the dataset).
+        futures = self.client.map(self.audit, tasks, retries=self.retries, pure=False)
+        rounds = {future.key: group.rounds for future, group in zip(futures, groups, strict=True)}
+        try:
+            for future in distributed.as_completed(futures):
+                if progress:
+                    progress("rounds", rounds[future.key])
+            # In the partitions' order, not the order they finished: `combine` keeps the
+            # order of findings that sort alike, and so must get them as `find` gives them.
+            results = self.client.gather(futures)
+        except distributed.KilledWorker as exc:
+            raise EngineError(
+                f"a partition's task killed every worker that ran it ({exc}); "
+                "the workers may lack memory: lower --partition-rounds"
+            ) from exc
+        finally:
+            self.client.cancel(futures)
+        found: list[pl.DataFrame] = []
+        for result in results:
+            found += result.frames
+            if audited_rows is not None:
+                count_rows(audited_rows, result.rows)
+        return combine(found)
+
+
+def dask_audit(
+    dataset: str | Path, scheduler: str | None = None, workers: int | None = None
+) -> Callable[..., AuditOutputs]:
+    """`audit.run_audit`, called with the same arguments, with stages 3-5 on a Dask
+    cluster: the scheduler at `scheduler`, or a local cluster of `workers` processes.
+    `dataset` is the path or `file://` URL the workers open, at the same place on them as
+    on this machine; validation, surveillance and the outputs stay on this machine."""
+
+    def run(dataset_path: Path, out: Path, *args: Any, **options: Any) -> AuditOutputs:
+        with dask_client(scheduler, workers) as client:
+            finder = DaskFinder(client, dataset)
+            return run_audit(dataset_path, out, *args, finder=finder, **options)
+
+    return run

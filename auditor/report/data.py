@@ -1,0 +1,255 @@
+"""What the reports read, all of it from the catalog (`auditor.output.query.open_catalog`):
+the run's record, the findings located, and the hand histories the evidence shows, read in
+place through the catalog's views. So a report can be built for any past run's OUTDIR, and
+the nightly report reads what an investigator would.
+
+Every statement here is our own; ids from the command line or the data are passed as
+parameters, never formatted into SQL.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from auditor.output.query import Catalog, QueryError
+
+SEVERITIES = ("high", "medium", "low")
+
+# The order findings are shown in when the page cannot show them all: what a manager
+# looks at first (severity, then the money), then the findings' own stable order.
+PRIORITY = ("_severity_rank", "_abs_impact", "_order")
+
+ROUND_COLUMNS = (
+    "round_id", "shoe_id", "table_id", "round_no", "dealt_at", "no_more_bets_at", "kind",
+    "player_cards", "banker_cards", "player_total", "banker_total", "outcome", "ez_event",
+    "cover_card_drawn", "discarded_after", "dealer_id", "curator_seat", "banker_seat",
+    "banker_bid",
+)  # fmt: skip
+WAGER_COLUMNS = (
+    "wager_id", "round_id", "seat", "patron_id", "bet", "call", "amount", "rollover",
+    "placed_at", "result", "payout", "commission", "award",
+)  # fmt: skip
+
+
+def frame(catalog: Catalog, sql: str, params: Mapping[str, Any] | None = None) -> pl.DataFrame:
+    """One statement's result as a polars frame; a dataset that moved is named. Parameters
+    the statement does not name are left out (`among` may leave a list out)."""
+    used = {k: v for k, v in (params or {}).items() if re.search(rf"\${k}\b", sql)}
+    try:
+        table = catalog.con.sql(sql, params=used).to_arrow_table()
+    except (duckdb.IOException, duckdb.PermissionException) as exc:
+        if catalog.missing:
+            raise QueryError(catalog.moved_message()) from exc
+        raise QueryError(str(exc)) from exc
+    except duckdb.Error as exc:
+        raise QueryError(str(exc)) from exc
+    result = pl.from_arrow(table)
+    assert isinstance(result, pl.DataFrame)
+    return result
+
+
+def run_record(catalog: Catalog) -> dict[str, Any]:
+    """The run that wrote the catalog (the latest, should a catalog hold several)."""
+    runs = frame(catalog, "SELECT * FROM runs ORDER BY started_at DESC LIMIT 1")
+    if runs.height == 0:
+        raise QueryError(f"{catalog.path}: the catalog records no run; re-run the audit")
+    return runs.row(0, named=True)
+
+
+def row_counts(catalog: Catalog) -> pl.DataFrame:
+    return frame(catalog, "SELECT * FROM row_counts")
+
+
+def checks(catalog: Catalog) -> dict[str, dict[str, Any]]:
+    """Every check's documentation by code."""
+    rows = frame(catalog, "SELECT * FROM checks ORDER BY code").iter_rows(named=True)
+    return {row["code"]: row for row in rows}
+
+
+LOCATION = {
+    "property_id": pl.String(),
+    "ruleset": pl.String(),
+    "dealer_id": pl.String(),
+    "dealt_at": pl.Datetime("us", "UTC"),
+    "seat": pl.Int8(),
+    "patron_id": pl.String(),
+}
+
+
+def located(
+    catalog: Catalog,
+    where: str = "",
+    params: Mapping[str, Any] | None = None,
+    plain: bool = False,
+    patrons: bool = True,
+) -> pl.DataFrame:
+    """Findings with their table, shoe, property, ruleset, dealer, time and patron, as the
+    catalog's `findings_located` gives them, in the findings' stable order (`_order`),
+    with the columns `PRIORITY` sorts by.
+
+    `where`: a condition of our own on the `findings` table (alias `f`), values as params.
+    `plain`: no place, for when the views over the dataset cannot be read.
+    """
+    found = frame(
+        catalog,
+        f"SELECT f.* FROM findings f {('WHERE (' + where + ')') if where else ''}",
+        params,
+    )
+    if plain:
+        found = found.with_columns(pl.lit(None, dtype).alias(c) for c, dtype in LOCATION.items())
+    else:
+        found = locate(catalog, found, patrons)
+    found = found.sort(
+        ["table_id", "shoe_id", "round_id", "wager_id", "rule", "finding_id", "message"],
+        nulls_last=[True, False, False, False, False, False, False],
+    )
+    return found.with_row_index("_order").with_columns(
+        pl.col("severity")
+        .replace_strict({s: i for i, s in enumerate(SEVERITIES)}, default=len(SEVERITIES))
+        .alias("_severity_rank"),
+        (-pl.col("impact").abs().cast(pl.Float64)).fill_null(0.0).alias("_abs_impact"),
+    )
+
+
+def locate(catalog: Catalog, found: pl.DataFrame, patrons: bool = True) -> pl.DataFrame:
+    """`findings_located`'s columns, by one narrow read of each view for the ids the
+    findings name: the view itself joins every round and wager of the night, which at
+    ten million rounds costs seconds the report does not have. `patrons=False` leaves
+    the wagers' seat and patron empty, for a caller that reads the wagers anyway."""
+    own = found.columns
+    ids = {
+        "rounds": ids_of(found["round_id"]),
+        "wagers": ids_of(found["wager_id"]) if patrons else [],
+    }
+    rounds = frame(
+        catalog,
+        f"""SELECT round_id, shoe_id AS _shoe, table_id AS _round_table, dealer_id, dealt_at
+        FROM rounds WHERE {among("round_id", "rounds", ids["rounds"])}""",
+        ids,
+    ).unique("round_id", keep="first")
+    wagers = frame(
+        catalog,
+        f"""SELECT wager_id, seat, patron_id FROM wagers
+        WHERE {among("wager_id", "wagers", ids["wagers"])}""",
+        ids,
+    ).unique("wager_id", keep="first")
+    found = found.join(rounds, on="round_id", how="left").join(wagers, on="wager_id", how="left")
+    found = found.with_columns(pl.coalesce("shoe_id", "_shoe").alias("shoe_id"))
+    ids = {"shoes": ids_of(found["shoe_id"]), "tables": ids_of(found["table_id"])}
+    shoes = frame(
+        catalog,
+        f"""SELECT shoe_id, table_id AS _shoe_table, property_id, ruleset FROM shoe_rules
+        WHERE {among("shoe_id", "shoes", ids["shoes"])}""",
+        ids,
+    ).unique("shoe_id", keep="first")
+    # A table finding: the table's latest Rules Submission row, as findings_located takes.
+    tables = frame(
+        catalog,
+        f"""SELECT table_id, property_id AS _table_property, ruleset AS _table_ruleset
+        FROM tables WHERE {among("table_id", "tables", ids["tables"])}
+        QUALIFY row_number() OVER (PARTITION BY table_id ORDER BY effective_from DESC) = 1""",
+        ids,
+    )
+    found = found.join(shoes, on="shoe_id", how="left").join(tables, on="table_id", how="left")
+    return found.with_columns(
+        pl.coalesce("table_id", "_shoe_table", "_round_table").alias("table_id"),
+        pl.coalesce("property_id", "_table_property").alias("property_id"),
+        pl.coalesce("ruleset", "_table_ruleset").alias("ruleset"),
+    ).select(*own, *LOCATION)
+
+
+def among(column: str, name: str, ids: Sequence[str]) -> str:
+    """`column` is one of the list parameter `$name`; "false" for no ids, so that DuckDB
+    reads nothing rather than scanning a view to match an empty list."""
+    return f"{column} IN (SELECT unnest(${name}::VARCHAR[]))" if len(ids) else "false"
+
+
+def by_priority(findings: pl.DataFrame) -> pl.DataFrame:
+    return findings.sort(PRIORITY)
+
+
+def ids_of(values: Sequence[str | None] | pl.Series) -> list[str]:
+    return sorted({v for v in values if v is not None})
+
+
+def rounds_by_id(catalog: Catalog, round_ids: Sequence[str | None] | pl.Series) -> pl.DataFrame:
+    """The rounds (as logged) with the ruleset and options their shoe was dealt under; the
+    first row of an id that the dataset holds twice (the audit quarantined both)."""
+    ids = ids_of(round_ids)
+    return rounds_where(catalog, among("round_id", "ids", ids), {"ids": ids})
+
+
+def rounds_where(catalog: Catalog, where: str, params: Mapping[str, Any]) -> pl.DataFrame:
+    """Rounds by a condition of our own, with their shoe's options. Two reads joined here,
+    not one join in SQL: the planner would join every shoe of the night first."""
+    rounds = frame(
+        catalog,
+        f"""SELECT {", ".join(ROUND_COLUMNS)} FROM rounds WHERE {where}
+        ORDER BY round_id, dealt_at, round_no""",
+        params,
+    ).unique("round_id", keep="first", maintain_order=True)
+    ids = ids_of(rounds["shoe_id"])
+    options = frame(
+        catalog,
+        f"""SELECT shoe_id, ruleset, property_id, ez_baccarat, commission_percent
+        FROM shoe_rules WHERE {among("shoe_id", "ids", ids)}""",
+        {"ids": ids},
+    ).unique("shoe_id", keep="first")
+    return rounds.join(options, on="shoe_id", how="left", maintain_order="left")
+
+
+def wagers_of_rounds(
+    catalog: Catalog,
+    round_ids: Sequence[str | None] | pl.Series,
+    wager_ids: Sequence[str | None] | pl.Series = (),
+) -> pl.DataFrame:
+    """Every wager (as logged) of the rounds, and the wagers named, by round and seat: one
+    read of the view for both."""
+    ids = {"rounds": ids_of(round_ids), "wagers": ids_of(wager_ids)}
+    return frame(
+        catalog,
+        f"""SELECT {", ".join(WAGER_COLUMNS)} FROM wagers
+        WHERE {among("round_id", "rounds", ids["rounds"])}
+           OR {among("wager_id", "wagers", ids["wagers"])}
+        ORDER BY round_id, seat, wager_id""",
+        ids,
+    ).unique("wager_id", keep="first", maintain_order=True)
+
+
+def shoes_by_id(catalog: Catalog, shoe_ids: Sequence[str | None] | pl.Series) -> pl.DataFrame:
+    ids = ids_of(shoe_ids)
+    return frame(
+        catalog,
+        f"SELECT * FROM shoes WHERE {among('shoe_id', 'ids', ids)} ORDER BY shoe_id",
+        {"ids": ids},
+    ).unique("shoe_id", keep="first", maintain_order=True)
+
+
+def table_options(catalog: Catalog, table_ids: Sequence[str | None] | pl.Series):
+    """Each table's Rules Submission rows, oldest first."""
+    ids = ids_of(table_ids)
+    return frame(
+        catalog,
+        f"""SELECT * FROM tables WHERE {among("table_id", "ids", ids)}
+        ORDER BY table_id, effective_from""",
+        {"ids": ids},
+    )
+
+
+def patron_net() -> pl.Expr:
+    """The patron's net result of a wager as logged: the payout less commission when won,
+    the stake (with any House Money rollover on it) when lost, nothing on a push."""
+    stake = pl.col("amount") + pl.col("rollover").fill_null(0)
+    return (
+        pl.when(pl.col("result") == "win")
+        .then(pl.col("payout") - pl.col("commission"))
+        .when(pl.col("result") == "lose")
+        .then(-stake)
+        .otherwise(pl.lit(0))
+        .cast(pl.Decimal(38, 2))
+    )

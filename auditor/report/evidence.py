@@ -1,0 +1,426 @@
+"""Each finding's evidence, for a person: the round's cards in dealing order, both point
+counts, the drawing rules applied step by step from the rule pack the audit used, the
+round's wagers logged against correct, and for shoe checks the card-reading shoe's
+sequence reconciled card by card around the first card out of place; with the
+regulation's own words for the citation.
+
+The correct result of a wager is the audit's: a wager with no finding was settled right;
+one with findings is corrected by them (PAY001 the result, PAY002 the payout, COM the
+commission), and its correct net is the logged net less the findings' impact, which add
+up to its whole error (CONTRACT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import polars as pl
+
+from auditor.output.query import Catalog
+from auditor.packs.model import RulePack
+from auditor.report import data
+from auditor.report.sections import SectionText, section_text
+
+SUITS = {"S": ("♠", False), "H": ("♥", True), "D": ("♦", True), "C": ("♣", False)}
+RANK_NAMES = {"T": "10"}
+WINDOW_BEFORE, WINDOW_AFTER = 6, 10
+
+
+@dataclass(frozen=True)
+class Card:
+    code: str
+    rank: str
+    suit: str
+    red: bool
+    order: int | None = None  # 1.. in dealing order
+    hand: str = ""  # "Player", "Banker"
+
+
+@dataclass(frozen=True)
+class Step:
+    text: str
+    cite: str | None = None
+    ok: bool | None = None  # False: the log departs from the rule here
+
+
+@dataclass(frozen=True)
+class WagerLine:
+    wager: dict[str, Any]
+    result: tuple[Any, Any]  # (logged, correct)
+    payout: tuple[Any, Any]
+    commission: tuple[Any, Any]
+    net: tuple[Any, Any]
+    rules: tuple[str, ...]
+    focus: bool  # the finding's own wager
+
+
+@dataclass(frozen=True)
+class RecoLine:
+    position: int  # 1-based, as the messages count
+    sequence: str | None
+    logged: str | None
+    where: str
+    mismatch: bool
+
+
+@dataclass
+class Evidence:
+    finding: dict[str, Any]
+    check: dict[str, Any] | None
+    section: SectionText | None
+    round: dict[str, Any] | None = None
+    dealt: list[Card] = field(default_factory=list)
+    player: list[Card] = field(default_factory=list)
+    banker: list[Card] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    wagers: list[WagerLine] = field(default_factory=list)
+    shoe: dict[str, Any] | None = None
+    reconciliation: list[RecoLine] | None = None
+    reconciliation_note: str | None = None
+    options: list[dict[str, Any]] = field(default_factory=list)
+
+
+def anchor(finding_id: str) -> str:
+    """The finding's anchor in a page: its id is hex, so it is safe in a URL as it is."""
+    return "f-" + str(finding_id)[:20]
+
+
+def card(code: str | None, order: int | None = None, hand: str = "") -> Card:
+    text = str(code) if code is not None else "?"
+    rank, suit = text[:1], text[1:2]
+    symbol, red = SUITS.get(suit, (suit, False))
+    return Card(text, RANK_NAMES.get(rank, rank), symbol, red, order, hand)
+
+
+def dealt_cards(player: Sequence[str], banker: Sequence[str]) -> list[Card]:
+    """The cards in the order they left the shoe: P1 B1 P2 B2, then P3, then B3."""
+    slots = [("Player", player, 0), ("Banker", banker, 0), ("Player", player, 1)]
+    slots += [("Banker", banker, 1), ("Player", player, 2), ("Banker", banker, 2)]
+    out = []
+    for hand, cards, i in slots:
+        if i < len(cards):
+            out.append(card(cards[i], len(out) + 1, hand))
+    # A hand of more than three cards is quarantined; shown as logged all the same.
+    for hand, cards in (("Player", player), ("Banker", banker)):
+        out += [card(c, len(out) + 1, hand) for c in cards[3:]]
+    return out
+
+
+# ---- the drawing rules, step by step ----------------------------------------------------
+
+
+def _value(pack: RulePack, code: str) -> int | None:
+    cited = pack.card_values.get(str(code)[:1])
+    return None if cited is None else cited.value
+
+
+def _ref(pack: RulePack, cite: str | None) -> str | None:
+    return pack.cite(cite) if cite else None
+
+
+def draw_steps(r: Mapping[str, Any], pack: RulePack | None) -> list[Step]:
+    """The round replayed from its cards under its ruleset's pack, each decision with the
+    rule it follows and whether the log agrees."""
+    player, banker = list(r.get("player_cards") or []), list(r.get("banker_cards") or [])
+    if pack is None:
+        return [Step("The ruleset of this round's shoe is not known: no rule to replay.")]
+    if len(player) < 2 or len(banker) < 2 or len(player) > 3 or len(banker) > 3:
+        return [
+            Step(
+                f"{len(player)} Player and {len(banker)} Banker card(s) logged "
+                f"({r.get('kind')} round): the drawing rules need two or three each."
+            )
+        ]
+    pv = [_value(pack, c) for c in player]
+    bv = [_value(pack, c) for c in banker]
+    if None in pv or None in bv:
+        return [Step("A card of this round is not a card of the deck: no rule to replay.")]
+    p2, b2 = (pv[0] + pv[1]) % 10, (bv[0] + bv[1]) % 10
+    steps = [
+        Step(
+            f"Player's first two cards {player[0]} {player[1]}: {pv[0]} + {pv[1]} counts {p2}",
+            _ref(pack, pack.card_values[player[0][0]].cite),
+        ),
+        Step(
+            f"Banker's first two cards {banker[0]} {banker[1]}: {bv[0]} + {bv[1]} counts {b2}",
+            _ref(pack, pack.card_values[banker[0][0]].cite),
+        ),
+    ]
+    naturals = pack.naturals.value
+    player_drew, banker_drew = len(player) == 3, len(banker) == 3
+    if p2 in naturals or b2 in naturals:
+        who = " and ".join(f"{h} {t}" for h, t in (("Player", p2), ("Banker", b2)) if t in naturals)
+        ok = not player_drew and not banker_drew
+        logged = "" if ok else "; yet a third card was dealt"
+        steps.append(
+            Step(
+                f"A Natural ({who}): neither hand draws{logged}", _ref(pack, pack.naturals.cite), ok
+            )
+        )
+    else:
+        rule = pack.player_draw.get(p2)
+        if rule is not None:
+            says = {"draw": "draw", "stand": "stand", "either": "draw or stand"}[rule.value]
+            did = f"the Player drew {player[2]}" if player_drew else "the Player stood"
+            ok = rule.value == "either" or (rule.value == "draw") == player_drew
+            steps.append(
+                Step(f"Player {p2}: the rules say {says}; {did}", _ref(pack, rule.cite), ok)
+            )
+        third = pv[2] if player_drew else None
+        try:
+            cell = pack.banker_decision(b2, third)
+        except KeyError:
+            cell = None
+        if cell is not None:
+            after = f"Player's third card {third}" if player_drew else "Player stood"
+            says = "draw" if cell.draws else "stand"
+            did = f"the Banker drew {banker[2]}" if banker_drew else "the Banker stood"
+            steps.append(
+                Step(
+                    f"Banker {b2}, {after}: {cell.cite} says {says}; {did}",
+                    _ref(pack, cell.cite),
+                    cell.draws == banker_drew,
+                )
+            )
+    pf, bf = sum(pv) % 10, sum(bv) % 10
+    winner = "player" if pf > bf else "banker" if bf > pf else "tie"
+    counts_ok = pf == r.get("player_total") and bf == r.get("banker_total")
+    steps.append(
+        Step(
+            f"Final counts: Player {pf}, Banker {bf}; logged Player "
+            f"{r.get('player_total')}, Banker {r.get('banker_total')}",
+            _ref(pack, pack.announce.totals),
+            counts_ok,
+        )
+    )
+    if r.get("kind") == "void":
+        steps.append(Step("The round is logged void: every wager is returned", None, None))
+    else:
+        said = "a tie" if winner == "tie" else f"the {winner.title()} wins"
+        steps.append(
+            Step(
+                f"By the cards {said}; logged outcome: {r.get('outcome')}",
+                _ref(pack, pack.announce.outcome),
+                winner == r.get("outcome"),
+            )
+        )
+    return steps
+
+
+# ---- wagers: logged against correct -------------------------------------------------------
+
+
+def _money(text: str | None) -> Decimal | None:
+    if not text:
+        return None
+    cleaned = str(text).replace("$", "").replace(",", "").strip()
+    try:
+        return Decimal(cleaned)
+    except ArithmeticError:
+        return None
+
+
+def wager_lines(
+    wagers: pl.DataFrame, findings: Sequence[Mapping[str, Any]], focus_wager: str | None
+) -> list[WagerLine]:
+    """The round's wagers, each logged and as the audit says it should have been;
+    `findings`: the round's wager findings."""
+    by_wager: dict[str, list[Mapping[str, Any]]] = {}
+    for f in findings:
+        by_wager.setdefault(f["wager_id"], []).append(f)
+    lines = []
+    for w in wagers.iter_rows(named=True):
+        found = by_wager.get(w["wager_id"], [])
+        rules = {f["rule"]: f for f in found}
+        stake = (w["amount"] or Decimal(0)) + (w["rollover"] or Decimal(0))
+        net = {"win": (w["payout"] or 0) - (w["commission"] or 0), "lose": -stake}
+        logged_net = net.get(w["result"], Decimal(0))
+        impacts = [f["impact"] for f in found if f["impact"] is not None]
+        correct_net = logged_net - sum(impacts, Decimal(0)) if impacts else logged_net
+        result = rules["PAY001"]["expected"] if "PAY001" in rules else w["result"]
+        # What the audit does not correct it found right; after a wrong result only a
+        # losing or returned wager's payout and commission follow from it (both nil).
+        payout = _money(rules["PAY002"]["expected"]) if "PAY002" in rules else None
+        commission = next(
+            (_money(f["expected"]) for c, f in rules.items() if c in ("COM001", "COM002")),
+            Decimal(0) if "COM003" in rules else None,
+        )
+        if result in ("lose", "push"):
+            payout, commission = Decimal(0), Decimal(0)
+        if "PAY001" not in rules:
+            payout = w["payout"] if payout is None else payout
+            commission = w["commission"] if commission is None else commission
+        lines.append(
+            WagerLine(
+                wager=w,
+                result=(w["result"], result),
+                payout=(w["payout"], payout),
+                commission=(w["commission"], commission),
+                net=(logged_net, correct_net),
+                rules=tuple(sorted(rules)),
+                focus=w["wager_id"] == focus_wager,
+            )
+        )
+    return lines
+
+
+# ---- a card-reading shoe, reconciled --------------------------------------------------------
+
+_SLOT_NAMES = (
+    "Player's first card",
+    "Banker's first card",
+    "Player's second card",
+    "Banker's second card",
+)
+
+
+def _round_slots(r: Mapping[str, Any]) -> list[tuple[str, str]]:
+    player, banker = list(r["player_cards"] or []), list(r["banker_cards"] or [])
+    slots = []
+    for i, (cards, j) in enumerate(((player, 0), (banker, 0), (player, 1), (banker, 1))):
+        if j < len(cards):
+            slots.append((cards[j], _SLOT_NAMES[i]))
+    if len(player) > 2:
+        slots.append((player[2], "Player's third card"))
+    if len(banker) > 2:
+        slots.append((banker[2], "Banker's third card"))
+    slots += [(c, "discarded card") for c in (r["discarded_after"] or [])]
+    return [(c, f"round {r['round_no']}, {what}") for c, what in slots]
+
+
+def reconcile(
+    shoe: Mapping[str, Any], rounds: pl.DataFrame, focus_round: str | None = None
+) -> tuple[list[RecoLine] | None, str | None]:
+    """The shoe's card sequence beside the cards the logs say left it, around the first
+    card out of place (in the focus round, when the finding is a round's)."""
+    sequence = shoe.get("card_sequence")
+    if sequence is None:
+        return (
+            None,
+            "This shoe has no card-reading sequence: the logs hold no record of "
+            "the cards' order to reconcile with.",
+        )
+    logged: list[tuple[str | None, str, str | None]] = [(shoe.get("burn_card"), "burn card", None)]
+    logged += [(None, "burned face down", None)] * max(0, int(shoe.get("burn_count") or 0))
+    for r in rounds.iter_rows(named=True):
+        logged += [(c, where, r["round_id"]) for c, where in _round_slots(r)]
+    lines, first, focus_first = [], None, None
+    for i in range(max(len(sequence), len(logged))):
+        seq = sequence[i] if i < len(sequence) else None
+        code, where, round_id = logged[i] if i < len(logged) else (None, "still in the shoe", None)
+        # Cards behind the last round stay in the shoe: only a logged card can differ.
+        mismatch = code is not None and seq != code
+        lines.append(RecoLine(i + 1, seq, code, where, mismatch))
+        if mismatch and first is None:
+            first = i
+        if mismatch and focus_first is None and focus_round and round_id == focus_round:
+            focus_first = i
+    centre = focus_first if focus_first is not None else first
+    if centre is None:
+        note = f"All {len(logged)} logged cards match the sequence of {len(sequence)} cards."
+        centre = min(len(logged), len(sequence)) - 1
+    else:
+        note = f"First card out of place: card {centre + 1} of the sequence."
+    start = max(0, centre - WINDOW_BEFORE)
+    return lines[start : centre + WINDOW_AFTER + 1], note
+
+
+# ---- one finding ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What evidence is built from, read once for every finding of a page."""
+
+    wager_findings: dict[str, list[dict[str, Any]]]  # round_id -> its wagers' findings
+    rounds: dict[str, dict[str, Any]]
+    wagers: dict[str, pl.DataFrame]  # round_id -> its wagers
+    shoes: dict[str, dict[str, Any]]
+    shoe_rounds: dict[str, pl.DataFrame]
+    options: dict[str, list[dict[str, Any]]]
+    checks: Mapping[str, dict[str, Any]]
+    packs: Mapping[str, RulePack]
+
+
+def build(f: Mapping[str, Any], src: Sources) -> Evidence:
+    finding = dict(f)
+    ev = Evidence(finding, src.checks.get(finding["rule"]), section_text(finding["citation"] or ""))
+    r = src.rounds.get(finding["round_id"]) if finding.get("round_id") else None
+    if r is not None:
+        ev.round = r
+        player, banker = list(r["player_cards"] or []), list(r["banker_cards"] or [])
+        ev.dealt = dealt_cards(player, banker)
+        ev.player = [c for c in ev.dealt if c.hand == "Player"]
+        ev.banker = [c for c in ev.dealt if c.hand == "Banker"]
+        ev.steps = draw_steps(r, src.packs.get(r.get("ruleset") or ""))
+        wagers = src.wagers.get(r["round_id"])
+        if wagers is not None and wagers.height:
+            found = src.wager_findings.get(r["round_id"], [])
+            ev.wagers = wager_lines(wagers, found, finding.get("wager_id"))
+    shoe_id = finding.get("shoe_id")
+    if shoe_id and str(finding["rule"]).startswith("SHO") and shoe_id in src.shoes:
+        ev.shoe = src.shoes[shoe_id]
+        rounds = src.shoe_rounds.get(shoe_id, pl.DataFrame())
+        ev.reconciliation, ev.reconciliation_note = reconcile(
+            ev.shoe, rounds, finding.get("round_id") if finding.get("round_id") else None
+        )
+    if finding.get("table_id") and not finding.get("shoe_id") and not finding.get("round_id"):
+        ev.options = src.options.get(finding["table_id"], [])
+    return ev
+
+
+def load_sources(
+    catalog: Catalog,
+    shown: pl.DataFrame,
+    findings: pl.DataFrame,
+    checks: Mapping[str, dict[str, Any]],
+    packs: Mapping[str, RulePack],
+    more_wagers: Sequence[str] = (),
+) -> tuple[Sources, pl.DataFrame]:
+    """Everything the evidence of the `shown` findings needs, with one read of each view:
+    their rounds with the rounds of the shoes they reconcile, and the wagers of those
+    rounds with `more_wagers` (for a caller that lists their patrons). `findings`: every
+    located finding of the run (or of the subject), for the wagers' corrections. Returns
+    the sources and the wagers read."""
+    round_ids = data.ids_of(shown["round_id"])
+    shoe_ids = data.ids_of(shown.filter(pl.col("rule").str.starts_with("SHO"))["shoe_id"])
+    ids = {"rounds": round_ids, "shoes": shoe_ids}
+    where = [data.among("round_id", "rounds", round_ids), data.among("shoe_id", "shoes", shoe_ids)]
+    rounds = data.rounds_where(catalog, " OR ".join(where), ids)
+    wagers = data.wagers_of_rounds(catalog, round_ids, more_wagers)
+    shoes = data.shoes_by_id(catalog, shoe_ids)
+    tables = shown.filter(pl.col("shoe_id").is_null() & pl.col("round_id").is_null())
+    options = data.table_options(catalog, tables["table_id"])
+    wanted = set(round_ids)
+    shoe_rounds = rounds.filter(pl.col("shoe_id").is_in(shoe_ids)).sort(
+        "shoe_id", "round_no", "round_id"
+    )
+    wager_findings: dict[str, list[dict[str, Any]]] = {}
+    relevant = findings.filter(
+        pl.col("wager_id").is_not_null() & pl.col("round_id").is_in(round_ids)
+    )
+    for f in relevant.iter_rows(named=True):
+        wager_findings.setdefault(f["round_id"], []).append(f)
+    evidence_wagers = wagers.filter(pl.col("round_id").is_in(round_ids))
+    sources = Sources(
+        wager_findings=wager_findings,
+        rounds={r["round_id"]: r for r in rounds.iter_rows(named=True) if r["round_id"] in wanted},
+        wagers={k[0]: g for k, g in evidence_wagers.group_by("round_id", maintain_order=True)},
+        shoes={s["shoe_id"]: s for s in shoes.iter_rows(named=True)},
+        shoe_rounds={k[0]: g for k, g in shoe_rounds.group_by("shoe_id", maintain_order=True)},
+        options={
+            k[0]: list(g.iter_rows(named=True))
+            for k, g in options.group_by("table_id", maintain_order=True)
+        },
+        checks=checks,
+        packs=packs,
+    )
+    return sources, wagers
+
+
+def no_sources(checks: Mapping[str, dict[str, Any]], packs: Mapping[str, RulePack]) -> Sources:
+    """Evidence from the findings alone: their message and citation, no hand history."""
+    return Sources({}, {}, {}, {}, {}, {}, checks, packs)

@@ -1,0 +1,143 @@
+"""The patrons' tests: how often each rated patron's side wagers win, and the money each
+won, against the exact chances of the tables and decks they played.
+
+Both are one-sided: surveillance looks for a patron who wins more than the game allows
+(a dealer paying a friend, a marked shoe); one who loses more is the house's gain, and a
+wager settled short is a PAY finding anyway.
+
+- Win rate, per patron and side-wager family (Dragon Bonus on either hand together: one
+  paytable settles both), against the binomial at the mean chance of the wagers, which
+  is conservative for wagers of unlike chances (see `stats`). Banker and Player are
+  left to the money test: their wins are near even, their money is the signal.
+- Money won, per patron over every wager the packs can price (Royal 9 is left out: a
+  progressive line pays a meter the logs do not hold), against the exact mean and
+  variance of each wager's result, with Bernstein's bound as its p-value.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+
+from auditor.surveillance.expected import WagerKey, wager_price
+from auditor.surveillance.gather import OPTION_COLUMNS
+from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
+from auditor.surveillance.stats import bernstein_upper, binomial_upper
+
+FAMILIES = {
+    "tie": ("tie",),
+    "dragon_bonus": ("dragon_bonus_banker", "dragon_bonus_player"),
+    "dragon7": ("dragon7",),
+    "panda8": ("panda8",),
+    "house_money": ("house_money",),
+    "royal9": ("royal9",),
+}
+FAMILY_OF = {bet: family for family, bets in FAMILIES.items() for bet in bets}
+MONEY = "money_won"
+
+
+def priced_cells(cells: pl.DataFrame) -> pl.DataFrame:
+    """The cells of `gather.wager_cells` with each one's price (cells the packs cannot
+    price are dropped: an impermissible wager is a WAG finding, not a statistic)."""
+    keys = cells.select("bet", "ruleset", "decks", *OPTION_COLUMNS, "seat").unique()
+    rows = []
+    for row in keys.iter_rows(named=True):
+        price = wager_price(WagerKey(**row)) if row["ruleset"] is not None else None
+        if price is not None:
+            rows.append({**row, **price.__dict__})
+    schema = {
+        **keys.schema,
+        "win": pl.Float64(),
+        "mean": pl.Float64(),
+        "variance": pl.Float64(),
+        "spread": pl.Float64(),
+    }
+    prices = pl.DataFrame(rows, schema=schema)
+    on = ["bet", "ruleset", "decks", *OPTION_COLUMNS, "seat"]
+    return cells.join(prices, on=on, how="inner", nulls_equal=True)
+
+
+def patron_tests(cells: pl.DataFrame) -> pl.DataFrame:
+    priced = priced_cells(cells)
+    if priced.height == 0:
+        return empty_tests()
+    return pl.concat([win_rates(priced), money_won(priced)])
+
+
+def win_rates(priced: pl.DataFrame) -> pl.DataFrame:
+    family = pl.col("bet").replace_strict(FAMILY_OF, default=None, return_dtype=pl.String)
+    g = (
+        priced.with_columns(family.alias("family"))
+        .filter(pl.col("family").is_not_null())
+        .group_by("patron_id", "family")
+        .agg(
+            pl.col("n").sum(),
+            pl.col("wins").sum(),
+            (pl.col("n") * pl.col("win")).sum().alias("expected_wins"),
+        )
+        .sort("patron_id", "family")
+    )
+    n = g["n"].to_numpy().astype(float)
+    k = g["wins"].to_numpy().astype(float)
+    chance = g["expected_wins"].to_numpy() / n
+    keep = (chance > 0) & (chance < 1)
+    g, n, k, chance = g.filter(pl.Series(keep)), n[keep], k[keep], chance[keep]
+    z, p = binomial_upper(k, n, chance)
+    return pl.DataFrame(
+        {
+            "level": "patron",
+            "key": g["patron_id"],
+            "table_id": None,
+            "statistic": [f"{f}_win_rate" for f in g["family"]],
+            "observed": k / n,
+            "expected": chance,
+            "z": z,
+            "p_value": p,
+            "rounds": None,
+            "wagers": n.astype(np.int64),
+            "detail": [
+                f"{int(a)} of {int(b)} won ({e:.1f} expected)"
+                for a, b, e in zip(k, n, chance * n, strict=True)
+            ],
+        },
+        schema=TEST_SCHEMA,
+    )
+
+
+def money_won(priced: pl.DataFrame) -> pl.DataFrame:
+    g = (
+        priced.filter(pl.col("mean").is_not_nan())
+        .group_by("patron_id")
+        .agg(
+            pl.col("n").sum(),
+            pl.col("net").sum(),
+            (pl.col("stake") * pl.col("mean")).sum().alias("expected"),
+            (pl.col("stake_squares") * pl.col("variance")).sum().alias("variance"),
+            (pl.col("stake_max") * pl.col("spread")).max().alias("spread"),
+        )
+        .filter(pl.col("variance") > 0)
+        .sort("patron_id")
+    )
+    net, expected = g["net"].to_numpy(), g["expected"].to_numpy()
+    z, p = bernstein_upper(net - expected, g["variance"].to_numpy(), g["spread"].to_numpy())
+    return pl.DataFrame(
+        {
+            "level": "patron",
+            "key": g["patron_id"],
+            "table_id": None,
+            "statistic": MONEY,
+            "observed": net,
+            "expected": expected,
+            "z": z,
+            "p_value": p,
+            "rounds": None,
+            "wagers": g["n"].cast(pl.Int64),
+            "detail": [
+                f"won ${a:,.2f} on {n:,} wagers (${e:,.2f} expected, sd ${math.sqrt(v):,.2f})"
+                for a, n, e, v in zip(net, g["n"], expected, g["variance"], strict=True)
+            ],
+        },
+        schema=TEST_SCHEMA,
+    )

@@ -1,0 +1,192 @@
+"""The rounds' tests, per table, shoe and dealer: the outcomes against the exact chances
+for the shoes' decks (a chi-square, and each outcome's rate with its z-score), the rate
+of Naturals and of pairs, and per dealer the rounds with a finding against the night's.
+
+Each level sums the cells of `gather.round_cells`: a table's or a dealer's rounds may
+come from shoes of different decks (and a dealer's from different rulesets), so the
+expected count is the sum of each cell's rounds times its own chance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from auditor.surveillance.expected import OUTCOME_NAMES, in_range, round_chances
+from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
+from auditor.surveillance.stats import binomial_two_sided, chi_square, hypergeometric_upper
+
+LEVEL_KEYS = {"table": "table_id", "shoe": "shoe_id", "dealer": "dealer_id"}
+
+
+def chances_frame(cells: pl.DataFrame) -> pl.DataFrame:
+    """The exact chances of every (ruleset, decks) in the cells (decks the enumeration
+    cannot take are left out: their rounds are not tested)."""
+    rows = []
+    for ruleset, decks in cells.select("ruleset", "decks").unique().sort("*").iter_rows():
+        if ruleset is None or not in_range(decks):
+            continue
+        chances = round_chances(ruleset, decks)
+        rows.append(
+            {
+                "ruleset": ruleset,
+                "decks": decks,
+                **{f"p_{o}_a": chances.first[o] for o in OUTCOME_NAMES},
+                **{f"p_{o}_b": chances.last[o] for o in OUTCOME_NAMES},
+                "p_natural": chances.natural,
+                "p_pair": chances.pair,
+            }
+        )
+    schema = {
+        "ruleset": pl.String(),
+        "decks": pl.Int32(),
+        **{f"p_{o}_{s}": pl.Float64() for s in "ab" for o in OUTCOME_NAMES},
+        "p_natural": pl.Float64(),
+        "p_pair": pl.Float64(),
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def round_tests(cells: pl.DataFrame) -> pl.DataFrame:
+    """Every round test at every level."""
+    chances = chances_frame(cells)
+    tested = cells.join(chances, on=["ruleset", "decks"], how="left")
+    # Rounds without a chance (decks out of range) count for the findings rate only.
+    n = pl.when(pl.col("p_pair").is_not_null()).then(pl.col("n")).otherwise(0)
+    expected = [
+        (n * pl.col(f"p_{o}_{s}").fill_null(0.0)).alias(f"e_{o}_{s}")
+        for s in "ab"
+        for o in OUTCOME_NAMES
+    ]
+    tested = tested.with_columns(
+        *expected,
+        (n * pl.col("p_natural").fill_null(0.0)).alias("e_natural"),
+        (n * pl.col("p_pair").fill_null(0.0)).alias("e_pair"),
+        n.alias("n_tested"),
+    )
+    frames = []
+    for level, column in LEVEL_KEYS.items():
+        sums = [c for c in tested.columns if c.startswith("e_")]
+        counted = ["n_tested", *OUTCOME_NAMES, "natural", "pair", "rounds", "finding_rounds"]
+        grouped = (
+            tested.group_by(column)
+            .agg(
+                pl.col("table_id").first().alias("_table"),
+                *(pl.col(c).sum() for c in [*counted, *sums]),
+            )
+            .sort(column)
+        )
+        table_id = grouped["_table"] if level != "dealer" else None
+        frames.append(_level_tests(level, grouped, grouped[column], table_id))
+        if level == "dealer":
+            frames.append(findings_rate(grouped))
+    frames = [f for f in frames if f.height]
+    return pl.concat(frames) if frames else empty_tests()
+
+
+def _level_tests(
+    level: str, g: pl.DataFrame, keys: pl.Series, table_id: pl.Series | None
+) -> pl.DataFrame:
+    n = g["n_tested"].to_numpy().astype(float)
+    has = n > 0
+    g, keys, n = g.filter(pl.Series(has)), keys.filter(pl.Series(has)), n[has]
+    if table_id is not None:
+        table_id = table_id.filter(pl.Series(has))
+    if not len(n):
+        return empty_tests()
+    observed = np.stack([g[o].to_numpy() for o in OUTCOME_NAMES], axis=1).astype(float)
+    exp_a = np.stack([g[f"e_{o}_a"].to_numpy() for o in OUTCOME_NAMES], axis=1)
+    exp_b = np.stack([g[f"e_{o}_b"].to_numpy() for o in OUTCOME_NAMES], axis=1)
+    rows = []
+    statistic, p = chi_square(observed, exp_a, exp_b)
+    detail = [
+        ", ".join(
+            f"{name} {int(o)} ({e:.1f} expected)"
+            for name, o, e in zip(OUTCOME_NAMES, obs, (a + b) / 2, strict=True)
+        )
+        for obs, a, b in zip(observed, exp_a, exp_b, strict=True)
+    ]
+    rows.append(_frame(level, keys, table_id, "outcomes_chi2", statistic, 2.0, None, p, n, detail))
+    for j, name in enumerate(OUTCOME_NAMES):
+        low = np.minimum(exp_a[:, j], exp_b[:, j]) / n
+        high = np.maximum(exp_a[:, j], exp_b[:, j]) / n
+        rows.append(_rate(level, keys, table_id, f"{name}_rate", observed[:, j], n, low, high))
+    for name in ("natural", "pair"):
+        chance = g[f"e_{name}"].to_numpy() / n
+        k = g[name].to_numpy().astype(float)
+        rows.append(_rate(level, keys, table_id, f"{name}_rate", k, n, chance, chance))
+    return pl.concat(rows)
+
+
+def _rate(
+    level: str,
+    keys: pl.Series,
+    table_id: pl.Series | None,
+    statistic: str,
+    k: np.ndarray,
+    n: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+) -> pl.DataFrame:
+    expected, z, p = binomial_two_sided(k, n, low, high)
+    detail = [f"{int(a)} of {int(b)} rounds" for a, b in zip(k, n, strict=True)]
+    return _frame(level, keys, table_id, statistic, k / n, expected, z, p, n, detail)
+
+
+def findings_rate(dealers: pl.DataFrame) -> pl.DataFrame:
+    """Per dealer, the rounds with a finding (of any kind of round) against the night's
+    share: if findings fell on rounds at random, a dealer's count would be
+    hypergeometric. Rounds, not findings: one misdealt round can carry a dozen wager
+    findings, and counting them would weigh one event a dozen times."""
+    population = int(dealers["rounds"].sum())
+    marked = int(dealers["finding_rounds"].sum())
+    if marked == 0 or population == 0:
+        return empty_tests()
+    rounds = dealers["rounds"].to_numpy().astype(float)
+    k = dealers["finding_rounds"].to_numpy().astype(float)
+    z, p = hypergeometric_upper(k, rounds, marked, population)
+    night = 1000 * marked / population
+    detail = [f"{int(a)} of {int(b)} rounds with a finding" for a, b in zip(k, rounds, strict=True)]
+    return _frame(
+        "dealer",
+        dealers["dealer_id"],
+        None,
+        "findings_per_1000_rounds",
+        1000 * k / rounds,
+        night,
+        z,
+        p,
+        rounds,
+        detail,
+    )
+
+
+def _frame(
+    level: str,
+    keys: pl.Series,
+    table_id: pl.Series | None,
+    statistic: str,
+    observed: np.ndarray,
+    expected: np.ndarray | float,
+    z: np.ndarray | None,
+    p: np.ndarray,
+    rounds: np.ndarray,
+    detail: list[str],
+) -> pl.DataFrame:
+    height = len(keys)
+    return pl.DataFrame(
+        {
+            "level": [level] * height,
+            "key": keys.cast(pl.String),
+            "table_id": table_id if table_id is not None else [None] * height,
+            "statistic": [statistic] * height,
+            "observed": np.asarray(observed, dtype=float),
+            "expected": np.broadcast_to(np.asarray(expected, dtype=float), (height,)),
+            "z": z if z is not None else [None] * height,
+            "p_value": np.asarray(p, dtype=float),
+            "rounds": np.asarray(rounds).astype(np.int64),
+            "wagers": [None] * height,
+            "detail": detail,
+        },
+        schema=TEST_SCHEMA,
+    )

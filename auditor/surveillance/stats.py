@@ -1,0 +1,190 @@
+"""The tests' p-values and the Benjamini-Hochberg step, over numpy arrays of many tests.
+
+Every p-value here is exact or conservative (never smaller than the truth under the
+null), because the night's alert threshold is a very small p-value (of the order of
+q / m for m tests) and an approximation that is fine at p = 0.05 can be off by orders of
+magnitude out there:
+
+- a rate (Banker wins, Naturals, a patron's Dragon Bonus wins) is an exact binomial test.
+  Where the rounds mix chances (shoes of different decks at one table) the count is a
+  sum of unlike Bernoullis; the binomial at their mean chance is more spread in both
+  tails (Hoeffding 1956), so its p-value is conservative;
+- where the rules leave a choice (Chemin de Fer's Player on 5) the expected chance is an
+  interval between the two strategies, any mix being fair play: a count inside it is no
+  evidence at all (p = 1), outside it is tested against the nearer end;
+- the chi-square over Banker / Player / Tie is exact (the multinomial distribution of
+  Pearson's statistic, enumerated) up to `EXACT_CHI2_ROUNDS` rounds, where the asymptotic
+  tail is too optimistic (a shoe with 20 ties in 65 rounds has an asymptotic p of 2e-7
+  but an exact one near 1e-5); above it the chi-square with 2 degrees of freedom, at the
+  mix of strategies that fits best;
+- money won is bounded per wager but heavy-tailed (a 30-to-1 Dragon Bonus): a normal
+  p-value would alarm on every lucky patron, so its p-value is Bernstein's bound, valid
+  whatever the tail, and the z-score is reported beside it.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from scipy import stats
+from scipy.special import gammaln
+
+EXACT_CHI2_ROUNDS = 300
+MIX_GRID = np.linspace(0.0, 1.0, 41)  # mixes of the two strategies a chi-square tries
+
+
+def binomial_two_sided(
+    k: np.ndarray, n: np.ndarray, p_low: np.ndarray, p_high: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(expected chance, z, p) of k successes in n against a chance in [p_low, p_high].
+
+    The p-value doubles the smaller exact tail (capped at 1); a count inside the interval
+    has p = 1 and z = 0, its own rate being a fair expectation.
+    """
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
+    p0 = np.clip(rate, p_low, p_high)
+    inside = (rate >= p_low) & (rate <= p_high)
+    sd = np.sqrt(n * p0 * (1 - p0))
+    z = np.divide(k - n * p0, sd, out=np.zeros_like(k), where=sd > 0)
+    lower = stats.binom.cdf(k, n, p0)
+    upper = stats.binom.sf(k - 1, n, p0)
+    p = np.minimum(1.0, 2 * np.minimum(lower, upper))
+    return p0, np.where(inside, 0.0, z), np.where(inside, 1.0, p)
+
+
+def binomial_upper(k: np.ndarray, n: np.ndarray, p0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(z, p) of at least k successes in n at chance p0: the one-sided test of winning
+    more often than the game allows."""
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    sd = np.sqrt(n * p0 * (1 - p0))
+    z = np.divide(k - n * p0, sd, out=np.zeros_like(k), where=sd > 0)
+    return z, stats.binom.sf(k - 1, n, p0)
+
+
+def hypergeometric_upper(
+    k: np.ndarray, draws: np.ndarray, marked: int, population: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(z, p) of at least k marked items in `draws` taken from `population` holding
+    `marked`: a dealer's rounds with findings, when findings fall on rounds at random."""
+    k, draws = np.asarray(k, dtype=float), np.asarray(draws, dtype=float)
+    mean = draws * marked / population
+    var = mean * (1 - marked / population) * (population - draws) / max(population - 1, 1)
+    sd = np.sqrt(var)
+    z = np.divide(k - mean, sd, out=np.zeros_like(k), where=sd > 0)
+    return z, stats.hypergeom.sf(k - 1, population, marked, draws)
+
+
+def bernstein_upper(
+    excess: np.ndarray, variance: np.ndarray, spread: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(z, p) of a sum of independent wagers' results exceeding its mean by `excess`.
+
+    Bernstein: P(S - E[S] >= t) <= exp(-t^2 / (2 (V + M t / 3))), V the variance of the
+    sum and M the largest amount one wager can move away from its mean.
+    """
+    sd = np.sqrt(variance)
+    z = np.divide(excess, sd, out=np.zeros_like(excess), where=sd > 0)
+    t = np.maximum(excess, 0.0)
+    denominator = 2 * (variance + spread * t / 3)
+    exponent = np.divide(t * t, denominator, out=np.zeros_like(t), where=denominator > 0)
+    return z, np.minimum(1.0, np.exp(-exponent))
+
+
+# ---- chi-square over the three outcomes ----------------------------------------------
+
+
+def pearson(observed: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Pearson's statistic per row (observed and expected counts, one column per cell)."""
+    safe = np.where(expected > 0, expected, 1.0)
+    terms = np.where(expected > 0, (observed - expected) ** 2 / safe, 0.0)
+    return terms.sum(axis=1)
+
+
+def chi_square(
+    observed: np.ndarray, expected_a: np.ndarray, expected_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(statistic, p) per row of observed counts (rows x 3) against expected counts under
+    either strategy (equal where the rules leave no choice).
+
+    Up to `EXACT_CHI2_ROUNDS` rounds the p-value is exact, at the midway mix (the two
+    strategies differ by a fraction of a standard deviation there); above, the asymptotic
+    tail at the mix that fits best (the statistic is convex in the mix: the least
+    significant mix is the nearest one).
+    """
+    observed = np.asarray(observed, dtype=float)
+    n = observed.sum(axis=1)
+    mid = (expected_a + expected_b) / 2
+    statistic = pearson(observed, mid)
+    p = np.ones(len(n))
+    small = (n > 0) & (n <= EXACT_CHI2_ROUNDS)
+    if small.any():
+        probabilities = mid[small] / n[small, None]
+        p[small] = _exact_tails(observed[small].astype(np.int64), probabilities, statistic[small])
+    large = n > EXACT_CHI2_ROUNDS
+    if large.any():
+        mixes = [
+            pearson(observed[large], w * expected_a[large] + (1 - w) * expected_b[large])
+            for w in MIX_GRID
+        ]
+        statistic[large] = np.min(mixes, axis=0)
+        p[large] = stats.chi2.sf(statistic[large], df=2)
+    return statistic, p
+
+
+def _exact_tails(
+    observed: np.ndarray, probabilities: np.ndarray, statistic: np.ndarray
+) -> np.ndarray:
+    """P(X^2 >= the observed X^2) under the multinomial, per row."""
+    out = np.ones(len(observed))
+    n = observed.sum(axis=1)
+    # Rows sharing the rounds and the chances (a shoe's ruleset and decks) share a table.
+    groups: dict[tuple[int, tuple[float, ...]], list[int]] = {}
+    for i, (m, row) in enumerate(zip(n, probabilities, strict=True)):
+        groups.setdefault((int(m), tuple(np.round(row, 12).tolist())), []).append(i)
+    for key, members in groups.items():
+        rows = np.array(members)
+        values, tails = _null_distribution(*key)
+        # The tail at the first value not below the observation, with a little slack
+        # for the rounding of equal statistics computed two ways.
+        at = np.searchsorted(values, statistic[rows] - 1e-9 * (1 + statistic[rows]))
+        out[rows] = np.append(tails, 0.0)[at]
+    return np.minimum(out, 1.0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _null_distribution(n: int, chances: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Every (banker, player, tie) split of n rounds: Pearson's statistic sorted, and the
+    probability of a statistic at least each value."""
+    a, b = np.triu_indices(n + 1)  # a <= b: banker = a, player = b - a, tie = n - b
+    counts = np.stack([a, b - a, n - b], axis=1).astype(float)
+    chances_arr = np.array(chances)
+    with np.errstate(divide="ignore"):
+        logs = np.log(chances_arr)
+    log_pmf = gammaln(n + 1) - gammaln(counts + 1).sum(axis=1)
+    log_pmf += np.where(counts > 0, counts * logs, 0.0).sum(axis=1)
+    statistic = pearson(counts, np.broadcast_to(n * chances_arr, counts.shape))
+    order = np.argsort(statistic, kind="stable")
+    values, pmf = statistic[order], np.exp(log_pmf[order])
+    tails = np.cumsum(pmf[::-1])[::-1]
+    return values, tails
+
+
+# ---- the night's threshold -----------------------------------------------------------
+
+
+def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
+    """The BH-adjusted p-values (q-values): a test is an alert at rate q when its q-value
+    is at most q, which keeps the expected share of false alerts among all alerts at
+    most q (independent or positively dependent tests)."""
+    p = np.asarray(p, dtype=float)
+    m = len(p)
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum.accumulate(scaled[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out

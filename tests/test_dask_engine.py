@@ -1,0 +1,252 @@
+"""The Dask engine on a real local cluster (two worker processes on 127.0.0.1): the same
+findings, row counts and output files as the run in one process, with quarantined rows
+spread over the partitions, and when a worker dies during its first task."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import distributed
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from auditor.audit import (
+    PartitionFindings,
+    check_row_accounting,
+    find,
+    run_audit,
+    run_validation,
+)
+from auditor.cli import main
+from auditor.engines.cluster import DaskFinder
+from auditor.engines.task import (
+    EngineError,
+    PartitionFunction,
+    PartitionTask,
+    audit_partition,
+    local_path,
+    plan,
+)
+from auditor.errors import InputError
+from auditor.input.partition import partitions
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_data"
+# Small enough that sample_data's 2,000 rounds make several partitions of whole tables.
+ROUNDS = 400
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+@pytest.fixture(scope="module")
+def sample():
+    validated = run_validation(SAMPLE)
+    assert len(partitions(validated.audited, ROUNDS)) >= 4
+    rows: dict[str, int] = {}
+    return validated, find(validated, partition_rounds=ROUNDS, audited_rows=rows), rows
+
+
+def test_findings_equal_the_single_process_run(client, sample):
+    # sample_data's files mix every table, so `find` routes them into files per partition
+    # first (input/routing.py); the workers read them in place by table range instead.
+    validated, expected, expected_rows = sample
+    rows: dict[str, int] = {}
+    found = DaskFinder(client, SAMPLE)(validated, None, ROUNDS, audited_rows=rows)
+    assert found.height > 0
+    assert found.equals(expected)
+    assert rows == expected_rows
+    check_row_accounting(validated, rows)
+
+
+def test_output_files_equal_the_single_process_run(client, tmp_path):
+    run_audit(SAMPLE, tmp_path / "local", partition_rounds=ROUNDS)
+    run_audit(SAMPLE, tmp_path / "dask", partition_rounds=ROUNDS, finder=DaskFinder(client, SAMPLE))
+    for name in ("findings.parquet", "quarantine.parquet", "row_counts.parquet"):
+        local, dask = (pl.read_parquet(tmp_path / run / name) for run in ("local", "dask"))
+        assert dask.equals(local), name
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+
+
+def crash_once(marker: Path) -> PartitionFunction:
+    """The engine's function, but the first task to run kills its worker process outright,
+    as the kernel's OOM killer or a lost machine would: no exception, no goodbye.
+
+    A function made here, not one of this module: the workers cannot import the tests
+    (pytest imports them from outside sys.path), and a local function travels by value.
+    """
+
+    def audit(task: PartitionTask) -> PartitionFindings:
+        if not marker.exists():
+            marker.touch()
+            os._exit(1)
+        return audit_partition(task)
+
+    return audit
+
+
+def test_a_worker_killed_during_its_first_task_changes_nothing(client, sample, tmp_path):
+    validated, expected, expected_rows = sample
+    marker = tmp_path / "crashed"
+    rows: dict[str, int] = {}
+    finder = DaskFinder(client, SAMPLE, audit=crash_once(marker))
+    found = finder(validated, None, ROUNDS, audited_rows=rows)
+    assert marker.exists(), "no worker was killed"
+    assert found.equals(expected)
+    assert rows == expected_rows
+    client.wait_for_workers(2, timeout=60)  # the nanny restarted the dead worker
+
+
+def fail_always(attempts: Path) -> PartitionFunction:
+    """A task that raises every time it runs, counting its attempts in a file."""
+
+    def audit(task: PartitionTask) -> PartitionFindings:
+        with attempts.open("a") as log:
+            log.write("attempt\n")
+        raise InputError(f"cannot read {task.dataset}")
+
+    return audit
+
+
+def test_a_task_that_keeps_failing_is_retried_then_stops_the_run(client, sample, tmp_path):
+    validated, _, _ = sample
+    attempts = tmp_path / "attempts"
+    finder = DaskFinder(client, SAMPLE, audit=fail_always(attempts), retries=2)
+    with pytest.raises(InputError, match="cannot read"):
+        finder(validated, None, 10**9, audited_rows={})  # one partition, one task
+    assert attempts.read_text().count("attempt") == 3  # the first try and two retries
+
+
+def broken_sample(root: Path) -> Path:
+    """sample_data with rows that fail the contract in several partitions: a bad card
+    (the round and its wagers out), an unknown bet (the wager alone out, its round
+    audited), a shoe of zero decks (the shoe, its rounds and their wagers out), a round
+    without a table (in no partition) and a bad commission collection."""
+    frames = {p.stem: pl.read_parquet(p) for p in SAMPLE.glob("*.parquet")}
+    index = pl.int_range(pl.len())
+    rounds = frames["rounds"]
+    frames["rounds"] = rounds.with_columns(
+        pl.when(index.is_in([5, 700, 1500]))
+        .then(pl.lit(["ZZ", "9H"]))
+        .otherwise(pl.col("player_cards"))
+        .alias("player_cards"),
+        pl.when(index == 1200).then(None).otherwise(pl.col("table_id")).alias("table_id"),
+    )
+    frames["wagers"] = frames["wagers"].with_columns(
+        pl.when(index.is_in([10, 3000, 6000]))
+        .then(pl.lit("nonsense"))
+        .otherwise("bet")
+        .alias("bet")
+    )
+    frames["shoes"] = frames["shoes"].with_columns(
+        pl.when(index == 20).then(0).otherwise("decks").cast(pl.Int16).alias("decks")
+    )
+    frames["commission_collections"] = frames["commission_collections"].with_columns(
+        pl.when(index == 30).then(None).otherwise("collection_id").alias("collection_id")
+    )
+    root.mkdir()
+    for name, frame in frames.items():
+        frame.write_parquet(root / f"{name}.parquet")
+    return root
+
+
+def test_quarantined_rows_stay_out_on_the_workers(client, tmp_path):
+    data = broken_sample(tmp_path / "broken")
+    validated = run_validation(data)
+    quarantined = set(validated.quarantine["table"])
+    assert {"rounds", "wagers", "shoes", "commission_collections"} <= quarantined
+    groups = partitions(validated.audited, ROUNDS)
+    tasks = plan(validated, groups, str(data))
+    # Each task carries only the keys of its own tables, and some carry none.
+    sent = [task.quarantined.height for task in tasks]
+    assert 0 < max(sent) < validated.quarantine.select("table", "file", "row").unique().height
+    assert min(sent) == 0
+    expected_rows: dict[str, int] = {}
+    expected = find(validated, partition_rounds=ROUNDS, audited_rows=expected_rows)
+    rows: dict[str, int] = {}
+    found = DaskFinder(client, data)(validated, None, ROUNDS, audited_rows=rows)
+    assert found.equals(expected)
+    assert rows == expected_rows
+    check_row_accounting(validated, rows)
+
+
+def test_a_worker_refuses_a_dataset_changed_since_validation(sample, tmp_path):
+    validated, _, _ = sample
+    (task,) = plan(validated, partitions(validated.audited, 10**9), str(SAMPLE))
+    changed = PartitionTask(**{**task.__dict__, "files": "0" * 64})
+    with pytest.raises(EngineError, match="differ from those validated"):
+        audit_partition(changed)
+    other_build = PartitionTask(**{**task.__dict__, "build": "0" * 64})
+    with pytest.raises(EngineError, match="same auditor"):
+        audit_partition(other_build)
+
+
+def test_cli_on_a_local_cluster_writes_the_same_findings(tmp_path):
+    local = CliRunner().invoke(main, ["audit", str(SAMPLE), "--out", str(tmp_path / "local")])
+    assert local.exit_code == 1, local.output
+    result = CliRunner().invoke(
+        main, ["audit", str(SAMPLE), "--out", str(tmp_path / "dask"), "--engine", "dask"]
+    )
+    assert result.exit_code == 1, result.output
+    expected = pl.read_parquet(tmp_path / "local" / "findings.parquet")
+    assert pl.read_parquet(tmp_path / "dask" / "findings.parquet").equals(expected)
+
+
+def test_cli_with_a_scheduler_and_a_file_url(client, tmp_path):
+    local = tmp_path / "local"
+    run_audit(SAMPLE, local, partition_rounds=ROUNDS)
+    out = tmp_path / "dask"
+    args = ["audit", SAMPLE.as_uri(), "--out", str(out), "--partition-rounds", str(ROUNDS)]
+    args += ["--engine", "dask", "--scheduler", client.scheduler.address]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    findings = pl.read_parquet(out / "findings.parquet")
+    assert findings.equals(pl.read_parquet(local / "findings.parquet"))
+
+
+def test_dataset_locations(tmp_path):
+    folder = tmp_path / "a night"
+    assert local_path(folder.as_uri()) == folder  # %20 decoded
+    assert local_path(str(folder)) == folder
+    for url in ("memory://dataset", "s3://bucket/night"):
+        with pytest.raises(InputError):
+            local_path(url)
+
+
+def test_other_file_systems_are_refused(tmp_path):
+    result = CliRunner().invoke(
+        main, ["audit", "memory://dataset", "--out", str(tmp_path / "out"), "--engine", "dask"]
+    )
+    assert result.exit_code == 2
+    assert "local or mounted file system" in result.output
+
+
+def test_without_dask_the_engine_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["audit", str(SAMPLE), "--out", str(out), "--engine", "dask"])
+    assert result.exit_code == 2
+    assert "pip install 'auditor[dask]'" in result.output
+    assert not out.exists()
+
+
+def test_scheduler_needs_the_dask_engine(tmp_path):
+    args = ["audit", str(SAMPLE), "--out", str(tmp_path / "o"), "--scheduler", "tcp://h:1"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "--engine dask" in result.output

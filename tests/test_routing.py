@@ -1,0 +1,68 @@
+"""Routing: a time-ordered export (every table in every file) is routed once into files
+per partition, and the audit finds exactly what it finds in the table-clustered layout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from auditor.audit import find, run_validation
+from auditor.input.partition import partitions
+from auditor.input.routing import needs_routing
+from auditor.simulator.simulate import simulate
+
+TIME_KEYS = {
+    "tables": "effective_from",
+    "shoes": "opened_at",
+    "rounds": "dealt_at",
+    "commission_collections": "collected_at",
+}
+
+
+@pytest.fixture(scope="module")
+def layouts(tmp_path_factory) -> tuple[Path, Path]:
+    """The same night twice: as the simulator writes it (table by table), and as a
+    nightly export by time would, in four files per table, each holding every table."""
+    clustered = tmp_path_factory.mktemp("clustered")
+    simulate(clustered, rounds=40_000, seed=3, fault_rate=0.05, shoe_fault_rate=0.3)
+    # Table by table in small row groups, as an export by table would be.
+    for table in ("shoes", "rounds", "wagers"):
+        path = clustered / f"{table}.parquet"
+        pl.read_parquet(path).write_parquet(path, row_group_size=2_000)
+    by_time = tmp_path_factory.mktemp("by_time")
+    rounds = pl.read_parquet(clustered / "rounds.parquet")
+    dealt = rounds.select("round_id", "dealt_at")
+    for table in ("tables", "shoes", "rounds", "wagers", "commission_collections", "royal9_seats"):
+        frame = pl.read_parquet(clustered / f"{table}.parquet")
+        if table == "wagers":
+            frame = frame.join(dealt, on="round_id").sort("dealt_at", "wager_id").drop("dealt_at")
+        elif table in TIME_KEYS:
+            frame = frame.sort(TIME_KEYS[table])
+        folder = by_time / table
+        folder.mkdir()
+        for index, part in enumerate(frame.iter_slices(n_rows=max(1, -(-frame.height // 4)))):
+            part.write_parquet(folder / f"part-{index}.parquet", row_group_size=2_000)
+    return clustered, by_time
+
+
+def test_only_the_time_ordered_layout_is_routed(layouts):
+    clustered, by_time = layouts
+    for path, expected in ((clustered, False), (by_time, True)):
+        validated = run_validation(path)
+        groups = partitions(validated.audited, 8_000)
+        assert len(groups) > 2
+        assert needs_routing(validated.dataset, groups) is expected
+
+
+def test_routed_partitions_find_exactly_what_the_clustered_layout_finds(layouts, tmp_path):
+    clustered, by_time = layouts
+    expected = find(run_validation(clustered), partition_rounds=8_000, route_dir=tmp_path / "a")
+    assert not (tmp_path / "a").exists(), "a clustered layout is read in place"
+    got = find(run_validation(by_time), partition_rounds=8_000, route_dir=tmp_path / "b")
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == sorted(
+        ["tables", "shoes", "rounds", "wagers", "commission_collections", "royal9_seats"]
+    )
+    assert expected.height > 100
+    assert got.equals(expected)
