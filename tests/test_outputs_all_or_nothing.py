@@ -16,7 +16,13 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from auditor.audit import RowAccountingError, check_row_accounting, run_audit, run_validation
+from auditor.audit import (
+    RowAccountingError,
+    check_row_accounting,
+    find,
+    run_audit,
+    run_validation,
+)
 from auditor.cli import main
 from auditor.output.outdir import MANIFEST_FILE, sha256_of
 
@@ -54,8 +60,18 @@ def second_night(tmp_path_factory) -> Path:
 
 
 def _audit_process(dataset: Path, out: Path) -> subprocess.Popen:
-    command = [sys.executable, "-m", "auditor.cli", "audit", str(dataset), "--out", str(out)]
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The installed command, from a folder of its own: run from the repository, `python -m`
+    # would import the source tree instead of the installed package.
+    command = [
+        str(Path(sys.executable).with_name("auditor")),
+        "audit",
+        str(dataset),
+        "--out",
+        str(out),
+    ]
+    return subprocess.Popen(
+        command, cwd=out.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 def _kill_when(process: subprocess.Popen, ready, delay: float) -> None:
@@ -82,8 +98,11 @@ def test_a_killed_run_leaves_one_complete_set(tmp_path, second_night):
     # A run left to finish switches its whole set in.
     finished = _audit_process(second_night, out)
     assert finished.wait() == 1
-    after = assert_one_complete_set(out)
-    assert after["files"]["findings.parquet"] != before["files"]["findings.parquet"]
+    assert_one_complete_set(out)
+    # The whole set switched in is the finished run's: its findings are the second night's.
+    expected = find(run_validation(second_night))
+    assert pl.read_parquet(out / "findings.parquet").equals(expected)
+    assert before["files"]["findings.parquet"]["sha256"] != sha256_of(out / "findings.parquet")
     assert not list(tmp_path.glob(".out.*")), "no leftovers once a run completes"
 
 
