@@ -344,3 +344,19 @@ def test_a_hostile_patron_id_is_text_in_both_reports(hostile, tmp_path):
     page = target.read_text(encoding="utf-8")
     assert escaped in page and HOSTILE_PATRON not in page
     assert "+$1,000.00" in page
+
+
+def test_a_moved_dataset_leaves_a_report_of_the_findings_alone(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE, data)
+    out = tmp_path / "out"
+    run_audit(data, out)
+    data.rename(tmp_path / "elsewhere")
+    pages = render_nightly(out)
+    html = pages["report.html"]
+    assert "could not be read through the catalog" in html
+    assert f"{pl.read_parquet(out / 'findings.parquet').height:,}" in html
+    result = CliRunner().invoke(
+        main, ["report", str(out), "--round", "R0000008", "--out", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 2 and "no longer as audited" in result.output
