@@ -6,7 +6,7 @@ Each stage is a function of frames; this module only wires them together.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -40,6 +40,7 @@ from auditor.replay.rounds import replay
 from auditor.report.nightly import write_nightly
 from auditor.settlement import wagers as settlement_stage
 from auditor.settlement.wagers import wager_findings
+from auditor.surveillance.gather import NightCells, combine_cells, partition_cells
 from auditor.surveillance.night import survey
 from auditor.surveillance.schema import ALERT_FDR
 
@@ -62,13 +63,13 @@ def find(
     progress: ProgressCallback | None = None,
     partition_rounds: int = PARTITION_ROUNDS,
     procedures: bool = True,
-    audited_rows: dict[str, int] | None = None,
+    tally: Tally | None = None,
     route_dir: Path | None = None,
 ) -> pl.DataFrame:
     """Every finding of the audited rows, in the stable order of `findings.table.combine`.
 
     The audited rows are taken one partition (a group of whole tables) at a time; given
-    `audited_rows`, the rows each table's partitions held are counted into it. Routed
+    `tally`, each partition's rows held and surveillance counts are added to it. Routed
     partitions (`input.routing`) are written to `route_dir` if given, else to a
     temporary folder.
     `procedures=False` leaves stage 5 out: the benchmark measures what it adds.
@@ -84,8 +85,8 @@ def find(
             audited, whole = source(index)
             result = find_in_partition(audited, partition, whole, packs, procedures)
             found += result.frames
-            if audited_rows is not None:
-                count_rows(audited_rows, result.rows)
+            if tally is not None:
+                tally.add(result)
             if progress:
                 progress("rounds", partition.rounds)
     return combine(found)
@@ -93,11 +94,41 @@ def find(
 
 @dataclass(frozen=True)
 class PartitionFindings:
-    """One partition's findings frames (in stage order, not yet combined) and the rows it
-    held per table, for the row accounting."""
+    """One partition's findings frames (in stage order, not yet combined), the rows it
+    held per table, for the row accounting, and its counts for surveillance."""
 
     frames: list[pl.DataFrame]
     rows: dict[str, int]
+    cells: NightCells
+
+
+@dataclass
+class Tally:
+    """What the partitions report besides their findings, added up over the night: the
+    rows each table's partitions held and surveillance's counts.
+
+    The counts are summed as they come, whenever the partitions' not yet summed are as
+    many rows as the sum so far: a patron seen in several partitions is held once, and
+    the night's sum is never a pile of every partition's copy."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    summed: NightCells = field(default_factory=NightCells.empty)
+    pending: list[NightCells] = field(default_factory=list)
+
+    def add(self, result: PartitionFindings) -> None:
+        for name, held in result.rows.items():
+            self.rows[name] = self.rows.get(name, 0) + held
+        self.pending.append(result.cells)
+        pending = sum(c.height() for c in self.pending)
+        if pending >= max(self.summed.height(), FOLD_CELL_ROWS):
+            self.summed = combine_cells([self.summed, *self.pending])
+            self.pending = []
+
+    def night_cells(self) -> NightCells:
+        return combine_cells([self.summed, *self.pending])
+
+
+FOLD_CELL_ROWS = 200_000
 
 
 def find_in_partition(
@@ -122,13 +153,27 @@ def find_in_partition(
     ]
     if procedures:
         stages.append(procedure_findings(part, replayed, options, packs))
-    return PartitionFindings(pl.collect_all(stages, engine="streaming"), rows)
+    frames = pl.collect_all(stages, engine="streaming")
+    # Surveillance counts the same held rows and replay here, so it reads nothing again.
+    flagged = pl.concat([f.lazy().select("round_id") for f in frames], how="vertical")
+    cells = partition_cells(part, replayed, options, flagged.drop_nulls(), packs)
+    return PartitionFindings(frames, rows, cells)
 
 
-def count_rows(audited_rows: dict[str, int], rows: Mapping[str, int]) -> None:
-    """Add one partition's rows held per table into the run's count."""
-    for name, held in rows.items():
-        audited_rows[name] = audited_rows.get(name, 0) + held
+def survey_cells(
+    validated: ValidatedDataset,
+    findings: pl.DataFrame,
+    partition_rounds: int = PARTITION_ROUNDS,
+) -> NightCells:
+    """Surveillance's counts of the validated rows without the rest of the audit (its
+    benchmark, and tests of surveillance alone): `findings` says which rounds have one."""
+    packs = load_all()
+    flagged = findings.lazy().select("round_id").drop_nulls()
+    cells = []
+    for partition in partitions(validated.audited, partition_rounds):
+        part, replayed, options = hold_partition(validated.audited, partition, False, packs)
+        cells.append(partition_cells(part, replayed, options, flagged, packs))
+    return combine_cells(cells)
 
 
 def hold_partition(
@@ -164,8 +209,8 @@ def hold_partition(
 
 class Finder(Protocol):
     """What runs stages 3-5 over the validated rows: `find`, or an engine's equivalent,
-    which must give the same frame and count the rows its partitions held into
-    `audited_rows` (the engines live a floor above and are handed in, not imported)."""
+    which must give the same frame and add every partition's result to `tally` (the
+    engines live a floor above and are handed in, not imported)."""
 
     def __call__(
         self,
@@ -173,7 +218,7 @@ class Finder(Protocol):
         progress: ProgressCallback | None,
         partition_rounds: int,
         *,
-        audited_rows: dict[str, int],
+        tally: Tally,
     ) -> pl.DataFrame: ...
 
 
@@ -215,12 +260,12 @@ def run_audit(
     started_at = datetime.now(UTC)
     prepare_outdir(out, dataset_path)  # refuse an unusable OUTDIR before any work
     validated = run_validation(dataset_path, progress)
-    audited_rows: dict[str, int] = {}
-    findings = (finder or find)(validated, progress, partition_rounds, audited_rows=audited_rows)
-    check_row_accounting(validated, audited_rows)
+    tally = Tally()
+    findings = (finder or find)(validated, progress, partition_rounds, tally=tally)
+    check_row_accounting(validated, tally.rows)
     # Statistics of the night beside the findings, never among them (CONTRACT): they
     # change neither findings.parquet nor the exit status.
-    watched = survey(validated.audited, findings, alert_fdr, partition_rounds)
+    watched = survey(tally.night_cells(), validated.audited, findings, alert_fdr)
     results = AuditOutputs(
         findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -36,30 +37,47 @@ BASE_ROUNDS = 1_000_000
 PYTHON_SAMPLE = 200_000
 
 
-def build_dataset(work: Path, rounds: int) -> Path:
+# Every id a copy must not share with the others: the tables, shoes, rounds and wagers,
+# and the people, so that each copy's dealers and patrons are people of their own (a
+# patron shared by ten copies would play the same hands ten times, and surveillance
+# would rightly call that luck too good to be true).
+ID_COLUMNS = (
+    "table_id", "shoe_id", "round_id", "wager_id", "collection_id", "dealer_id", "patron_id",
+)  # fmt: skip
+TABLES = ("tables", "shoes", "rounds", "wagers", "commission_collections", "royal9_seats")
+# Written into each dataset's `done` marker: a dataset built by an older builder is rebuilt.
+BUILDER_VERSION = "2"
+
+
+def build_dataset(work: Path, rounds: int, faults: float = 0.0) -> Path:
+    """A dataset of `rounds` rounds (whole copies of a simulated base of at most a million
+    rounds, with `faults` the simulator's fault rate), cached in `work`."""
     from auditor.simulator.simulate import simulate
 
-    copies = max(1, rounds // BASE_ROUNDS)
-    data = work / f"rounds-{copies * BASE_ROUNDS}"
-    if (data / "done").exists():
+    base_rounds = min(rounds, BASE_ROUNDS)
+    copies = max(1, rounds // base_rounds)
+    suffix = f"-faults-{faults}" if faults else ""
+    data = work / f"rounds-{copies * base_rounds}{suffix}"
+    done = data / "done"
+    if done.exists() and done.read_text() == BUILDER_VERSION:
         return data
-    base = work / "base"
+    shutil.rmtree(data, ignore_errors=True)
+    base = work / (f"base-{base_rounds}{suffix}" if suffix or base_rounds < BASE_ROUNDS else "base")
     if not (base / "rounds.parquet").exists():
-        print(f"simulating {BASE_ROUNDS:,} rounds into {base} ...", flush=True)
-        simulate(base, rounds=BASE_ROUNDS, seed=1)
-    id_columns = ("table_id", "shoe_id", "round_id", "wager_id", "collection_id")
-    for table in ("tables", "shoes", "rounds", "wagers", "commission_collections", "royal9_seats"):
+        print(f"simulating {base_rounds:,} rounds into {base} ...", flush=True)
+        simulate(base, rounds=base_rounds, seed=1, fault_rate=faults)
+    for table in TABLES:
         frame = pl.read_parquet(base / f"{table}.parquet")
         folder = data / table
         folder.mkdir(parents=True, exist_ok=True)
         for copy in range(copies):
             prefixed = frame.with_columns(
                 pl.concat_str(pl.lit(f"c{copy}-"), pl.col(c)).alias(c)
-                for c in id_columns
+                for c in ID_COLUMNS
                 if c in frame.columns
             )
             prefixed.write_parquet(folder / f"part-{copy:03d}.parquet", row_group_size=250_000)
-    (data / "done").touch()
+    done.write_text(BUILDER_VERSION)
     return data
 
 

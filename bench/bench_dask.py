@@ -40,7 +40,7 @@ from pathlib import Path
 import polars as pl
 from bench_audit import build_dataset
 
-from auditor.audit import find, run_validation
+from auditor.audit import Tally, find, run_validation
 from auditor.engines.cluster import DaskFinder, dask_client
 from auditor.engines.task import PartitionTask, audit_partition, plan
 from auditor.input.partition import PARTITION_ROUNDS, Partition, partitions
@@ -113,7 +113,7 @@ def measure_small(client, validated, dataset: Path, workers: int) -> dict:
 
 def measure_engine(client, validated, dataset: Path, partition_rounds: int) -> dict:
     started = time.perf_counter()
-    distributed = DaskFinder(client, dataset)(validated, None, partition_rounds, audited_rows={})
+    distributed = DaskFinder(client, dataset)(validated, None, partition_rounds, tally=Tally())
     engine_seconds = time.perf_counter() - started
     started = time.perf_counter()
     local = find(validated, partition_rounds=partition_rounds)

@@ -29,38 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import polars as pl
-
-BASE_ROUNDS = 1_000_000
-ID_COLUMNS = ("table_id", "shoe_id", "round_id", "wager_id", "collection_id")
-TABLES = ("tables", "shoes", "rounds", "wagers", "commission_collections", "royal9_seats")
-
-
-def build_dataset(work: Path, rounds: int, faults: float) -> Path:
-    from auditor.simulator.simulate import simulate
-
-    base_rounds = min(rounds, BASE_ROUNDS)
-    copies = max(1, rounds // base_rounds)
-    data = work / f"rounds-{copies * base_rounds}-faults-{faults}"
-    if (data / "done").exists():
-        return data
-    base = work / f"base-{base_rounds}-faults-{faults}"
-    if not (base / "rounds.parquet").exists():
-        print(f"simulating {base_rounds:,} rounds into {base} ...", flush=True)
-        simulate(base, rounds=base_rounds, seed=1, fault_rate=faults)
-    for table in TABLES:
-        frame = pl.read_parquet(base / f"{table}.parquet")
-        folder = data / table
-        folder.mkdir(parents=True, exist_ok=True)
-        for copy in range(copies):
-            prefixed = frame.with_columns(
-                pl.concat_str(pl.lit(f"c{copy}-"), pl.col(c)).alias(c)
-                for c in ID_COLUMNS
-                if c in frame.columns
-            )
-            prefixed.write_parquet(folder / f"part-{copy:03d}.parquet", row_group_size=250_000)
-    (data / "done").touch()
-    return data
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_audit import build_dataset
 
 
 def measure(name: str, data: Path, out: Path) -> dict:

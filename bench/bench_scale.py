@@ -29,7 +29,7 @@ from pathlib import Path
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_audit import BASE_ROUNDS, build_dataset
+from bench_audit import BASE_ROUNDS, BUILDER_VERSION, build_dataset
 
 TIME_KEYS = {"tables": "effective_from", "shoes": "opened_at", "rounds": "dealt_at"}
 FILES_PER_TABLE = 8
@@ -38,7 +38,8 @@ FILES_PER_TABLE = 8
 def by_time(clustered: Path) -> Path:
     """The clustered dataset rewritten in time order, every table in every file."""
     target = clustered.with_name(clustered.name + "-by-time")
-    if (target / "done").exists():
+    done = target / "done"
+    if done.exists() and done.read_text() == BUILDER_VERSION:
         return target
     shutil.rmtree(target, ignore_errors=True)
     dealt = pl.scan_parquet(clustered / "rounds" / "*.parquet").select("round_id", "dealt_at")
@@ -54,7 +55,7 @@ def by_time(clustered: Path) -> Path:
         for index in range(FILES_PER_TABLE):
             part = frame.slice(index * per_file, per_file)
             part.sink_parquet(target / table / f"part-{index}.parquet", row_group_size=250_000)
-    (target / "done").touch()
+    done.write_text(BUILDER_VERSION)
     return target
 
 

@@ -5,8 +5,10 @@ Usage:
     python bench/bench_surveillance.py --dataset /tmp/sim2m --seeds 0
 
 - cost: on a simulated night of --rounds rounds (seed 5, or --dataset), in a process of
-  its own, the validation and then the surveillance (both passes, the tests, the
-  threshold), each with its wall time and the process's peak RSS after it;
+  its own, the validation and then the surveillance alone (reading and replaying the
+  partitions as the audit does, its counts, the tests, the threshold; inside the audit
+  only the counts and the tests are its own), each with its wall time and the
+  process's peak RSS after it;
 - fair play: for each of --seeds further seeds, a simulated night of --rounds rounds
   without faults, surveyed; prints the tests and the alerts at the default rate. On fair
   play, BH at q raises any alert on a night with chance at most q.
@@ -30,7 +32,7 @@ def measure(dataset: Path, partition_rounds: int) -> dict:
     """Run in a child process: validation, then surveillance, timed, with peak RSS."""
     import polars as pl
 
-    from auditor.audit import run_validation
+    from auditor.audit import run_validation, survey_cells
     from auditor.surveillance.night import survey
 
     def cpu() -> float:
@@ -42,7 +44,8 @@ def measure(dataset: Path, partition_rounds: int) -> dict:
     validated_at, cpu_validated = time.perf_counter(), cpu()
     rss_validation = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     none = pl.DataFrame(schema={"round_id": pl.String()})
-    result = survey(validated.audited, none, partition_rounds=partition_rounds)
+    cells = survey_cells(validated, none, partition_rounds)
+    result = survey(cells, validated.audited, none)
     ended, cpu_ended = time.perf_counter(), cpu()
     # CPU seconds beside wall seconds: on a shared host the wall time is noisy.
     return {

@@ -12,9 +12,11 @@ import distributed
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from polars.testing import assert_frame_equal
 
 from auditor.audit import (
     PartitionFindings,
+    Tally,
     check_row_accounting,
     find,
     run_audit,
@@ -58,20 +60,32 @@ def client():
 def sample():
     validated = run_validation(SAMPLE)
     assert len(partitions(validated.audited, ROUNDS)) >= 4
-    rows: dict[str, int] = {}
-    return validated, find(validated, partition_rounds=ROUNDS, audited_rows=rows), rows
+    tally = Tally()
+    return validated, find(validated, partition_rounds=ROUNDS, tally=tally), tally
+
+
+def assert_same_tally(tally: Tally, expected: Tally) -> None:
+    """The rows held and surveillance's counts of the night equal the single process's."""
+    assert tally.rows == expected.rows
+    night, expected_night = tally.night_cells(), expected.night_cells()
+    for name, key in (("rounds", "shoe_id"), ("patrons", "patron_id"), ("tables", "table_id")):
+        cells = getattr(night, name).sort(key, pl.all(), nulls_last=True)
+        expected_cells = getattr(expected_night, name).sort(key, pl.all(), nulls_last=True)
+        assert cells.height > 0
+        # Sums of money in floating point: equal up to the order they were added in.
+        assert_frame_equal(cells, expected_cells, check_exact=False, rel_tol=1e-12)
 
 
 def test_findings_equal_the_single_process_run(client, sample):
     # sample_data's files mix every table, so `find` routes them into files per partition
     # first (input/routing.py); the workers read them in place by table range instead.
-    validated, expected, expected_rows = sample
-    rows: dict[str, int] = {}
-    found = DaskFinder(client, SAMPLE)(validated, None, ROUNDS, audited_rows=rows)
+    validated, expected, expected_tally = sample
+    tally = Tally()
+    found = DaskFinder(client, SAMPLE)(validated, None, ROUNDS, tally=tally)
     assert found.height > 0
     assert found.equals(expected)
-    assert rows == expected_rows
-    check_row_accounting(validated, rows)
+    assert_same_tally(tally, expected_tally)
+    check_row_accounting(validated, tally.rows)
 
 
 def test_output_files_equal_the_single_process_run(client, tmp_path):
@@ -101,14 +115,14 @@ def crash_once(marker: Path) -> PartitionFunction:
 
 
 def test_a_worker_killed_during_its_first_task_changes_nothing(client, sample, tmp_path):
-    validated, expected, expected_rows = sample
+    validated, expected, expected_tally = sample
     marker = tmp_path / "crashed"
-    rows: dict[str, int] = {}
+    tally = Tally()
     finder = DaskFinder(client, SAMPLE, audit=crash_once(marker))
-    found = finder(validated, None, ROUNDS, audited_rows=rows)
+    found = finder(validated, None, ROUNDS, tally=tally)
     assert marker.exists(), "no worker was killed"
     assert found.equals(expected)
-    assert rows == expected_rows
+    assert_same_tally(tally, expected_tally)
     client.wait_for_workers(2, timeout=60)  # the nanny restarted the dead worker
 
 
@@ -128,7 +142,7 @@ def test_a_task_that_keeps_failing_is_retried_then_stops_the_run(client, sample,
     attempts = tmp_path / "attempts"
     finder = DaskFinder(client, SAMPLE, audit=fail_always(attempts), retries=2)
     with pytest.raises(InputError, match="cannot read"):
-        finder(validated, None, 10**9, audited_rows={})  # one partition, one task
+        finder(validated, None, 10**9, tally=Tally())  # one partition, one task
     assert attempts.read_text().count("attempt") == 3  # the first try and two retries
 
 
@@ -176,13 +190,13 @@ def test_quarantined_rows_stay_out_on_the_workers(client, tmp_path):
     sent = [task.quarantined.height for task in tasks]
     assert 0 < max(sent) < validated.quarantine.select("table", "file", "row").unique().height
     assert min(sent) == 0
-    expected_rows: dict[str, int] = {}
-    expected = find(validated, partition_rounds=ROUNDS, audited_rows=expected_rows)
-    rows: dict[str, int] = {}
-    found = DaskFinder(client, data)(validated, None, ROUNDS, audited_rows=rows)
+    expected_tally = Tally()
+    expected = find(validated, partition_rounds=ROUNDS, tally=expected_tally)
+    tally = Tally()
+    found = DaskFinder(client, data)(validated, None, ROUNDS, tally=tally)
     assert found.equals(expected)
-    assert rows == expected_rows
-    check_row_accounting(validated, rows)
+    assert_same_tally(tally, expected_tally)
+    check_row_accounting(validated, tally.rows)
 
 
 def test_a_worker_refuses_a_dataset_changed_since_validation(sample, tmp_path):

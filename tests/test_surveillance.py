@@ -19,11 +19,14 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from auditor.audit import find, run_audit, run_validation
+from auditor.audit import find, run_audit, run_validation, survey_cells
 from auditor.cli import main
 from auditor.odds.shoe import enumerate_rounds
 from auditor.odds.wagers import dragon_bonus_net
 from auditor.packs.model import load_pack
+from auditor.report import render
+from auditor.report.investigate import render_investigation, subject_of
+from auditor.report.nightly import render_nightly
 from auditor.simulator.simulate import simulate
 from auditor.surveillance import night
 from auditor.surveillance.expected import WagerKey, pair_chances, round_chances, wager_price
@@ -269,6 +272,78 @@ def test_outputs_and_catalog_hold_the_tests_not_the_findings(faulted) -> None:
     assert "Surveillance alerts (not findings)" in (out / "summary.txt").read_text()
 
 
+def test_the_reports_show_the_alerts_and_each_tables_hold(faulted) -> None:
+    out = faulted["out"]
+    page = render_nightly(out)["report.html"]
+    surveillance = page[page.index('id="surveillance"') : page.index('id="hold"')]
+    alerts = pl.read_parquet(out / "alerts.parquet")
+    assert f"<strong>{alerts.height} alert" in surveillance
+    for key in (SUSPECT, faulted["shoe"]):
+        assert key in surveillance
+    assert "dragon_bonus_win_rate" in surveillance and "player_rate" in surveillance
+    holds = pl.read_parquet(out / "surveillance.parquet").filter(pl.col("statistic") == "hold")
+    tables = pl.read_parquet(faulted["data"] / "tables.parquet")["table_id"].unique()
+    assert sorted(holds["key"]) == sorted(tables)
+    section = page[page.index('id="hold"') :]
+    for row in holds.iter_rows(named=True):
+        assert row["key"] in section
+        assert render.statistic(row["expected"], "hold") in section
+
+    patron = render_investigation(out, subject_of(patron=SUSPECT))
+    watched = patron[patron.index('id="surveillance"') :]
+    assert "dragon_bonus_win_rate" in watched and '<span class="bad">alert</span>' in watched
+    quiet = pl.read_parquet(out / "surveillance.parquet").filter(
+        (pl.col("level") == "patron") & ~pl.col("alert") & (pl.col("key") != SUSPECT)
+    )["key"][0]
+    page = render_investigation(out, subject_of(patron=quiet))
+    assert '<span class="bad">alert</span>' not in page[page.index('id="surveillance"') :]
+
+
+def test_a_tables_theoretical_hold_is_the_house_edge_of_its_wagers(tmp_path) -> None:
+    """Banker wagers alone at 5% on eight decks: the theoretical hold is the published
+    Banker edge (1.0579%); the observed hold is what the logs say the house kept."""
+    data = tmp_path / "night"
+    simulate(data, 20_000, seed=4)
+    tables = pl.read_parquet(data / "tables.parquet")
+    plain = tables.filter(
+        (pl.col("ruleset") == "ma-baccarat")
+        & (pl.col("decks") == 8)
+        & (pl.col("commission_percent") == 5)
+        & ~pl.col("ez_baccarat")
+    )["table_id"]
+    assert plain.len() > 0, "the simulation has no 8-deck 5% table"
+    table = plain[0]
+    rounds = pl.read_parquet(data / "rounds.parquet").select("round_id", "table_id", "kind")
+    wagers = pl.read_parquet(data / "wagers.parquet")
+    at_table = pl.col("round_id").is_in(
+        rounds.filter(pl.col("table_id") == table)["round_id"].implode()
+    )
+    # Leave the table only its Banker wagers (every other table keeps its own).
+    wagers = wagers.filter(~at_table | (pl.col("bet") == "banker"))
+    wagers.write_parquet(data / "wagers.parquet")
+    out = tmp_path / "out"
+    run_audit(data, out, report=False)
+    tests = pl.read_parquet(out / "surveillance.parquet")
+    hold = tests.filter((pl.col("statistic") == "hold") & (pl.col("key") == table)).row(
+        0, named=True
+    )
+    assert hold["expected"] == pytest.approx(0.010579, abs=5e-7)
+    mine = wagers.join(rounds, on="round_id").filter(
+        (pl.col("table_id") == table) & (pl.col("kind") == "regular")
+    )
+    # A House Money rollover joins the Banker wager it is added to (CONTRACT).
+    mine = mine.with_columns((pl.col("amount") + pl.col("rollover").fill_null(0)).alias("stake"))
+    stake = mine["stake"].cast(pl.Float64).sum()
+    won = (
+        mine.filter(pl.col("result") == "win")
+        .select((pl.col("payout") - pl.col("commission")).cast(pl.Float64).sum())
+        .item()
+    )
+    lost = mine.filter(pl.col("result") == "lose")["stake"].cast(pl.Float64).sum()
+    assert hold["observed"] == pytest.approx((lost - won) / stake, rel=1e-9)
+    assert hold["wagers"] == mine.height
+
+
 def test_alerts_never_change_the_exit_status(tmp_path, monkeypatch) -> None:
     """A night with no finding exits 0 however many alerts it raises."""
     data = tmp_path / "night"
@@ -298,7 +373,8 @@ def clean_night(root: Path, seed: int, rounds: int) -> night.Surveillance:
     validated = run_validation(data)
     # A simulated night without faults has no finding (tests/test_simulated_audit.py):
     # the dealers' findings rates have nothing to test, and the audit is not rerun here.
-    result = night.survey(validated.audited, pl.DataFrame(schema={"round_id": pl.String()}))
+    none = pl.DataFrame(schema={"round_id": pl.String()})
+    result = night.survey(survey_cells(validated, none), validated.audited, none)
     shutil.rmtree(data)
     return result
 

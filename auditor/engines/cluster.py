@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from auditor.audit import count_rows, run_audit
+from auditor.audit import Tally, run_audit
 from auditor.engines.task import (
     EngineError,
     PartitionFunction,
@@ -125,7 +125,7 @@ class DaskFinder:
         progress: ProgressCallback | None = None,
         partition_rounds: int = PARTITION_ROUNDS,
         *,
-        audited_rows: dict[str, int] | None = None,
+        tally: Tally | None = None,
     ) -> pl.DataFrame:
         distributed = _distributed()
         groups = partitions(validated.audited, partition_rounds)
@@ -151,8 +151,8 @@ class DaskFinder:
         found: list[pl.DataFrame] = []
         for result in results:
             found += result.frames
-            if audited_rows is not None:
-                count_rows(audited_rows, result.rows)
+            if tally is not None:
+                tally.add(result)
         return combine(found)
 
 

@@ -26,7 +26,7 @@ PARTITION_ROUNDS = 1_500_000
 # batches and id hashes), and what each round of a partition adds with its wagers.
 DEFAULT_MEMORY_LIMIT = "2GB"
 BASELINE_BYTES = 700 * 2**20
-BYTES_PER_ROUND = 1_900
+BYTES_PER_ROUND = 2_600
 MIN_PARTITION_ROUNDS = 20_000
 _UNITS = {"": 1, "B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
 # A replayed round's row in its partition: the integer wagers and rounds are joined on.

@@ -253,3 +253,65 @@ def patron_net() -> pl.Expr:
         .otherwise(pl.lit(0))
         .cast(pl.Decimal(38, 2))
     )
+
+
+# ---- surveillance (statistics, not findings) ------------------------------------------
+
+TEST_COLUMNS = (
+    "level, key, table_id, statistic, observed, expected, z, p_value, q_value, detail, "
+    "rounds, wagers"
+)
+
+
+def surveillance_summary(catalog: Catalog) -> dict[str, Any] | None:
+    """The night's tests, alerts and their false-discovery rate; None for a catalog
+    written before surveillance (it has no such table)."""
+    try:
+        row = frame(
+            catalog,
+            "SELECT count(*) AS tests, count(*) FILTER (WHERE alert) AS alerts, "
+            "max(alert_fdr) AS alert_fdr FROM surveillance",
+        ).row(0, named=True)
+    except QueryError:
+        return None
+    return row
+
+
+def alerts(
+    catalog: Catalog, where: str = "TRUE", params: Mapping[str, Any] | None = None
+) -> pl.DataFrame:
+    """The alerts matching `where` (over the `alerts` table), the strongest first, with
+    how many rounds and wagers each covers (null rounds: every round of the table)."""
+    return frame(
+        catalog,
+        f"SELECT {TEST_COLUMNS}, len(round_ids) AS rounds_covered, "
+        f"len(wager_ids) AS wagers_covered FROM alerts WHERE {where} "
+        "ORDER BY q_value, p_value, level, key, statistic",
+        params,
+    )
+
+
+def surveillance_tests(
+    catalog: Catalog, where: str, params: Mapping[str, Any] | None = None
+) -> pl.DataFrame:
+    """The tests matching `where` (over the `surveillance` table), alerts first."""
+    return frame(
+        catalog,
+        f"SELECT {TEST_COLUMNS}, alert FROM surveillance WHERE {where} "
+        "ORDER BY alert DESC, p_value, level, key, statistic",
+        params,
+    )
+
+
+def holds(
+    catalog: Catalog, where: str = "TRUE", params: Mapping[str, Any] | None = None
+) -> pl.DataFrame:
+    """Each table's observed hold beside its theoretical hold, the tables that kept the
+    least against their theory first."""
+    return frame(
+        catalog,
+        "SELECT key AS table_id, observed, expected, observed - expected AS difference, z, "
+        "p_value, q_value, alert, wagers, detail FROM surveillance "
+        f"WHERE statistic = 'hold' AND ({where}) ORDER BY z DESC NULLS LAST, key",
+        params,
+    )

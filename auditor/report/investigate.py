@@ -34,6 +34,7 @@ from auditor.report.render import render
 SUBJECTS = ("patron", "dealer", "table", "round")
 ROUNDS_SHOWN, WAGERS_SHOWN, FINDINGS_SHOWN, EVIDENCE_SHOWN = 1000, 2000, 2000, 200
 QUARANTINE_SHOWN = 1000
+TESTS_SHOWN = 200
 TIMELINE_POINTS = 2000
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
@@ -247,7 +248,44 @@ def _page(catalog: Catalog, subject: Subject, found: dict[str, Any]) -> str:
         ],
         quarantine=list(quarantine.head(QUARANTINE_SHOWN).iter_rows(named=True)),
         quarantine_total=quarantine.height,
+        watched=_watched(catalog, subject, rounds, wagers),
     )
+
+
+def _watched(
+    catalog: Catalog, subject: Subject, rounds: pl.DataFrame, wagers: pl.DataFrame
+) -> dict[str, Any] | None:
+    """The night's surveillance tests of the subject (for a table, its own and its shoes'
+    alerts; for a round, the alerts on its table, shoe, dealer and patrons); None for a
+    catalog written before surveillance."""
+    if data.surveillance_summary(catalog) is None:
+        return None
+    params: dict[str, Any] = {"id": subject.id}
+    where = {
+        "patron": "level = 'patron' AND key = $id",
+        "dealer": "level = 'dealer' AND key = $id",
+        "table": "(level = 'table' AND key = $id) OR (level = 'shoe' AND table_id = $id AND alert)",
+    }.get(subject.kind)
+    if where is None:  # a round
+        first = rounds.row(0, named=True) if rounds.height else {}
+        params = {
+            "table": first.get("table_id"),
+            "shoe": first.get("shoe_id"),
+            "dealer": first.get("dealer_id"),
+            "patrons": data.ids_of(wagers["patron_id"].drop_nulls().unique().sort()),
+        }
+        where = (
+            "alert AND ((level = 'table' AND key = $table) OR (level = 'shoe' AND key = $shoe)"
+            " OR (level = 'dealer' AND key = $dealer) OR (level = 'patron' AND key IN "
+            "(SELECT unnest($patrons::VARCHAR[]))))"
+        )
+    tests = data.surveillance_tests(catalog, where, params)
+    return {
+        "tests": list(tests.head(TESTS_SHOWN).iter_rows(named=True)),
+        "more": max(0, tests.height - TESTS_SHOWN),
+        "alerts": int(tests["alert"].sum()),
+        "round": subject.kind == "round",
+    }
 
 
 def _money(wagers: pl.DataFrame, findings: pl.DataFrame) -> dict[str, Any]:

@@ -36,6 +36,8 @@ TABLE_PAGE_ROWS = 200  # findings listed on a table's page
 TABLE_EVIDENCE = 25  # evidence sections on a table's page, at most...
 ALL_EVIDENCE = 800  # ...and on all table pages together
 INPUT_FILES_SHOWN = 40
+ALERTS_SHOWN = 50
+HOLDS_SHOWN = 60
 NO_TABLE = "(no table)"
 
 
@@ -110,6 +112,7 @@ def _pages(catalog: Catalog) -> dict[str, str]:
         )
         pool.shutdown(wait=False)
     drawn = _charts(findings)
+    watched = _surveillance(catalog)
     if reading is not None:
         try:
             sources, wagers = reading.result()
@@ -160,6 +163,7 @@ def _pages(catalog: Catalog) -> dict[str, str]:
         "evidence": [(built[f], evidence.anchor(f)) for f in first["finding_id"]],
         "table_pages": [(t, page_of[t]) for t in tables],
         "rules_found": [checks[c] for c in sorted(findings["rule"].unique()) if c in checks],
+        **watched,
     }
     pages = {REPORT_FILE: render("nightly.html", **context)}
     for (table,), rows in listed.group_by("_table", maintain_order=True):
@@ -174,8 +178,28 @@ def _pages(catalog: Catalog) -> dict[str, str]:
             more=total.height - rows.height,
             links={f: "#" + evidence.anchor(f) for f in with_evidence},
             evidence=[(built[f], evidence.anchor(f)) for f in with_evidence],
+            hold=watched["hold_of"].get(table),
         )
     return pages
+
+
+def _surveillance(catalog: Catalog) -> dict[str, Any]:
+    """The night's surveillance as the pages show it: the summary, the strongest alerts
+    and each table's hold (empty for a catalog written before surveillance)."""
+    summary = data.surveillance_summary(catalog)
+    if summary is None:
+        return {"surveillance": None, "alerts": [], "alerts_more": 0, "holds": [],
+                "holds_more": 0, "hold_of": {}}  # fmt: skip
+    alerts = data.alerts(catalog)
+    holds = data.holds(catalog)
+    return {
+        "surveillance": summary,
+        "alerts": list(alerts.head(ALERTS_SHOWN).iter_rows(named=True)),
+        "alerts_more": max(0, alerts.height - ALERTS_SHOWN),
+        "holds": list(holds.head(HOLDS_SHOWN).iter_rows(named=True)),
+        "holds_more": max(0, holds.height - HOLDS_SHOWN),
+        "hold_of": {h["table_id"]: h for h in holds.iter_rows(named=True)},
+    }
 
 
 # ---- figures ------------------------------------------------------------------------------

@@ -55,6 +55,37 @@ def hexshort(value: Any) -> str:
     return "—" if value is None else str(value)[:12]
 
 
+# How each surveillance statistic's observed and expected values read (`surveillance.schema`).
+PERCENT_STATISTICS = ("hold",)
+MONEY_STATISTICS = ("money_won",)
+PLAIN_STATISTICS = ("outcomes_chi2", "findings_per_1000_rounds")
+
+
+def statistic(value: Any, name: str) -> str:
+    """A statistic's value in its unit: a rate or a hold as a percentage, money in
+    dollars, a chi-square or a rate per 1,000 rounds as a number."""
+    if value is None or value != value:  # None or NaN
+        return "—"
+    if name in MONEY_STATISTICS:
+        return money(Decimal(str(round(value, 2))))
+    if name in PLAIN_STATISTICS:
+        return f"{value:,.2f}"
+    return f"{100 * value:.3f}%".replace("-", MINUS)
+
+
+def pvalue(value: Any) -> str:
+    """A p-value or q-value: three significant digits, small ones in scientific form."""
+    if value is None or value != value:
+        return "—"
+    return f"{value:.3g}" if value >= 1e-3 else f"{value:.2e}"
+
+
+def signed(value: Any, digits: int = 2) -> str:
+    if value is None or value != value:
+        return "—"
+    return f"{value:+.{digits}f}".replace("-", MINUS)
+
+
 @functools.cache
 def environment() -> Environment:
     env = Environment(
@@ -65,7 +96,16 @@ def environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(money=money, count=count, when=when, short=short, hexshort=hexshort)
+    env.filters.update(
+        money=money,
+        count=count,
+        when=when,
+        short=short,
+        hexshort=hexshort,
+        statistic=statistic,
+        pvalue=pvalue,
+        signed=signed,
+    )
     return env
 
 

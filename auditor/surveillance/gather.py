@@ -1,36 +1,52 @@
-"""The counts the tests need, gathered from the audited rows in two streaming passes.
+"""The counts the tests need, gathered partition by partition during the audit itself.
 
-Rounds: every audited round is replayed from its cards (`replay.rounds.replay`, the
-audit's own replay: the outcome, Naturals) and counted per (table, shoe, dealer, ruleset,
-decks): a few rows per shoe, whatever the night's size. The outcome is the one the cards
-give, not the one announced: an announcement that differs is a TOT finding already, and
-the cards are what a stacked shoe changes.
+The audit holds each partition's rows in memory and replays its rounds (`audit.
+find_in_partition`); the counts are taken there, from the same rows and the same
+replay, so surveillance reads nothing again and runs wherever the partition runs (a
+Dask worker too). A partition's cells are a few rows per shoe and per (patron, table,
+bet); `combine_cells` sums them over the night.
 
-Wagers: every rated patron's wager on a regular round, with the options its price reads,
-counted per (patron, bet, options): wagers, wins, stake and money won. Money won is what
-the logs say the patron was paid or lost: the payout less commission on a win, the stake
-on a loss (a House Money rollover is staked too; a Chemin de Fer Bank loses only what
-the wagers against it covered), nothing on a push.
+Rounds: per (table, shoe, dealer, ruleset, decks), the outcomes the cards give (not the
+one announced: an announcement that differs is a TOT finding already, and the cards are
+what a stacked shoe changes), Naturals, pairs and the rounds with a finding.
 
-Only these aggregates are held in memory, and for the wagers' pass the ids of one group
-of tables' rounds at a time; the rows an alert covers are read again for the alerts only
-(`covered_rounds`, `covered_wagers`).
+Wagers: every wager on a regular round, rated or not, is priced where it is counted
+(`expected.wager_price`, for the options of its shoe) and summed per (patron, bet) for
+the patrons' tests and per (table, bet) for the tables' holds: wagers, wins and the
+wins expected, and over the wagers whose money can be priced the stake, the money won,
+its exact mean and variance and the largest swing of one wager. Money won is what the
+logs say the patron was paid or lost: the payout less commission on a win, the stake on
+a loss (a House Money rollover is staked too; a Chemin de Fer Bank loses only what the
+wagers against it covered), nothing on a push. Wagers the packs cannot price are left
+out: an impermissible wager is a WAG finding, not a statistic.
+
+The rows an alert covers are read again for the alerts only (`covered_rounds`,
+`covered_wagers`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
-from auditor.input.options import shoe_options
-from auditor.input.partition import PARTITION_ROUNDS, partitions, restrict
+from auditor.input.partition import ROUND_ROW
 from auditor.packs.model import RulePack
-from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE, replay
-from auditor.surveillance.expected import PRICE_OPTIONS
+from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
+from auditor.surveillance.expected import PRICE_OPTIONS, WagerKey, wager_price
 
 REGULAR = pl.col("kind") == "regular"
 ROUND_CELL = ("table_id", "shoe_id", "dealer_id", "ruleset", "decks")
+ROUND_COUNTS = ("rounds", "n", "banker", "player", "tie", "natural", "pair", "finding_rounds")
+ROUND_CELL_SCHEMA = {
+    "table_id": pl.String(),
+    "shoe_id": pl.String(),
+    "dealer_id": pl.String(),
+    "ruleset": pl.String(),
+    "decks": pl.Int32(),
+    **{count: pl.UInt32() for count in ROUND_COUNTS},
+}
 OPTION_COLUMNS = (
     "ez_baccarat",
     "tie_pays",
@@ -39,41 +55,184 @@ OPTION_COLUMNS = (
     "royal9_paytable",
     "seats",
 )
-WAGER_CELL = ("patron_id", "bet", "ruleset", "decks", *OPTION_COLUMNS, "seat")
+WAGER_CELL = ("patron_id", "table_id", "bet", "ruleset", "decks", *OPTION_COLUMNS, "seat")
+PRICE_KEY = ("bet", "ruleset", "decks", *OPTION_COLUMNS, "seat")
+# Per (patron or table, bet), over the priced wagers: `n` wagers, `wins` and the wins
+# expected; over those whose money is priced too (`money_n` of them), the stake, the
+# money won (`net`), its exact mean (`expected`) and variance, and the largest amount
+# one wager can move from its mean (`spread`).
+PRICED_SUMS = ("n", "wins", "expected_wins", "money_n", "stake", "net", "expected", "variance")
+PRICED_SCHEMA = {
+    "bet": pl.String(),
+    "n": pl.UInt32(),
+    "wins": pl.UInt32(),
+    "expected_wins": pl.Float64(),
+    "money_n": pl.UInt32(),
+    "stake": pl.Float64(),
+    "net": pl.Float64(),
+    "expected": pl.Float64(),
+    "variance": pl.Float64(),
+    "spread": pl.Float64(),
+}
+PATRON_CELL_SCHEMA = {"patron_id": pl.String(), **PRICED_SCHEMA}
+TABLE_CELL_SCHEMA = {"table_id": pl.String(), **PRICED_SCHEMA}
 
 
-def shoe_keys(audited: Mapping[str, pl.LazyFrame]) -> pl.LazyFrame:
-    """Per shoe: the table options in force when it opened, and its own decks (the cards
-    dealt came from the shoe, whatever the Rules Submission says: a mismatch is SHO001)."""
-    options = shoe_options(audited["shoes"], audited["tables"]).drop("decks")
-    decks = audited["shoes"].select("shoe_id", pl.col("decks").cast(pl.Int32))
-    # One row per shoe: small, and read by both passes.
-    return options.join(decks, on="shoe_id", how="left").collect().lazy()
+@dataclass(frozen=True)
+class NightCells:
+    """The counts of a partition, or of the night: `ROUND_CELL_SCHEMA`,
+    `PATRON_CELL_SCHEMA` (rated wagers) and `TABLE_CELL_SCHEMA` (every wager) rows."""
+
+    rounds: pl.DataFrame
+    patrons: pl.DataFrame
+    tables: pl.DataFrame
+
+    @staticmethod
+    def empty() -> NightCells:
+        return NightCells(
+            pl.DataFrame(schema=ROUND_CELL_SCHEMA),
+            pl.DataFrame(schema=PATRON_CELL_SCHEMA),
+            pl.DataFrame(schema=TABLE_CELL_SCHEMA),
+        )
+
+    def height(self) -> int:
+        return self.rounds.height + self.patrons.height + self.tables.height
 
 
-def round_cells(
-    audited: Mapping[str, pl.LazyFrame],
-    shoes: pl.LazyFrame,
-    findings: pl.DataFrame,
+def combine_cells(parts: Sequence[NightCells]) -> NightCells:
+    """The night's cells: the partitions' summed (a patron may play in several partitions,
+    a dealer deal in several)."""
+    if not parts:
+        return NightCells.empty()
+    rounds = (
+        pl.concat([p.rounds for p in parts], how="vertical")
+        .group_by(ROUND_CELL)
+        .agg(pl.col(c).sum() for c in ROUND_COUNTS)
+    )
+    patrons, tables = (
+        _summed(pl.concat([getattr(p, name) for p in parts], how="vertical"), key)
+        for name, key in (("patrons", "patron_id"), ("tables", "table_id"))
+    )
+    return NightCells(
+        _shaped(rounds, ROUND_CELL_SCHEMA),
+        _shaped(patrons, PATRON_CELL_SCHEMA),
+        _shaped(tables, TABLE_CELL_SCHEMA),
+    )
+
+
+def _summed(cells: pl.DataFrame, key: str) -> pl.DataFrame:
+    return cells.group_by(key, "bet").agg(
+        *(pl.col(c).sum() for c in PRICED_SUMS), pl.col("spread").max()
+    )
+
+
+def _shaped(cells: pl.DataFrame, schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    return cells.select(list(schema)).cast(dict(schema))
+
+
+def partition_cells(
+    part: Mapping[str, pl.LazyFrame],
+    replayed: pl.LazyFrame,
+    options: pl.LazyFrame,
+    flagged_rounds: pl.LazyFrame,
     packs: Mapping[str, RulePack],
-) -> pl.DataFrame:
-    """Per (table, shoe, dealer, ruleset, decks): rounds of any kind, regular rounds, their
-    outcomes by the cards, Naturals and pairs, and the rounds that have a finding."""
-    flagged = (
-        findings.lazy()
-        .filter(pl.col("round_id").is_not_null())
-        .select("round_id")
-        .unique()
-        .with_columns(pl.lit(True).alias("_finding"))
+) -> NightCells:
+    """The cells of one partition held in memory: its rows (`part`, the wagers carrying
+    their round's `ROUND_ROW`), its replayed rounds, the options per shoe, and the ids of
+    its rounds that have a finding."""
+    shoes = _shoe_keys(part["shoes"], options, packs)
+    rounds, wagers = pl.collect_all(
+        [
+            _round_cells(replayed, shoes, flagged_rounds),
+            _wager_cells(part["wagers"], replayed, shoes),
+        ]
     )
-    rounds = audited["rounds"].select(
-        "round_id", "shoe_id", "table_id", "kind", "dealer_id", "player_cards", "banker_cards"
+    priced = _priced(wagers)
+    patrons = priced.filter(pl.col("patron_id").is_not_null())
+    return NightCells(
+        _shaped(rounds, ROUND_CELL_SCHEMA),
+        _shaped(_summed(patrons, "patron_id"), PATRON_CELL_SCHEMA),
+        _shaped(_summed(priced, "table_id"), TABLE_CELL_SCHEMA),
     )
-    replayed = replay(rounds, shoes.select("shoe_id", "ruleset", "ez_baccarat"), packs)
+
+
+def _priced(cells: pl.DataFrame) -> pl.DataFrame:
+    """The wager cells with their sums in `PRICED_SUMS` terms (cells the packs cannot
+    price dropped)."""
+    keys = cells.select(PRICE_KEY).unique()
+    rows = []
+    for row in keys.iter_rows(named=True):
+        price = wager_price(WagerKey(**row)) if row["ruleset"] is not None else None
+        if price is not None:
+            rows.append({**row, **price.__dict__})
+    price_columns = ("win", "mean", "variance", "spread")
+    prices = pl.DataFrame(
+        rows, schema={**keys.schema, **{c: pl.Float64() for c in price_columns}}, orient="row"
+    ).rename({c: f"_{c}" for c in price_columns})
+    priced = cells.join(prices, on=list(PRICE_KEY), how="inner", nulls_equal=True)
+    money = pl.col("_mean").is_not_nan()  # a progressive Royal 9 line: its wins only
+
+    def if_money(value: pl.Expr) -> pl.Expr:
+        return pl.when(money).then(value).otherwise(0.0)
+
+    return priced.select(
+        "patron_id",
+        "table_id",
+        "bet",
+        "n",
+        "wins",
+        (pl.col("n") * pl.col("_win")).alias("expected_wins"),
+        pl.when(money).then(pl.col("n")).otherwise(0).alias("money_n"),
+        if_money(pl.col("stake")).alias("stake"),
+        if_money(pl.col("net")).alias("net"),
+        if_money(pl.col("stake") * pl.col("_mean")).alias("expected"),
+        if_money(pl.col("stake_squares") * pl.col("_variance")).alias("variance"),
+        pl.when(money).then(pl.col("stake_max") * pl.col("_spread")).alias("spread"),
+    )
+
+
+def _shoe_keys(
+    shoes: pl.LazyFrame, options: pl.LazyFrame, packs: Mapping[str, RulePack]
+) -> pl.LazyFrame:
+    """Per shoe: the table options in force when it opened, its own decks (the cards
+    dealt came from the shoe, whatever the Rules Submission says: a mismatch is SHO001),
+    and whether its ruleset's Bank loses only what the wagers against it cover."""
+    covered = [r for r, pack in packs.items() if pack.payouts.banker.basis == "covered"]
+    decks = shoes.select("shoe_id", pl.col("decks").cast(pl.Int32))
+    return (
+        options.drop("decks")
+        .join(decks, on="shoe_id", how="left")
+        .select(
+            "shoe_id",
+            "ruleset",
+            "decks",
+            *OPTION_COLUMNS,
+            pl.col("ruleset").is_in(covered).alias("_bank_covered"),
+        )
+    )
+
+
+def _round_cells(
+    replayed: pl.LazyFrame, shoes: pl.LazyFrame, flagged_rounds: pl.LazyFrame
+) -> pl.LazyFrame:
+    flagged = flagged_rounds.unique().with_columns(pl.lit(True).alias("_finding"))
     outcome = pl.col("expected_outcome_code")
     natural = pl.col("player_natural") | pl.col("banker_natural")
     return (
-        replayed.join(shoes.select("shoe_id", "decks"), on="shoe_id", how="left")
+        replayed.select(
+            "round_id",
+            "table_id",
+            "shoe_id",
+            "dealer_id",
+            "ruleset",
+            "kind",
+            "expected_outcome_code",
+            "player_natural",
+            "banker_natural",
+            "player_cards",
+            "banker_cards",
+        )
+        .join(shoes.select("shoe_id", "decks"), on="shoe_id", how="left")
         .join(flagged, on="round_id", how="left")
         .with_columns(
             (_pair("player_cards") | _pair("banker_cards")).alias("_pair"),
@@ -90,8 +249,6 @@ def round_cells(
             (REGULAR & pl.col("_pair")).sum().alias("pair"),
             pl.col("_finding").fill_null(False).sum().alias("finding_rounds"),
         )
-        .collect(engine="streaming")
-        .sort(ROUND_CELL)
     )
 
 
@@ -102,111 +259,29 @@ def _pair(hand: str) -> pl.Expr:
     return (first == second).fill_null(False)
 
 
-def wager_cells(
-    audited: Mapping[str, pl.LazyFrame],
-    shoes: pl.LazyFrame,
-    packs: Mapping[str, RulePack],
-    partition_rounds: int = PARTITION_ROUNDS,
-) -> pl.DataFrame:
-    """Per (patron, bet, the options its price reads, and the seat for Royal 9): wagers,
-    wins, the stake (its sum, sum of squares and largest) and the money won.
-
-    Wagers reach their shoe's options through their round: the join holds the rounds'
-    ids, so it runs over groups of whole tables (three audit partitions' worth of
-    rounds: it holds two small columns of a round where the audit holds the whole row
-    and its wagers), and the groups' cells are summed (a patron may play anywhere).
-    """
-    covered = [r for r, pack in packs.items() if pack.payouts.banker.basis == "covered"]
-    # The shoes' distinct option sets, numbered: the wagers are grouped by that number
-    # (an integer) and the options joined back onto the few cells.
-    options = (
-        shoes.select("ruleset", "decks", *OPTION_COLUMNS)
-        .unique()
-        .sort(pl.all(), nulls_last=True)
-        .with_row_index(OPTIONS)
-        .collect()
-    )
-    numbered = shoes.join(
-        options.lazy(), on=["ruleset", "decks", *OPTION_COLUMNS], nulls_equal=True
-    ).select("shoe_id", OPTIONS, pl.col("ruleset").is_in(covered).alias("_bank_covered"))
-    groups = partitions(audited, 3 * partition_rounds)
-    cells = [
-        _wager_cells(audited, restrict(audited, group, len(groups) == 1)["rounds"], numbered)
-        for group in groups
-    ]
-    found = [c for c in cells if c is not None]
-    if not found:
-        return pl.DataFrame(schema=WAGER_CELL_SCHEMA)
-    sums = [pl.col(c).sum() for c in SUMMED]
-    return (
-        pl.concat(found, how="vertical")
-        .join(options, on=OPTIONS, how="left")
-        .drop(OPTIONS)
-        .with_columns(_price_options())
-        .group_by(WAGER_CELL)
-        .agg(*sums, pl.col("stake_max").max())
-        .sort(WAGER_CELL, nulls_last=True)
-    )
-
-
-OPTIONS = "_options"
-SUMMED = ("n", "wins", "stake", "stake_squares", "net")
-WAGER_CELL_SCHEMA = {
-    "patron_id": pl.String(),
-    "bet": pl.String(),
-    "ruleset": pl.String(),
-    "decks": pl.Int32(),
-    "ez_baccarat": pl.Boolean(),
-    "tie_pays": pl.Int16(),
-    "commission_percent": pl.Int8(),
-    "dragon_bonus_paytable": pl.String(),
-    "royal9_paytable": pl.String(),
-    "seats": pl.Int8(),
-    "seat": pl.Int8(),
-    "n": pl.UInt32(),
-    "wins": pl.UInt32(),
-    "stake": pl.Float64(),
-    "stake_squares": pl.Float64(),
-    "net": pl.Float64(),
-    "stake_max": pl.Float64(),
-}
-
-
-def _wager_cells(
-    audited: Mapping[str, pl.LazyFrame], rounds: pl.LazyFrame, shoes: pl.LazyFrame
-) -> pl.DataFrame | None:
-    """The cells of the wagers on `rounds`, by patron, bet, option set and seat (None
-    when the group has no regular round)."""
-    wagers = audited["wagers"].select(
-        "round_id", "seat", "patron_id", "bet", "call", "amount", "rollover", "result",
+def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFrame) -> pl.LazyFrame:
+    """The cells of a partition's wagers, by patron, table, bet, the options its price
+    reads and the seat for Royal 9."""
+    wagers = wagers.select(
+        ROUND_ROW, "seat", "patron_id", "bet", "call", "amount", "rollover", "result",
         "payout", "commission",
     )  # fmt: skip
     # What the wagers against a Chemin de Fer Bank cover: all that the Bank can lose.
     against = (
         wagers.filter((pl.col("bet") == "player") & pl.col("call").is_not_null())
-        .group_by("round_id")
+        .group_by(ROUND_ROW)
         .agg(pl.col("amount").cast(pl.Float64).sum().alias("_covered"))
     )
-    # Each regular round with its option set and, at a Bank, what it can lose: held in
-    # memory (two small columns a round) and joined once onto the wagers.
     keyed = (
-        rounds.filter(REGULAR)
-        .select("round_id", "shoe_id")
+        replayed.filter(REGULAR)
+        .select(ROUND_ROW, "shoe_id", "table_id")
         .join(shoes, on="shoe_id", how="inner")
-        .join(against, on="round_id", how="left")
-        .select(
-            "round_id",
-            OPTIONS,
-            pl.when("_bank_covered").then(pl.col("_covered").fill_null(0.0)).alias("_cap"),
+        .join(against, on=ROUND_ROW, how="left")
+        .with_columns(
+            pl.when("_bank_covered").then(pl.col("_covered").fill_null(0.0)).alias("_cap")
         )
-        .collect(engine="streaming")
+        .drop("shoe_id", "_covered", "_bank_covered")
     )
-    if keyed.height == 0:
-        return None
-    ids = keyed["round_id"]
-    # The range lets the reader skip row groups of other tables' rounds (exports keep a
-    # round's wagers together); the join keeps exactly these rounds' wagers.
-    low, high = pl.lit(ids.min(), dtype=pl.String), pl.lit(ids.max(), dtype=pl.String)
     money = {c: pl.col(c).cast(pl.Float64).fill_null(0.0) for c in ("amount", "rollover")}
     stake = (
         pl.when((pl.col("bet") == "banker") & pl.col("_cap").is_not_null())
@@ -223,10 +298,10 @@ def _wager_cells(
     )
     royal9_seat = pl.when(pl.col("bet") == "royal9").then(pl.col("seat")).alias("seat")
     return (
-        wagers.filter(pl.col("patron_id").is_not_null() & pl.col("round_id").is_between(low, high))
-        .join(keyed.lazy(), on="round_id", how="inner")
+        wagers.join(keyed, on=ROUND_ROW, how="inner")
         .with_columns(stake.alias("_stake"), royal9_seat)
-        .group_by("patron_id", "bet", OPTIONS, "seat")
+        .with_columns(_price_options())
+        .group_by(WAGER_CELL)
         .agg(
             pl.len().alias("n"),
             (pl.col("result") == "win").sum().alias("wins"),
@@ -235,7 +310,6 @@ def _wager_cells(
             pl.col("_stake").max().alias("stake_max"),
             net.sum().alias("net"),
         )
-        .collect(engine="streaming")
     )
 
 
@@ -294,8 +368,18 @@ def covered_wagers(
         .sort("patron_id", "wager_id")
         .collect(engine="streaming")
     )
-    out = {}
+    # One grouping for all the alerts, not a filter per alert: a night may raise
+    # thousands, over millions of their patrons' wagers.
+    by_bets = {}
     for patron, bets in wanted:
-        mine = rows.filter((pl.col("patron_id") == patron) & pl.col("bet").is_in(list(bets)))
-        out[(patron, bets)] = mine["wager_id"].to_list()
+        by_bets.setdefault(bets, []).append(patron)
+    out = {}
+    for bets, chosen in by_bets.items():
+        grouped = (
+            rows.filter(pl.col("patron_id").is_in(chosen) & pl.col("bet").is_in(list(bets)))
+            .group_by("patron_id", maintain_order=True)
+            .agg("wager_id")
+        )
+        mine = dict(zip(grouped["patron_id"].to_list(), grouped["wager_id"].to_list(), strict=True))
+        out.update({(patron, bets): mine.get(patron, []) for patron in chosen})
     return out

@@ -19,15 +19,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from auditor.contract import BETS
-from auditor.input.partition import PARTITION_ROUNDS
-from auditor.packs.model import RulePack, load_all
-from auditor.surveillance.gather import (
-    covered_rounds,
-    covered_wagers,
-    round_cells,
-    shoe_keys,
-    wager_cells,
-)
+from auditor.surveillance.gather import NightCells, covered_rounds, covered_wagers
+from auditor.surveillance.holds import table_holds
 from auditor.surveillance.patrons import FAMILIES, MONEY, patron_tests
 from auditor.surveillance.rounds import round_tests
 from auditor.surveillance.schema import (
@@ -48,24 +41,18 @@ class Surveillance:
 
 
 def survey(
+    cells: NightCells,
     audited: Mapping[str, pl.LazyFrame],
     findings: pl.DataFrame,
     alert_fdr: float = ALERT_FDR,
-    partition_rounds: int = PARTITION_ROUNDS,
-    packs: Mapping[str, RulePack] | None = None,
 ) -> Surveillance:
-    """Every test over the audited rows (lazy frames, read in two streaming passes, the
-    wagers' by partitions of `partition_rounds` rounds) and the night's findings, and the
-    alerts at `alert_fdr`."""
+    """Every test over the night's counts (`gather.combine_cells` of the partitions'),
+    and the alerts at `alert_fdr` with the rows they cover (read from `audited`, for the
+    alerts' keys only)."""
     if not 0 < alert_fdr < 1:
         raise ValueError(f"alert_fdr must lie strictly between 0 and 1, not {alert_fdr}")
-    packs = packs or load_all()
-    shoes = shoe_keys(audited)
     tests = pl.concat(
-        [
-            round_tests(round_cells(audited, shoes, findings, packs)),
-            patron_tests(wager_cells(audited, shoes, packs, partition_rounds)),
-        ]
+        [round_tests(cells.rounds), patron_tests(cells.patrons), table_holds(cells.tables)]
     )
     tests = judge(tests, alert_fdr)
     return Surveillance(tests, alerts_of(tests, audited, findings), alert_fdr)

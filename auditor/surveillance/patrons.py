@@ -21,8 +21,6 @@ import math
 import numpy as np
 import polars as pl
 
-from auditor.surveillance.expected import WagerKey, wager_price
-from auditor.surveillance.gather import OPTION_COLUMNS
 from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
 from auditor.surveillance.stats import bernstein_upper, binomial_upper
 
@@ -38,45 +36,20 @@ FAMILY_OF = {bet: family for family, bets in FAMILIES.items() for bet in bets}
 MONEY = "money_won"
 
 
-def priced_cells(cells: pl.DataFrame) -> pl.DataFrame:
-    """The cells of `gather.wager_cells` with each one's price (cells the packs cannot
-    price are dropped: an impermissible wager is a WAG finding, not a statistic)."""
-    keys = cells.select("bet", "ruleset", "decks", *OPTION_COLUMNS, "seat").unique()
-    rows = []
-    for row in keys.iter_rows(named=True):
-        price = wager_price(WagerKey(**row)) if row["ruleset"] is not None else None
-        if price is not None:
-            rows.append({**row, **price.__dict__})
-    schema = {
-        **keys.schema,
-        "win": pl.Float64(),
-        "mean": pl.Float64(),
-        "variance": pl.Float64(),
-        "spread": pl.Float64(),
-    }
-    prices = pl.DataFrame(rows, schema=schema)
-    on = ["bet", "ruleset", "decks", *OPTION_COLUMNS, "seat"]
-    return cells.join(prices, on=on, how="inner", nulls_equal=True)
-
-
 def patron_tests(cells: pl.DataFrame) -> pl.DataFrame:
-    priced = priced_cells(cells)
-    if priced.height == 0:
+    """The rated patrons' tests over their cells (`gather.PATRON_CELL_SCHEMA`)."""
+    if cells.height == 0:
         return empty_tests()
-    return pl.concat([win_rates(priced), money_won(priced)])
+    return pl.concat([win_rates(cells), money_won(cells)])
 
 
-def win_rates(priced: pl.DataFrame) -> pl.DataFrame:
+def win_rates(cells: pl.DataFrame) -> pl.DataFrame:
     family = pl.col("bet").replace_strict(FAMILY_OF, default=None, return_dtype=pl.String)
     g = (
-        priced.with_columns(family.alias("family"))
+        cells.with_columns(family.alias("family"))
         .filter(pl.col("family").is_not_null())
         .group_by("patron_id", "family")
-        .agg(
-            pl.col("n").sum(),
-            pl.col("wins").sum(),
-            (pl.col("n") * pl.col("win")).sum().alias("expected_wins"),
-        )
+        .agg(pl.col("n").sum(), pl.col("wins").sum(), pl.col("expected_wins").sum())
         .sort("patron_id", "family")
     )
     n = g["n"].to_numpy().astype(float)
@@ -106,16 +79,15 @@ def win_rates(priced: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def money_won(priced: pl.DataFrame) -> pl.DataFrame:
+def money_won(cells: pl.DataFrame) -> pl.DataFrame:
     g = (
-        priced.filter(pl.col("mean").is_not_nan())
-        .group_by("patron_id")
+        cells.group_by("patron_id")
         .agg(
-            pl.col("n").sum(),
+            pl.col("money_n").sum().alias("n"),
             pl.col("net").sum(),
-            (pl.col("stake") * pl.col("mean")).sum().alias("expected"),
-            (pl.col("stake_squares") * pl.col("variance")).sum().alias("variance"),
-            (pl.col("stake_max") * pl.col("spread")).max().alias("spread"),
+            pl.col("expected").sum(),
+            pl.col("variance").sum(),
+            pl.col("spread").max(),
         )
         .filter(pl.col("variance") > 0)
         .sort("patron_id")

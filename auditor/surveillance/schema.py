@@ -18,8 +18,10 @@ TEST_SCHEMA = {
     "table_id": pl.String(),  # the table of a table or shoe; null for dealers and patrons
     "statistic": pl.String(),
     # In the statistic's unit: a share of rounds or wagers (*_rate), rounds per 1,000
-    # (findings_per_1000_rounds), dollars (money_won); for outcomes_chi2, Pearson's
-    # statistic and its degrees of freedom (its mean on fair play).
+    # (findings_per_1000_rounds), dollars (money_won), a share of the money wagered
+    # that the house kept (hold, with the theoretical hold as expected); for
+    # outcomes_chi2, Pearson's statistic and its degrees of freedom (its mean on fair
+    # play).
     "observed": pl.Float64(),
     "expected": pl.Float64(),
     "z": pl.Float64(),  # null for the chi-square

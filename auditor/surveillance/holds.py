@@ -1,0 +1,72 @@
+"""Each table's hold: what the house kept of the money wagered, beside its theoretical hold.
+
+The theoretical hold of a table is the house edge of each wager its patrons placed
+(`expected.wager_price`, exact for the shoe's decks and the table's options) weighted
+by the money staked, over every wager the packs can price (Royal 9 is left out: a
+progressive line pays a meter the logs do not hold). The observed hold is what the
+logs say the house kept of the same wagers: the stakes lost less the payouts net of
+commission, over the money staked.
+
+The test is one-sided, as the patrons' money test is: a table that keeps less than the
+game gives (a dealer paying out, a stacked shoe); its p-value is Bernstein's bound on the
+patrons' money won against its exact mean and variance. A table that keeps more is the
+house's gain, and a wager settled short is a PAY finding anyway.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
+from auditor.surveillance.stats import bernstein_upper
+
+HOLD = "hold"
+
+
+def table_holds(cells: pl.DataFrame) -> pl.DataFrame:
+    """One test per table over its cells (`gather.TABLE_CELL_SCHEMA`: rated wagers and
+    unrated alike)."""
+    g = (
+        cells.filter(pl.col("table_id").is_not_null())
+        .group_by("table_id")
+        .agg(
+            pl.col("money_n").sum().alias("n"),
+            pl.col("stake").sum(),
+            pl.col("net").sum(),
+            pl.col("expected").sum(),
+            pl.col("variance").sum(),
+            pl.col("spread").max(),
+        )
+        .filter((pl.col("stake") > 0) & (pl.col("variance") > 0))
+        .sort("table_id")
+    )
+    if g.height == 0:
+        return empty_tests()
+    stake, net, expected = g["stake"].to_numpy(), g["net"].to_numpy(), g["expected"].to_numpy()
+    z, p = bernstein_upper(net - expected, g["variance"].to_numpy(), g["spread"].to_numpy())
+    return pl.DataFrame(
+        {
+            "level": "table",
+            "key": g["table_id"],
+            "table_id": g["table_id"],
+            "statistic": HOLD,
+            "observed": -net / stake,
+            "expected": -expected / stake,
+            "z": z,
+            "p_value": p,
+            "rounds": None,
+            "wagers": g["n"].cast(pl.Int64),
+            "detail": [
+                f"{_kept(-w)} of ${s:,.2f} wagered on {n:,} wagers "
+                f"({_kept(-e)} in theory, sd ${math.sqrt(v):,.2f})"
+                for w, s, n, e, v in zip(net, stake, g["n"], expected, g["variance"], strict=True)
+            ],
+        },
+        schema=TEST_SCHEMA,
+    )
+
+
+def _kept(amount: float) -> str:
+    return f"kept ${amount:,.2f}" if amount >= 0 else f"lost ${-amount:,.2f}"
