@@ -55,7 +55,7 @@ OPTION_COLUMNS = (
     "royal9_paytable",
     "seats",
 )
-WAGER_CELL = ("patron_id", "table_id", "bet", "ruleset", "decks", *OPTION_COLUMNS, "seat")
+OPTION_SET = "_option_set"
 PRICE_KEY = ("bet", "ruleset", "decks", *OPTION_COLUMNS, "seat")
 # Per (patron or table, bet), over the priced wagers: `n` wagers, `wins` and the wins
 # expected; over those whose money is priced too (`money_n` of them), the stake, the
@@ -140,13 +140,23 @@ def partition_cells(
     """The cells of one partition held in memory: its rows (`part`, the wagers carrying
     their round's `ROUND_ROW`), its replayed rounds, the options per shoe, and the ids of
     its rounds that have a finding."""
-    shoes = _shoe_keys(part["shoes"], options, packs)
+    shoes = _shoe_keys(part["shoes"], options, packs).collect()
+    # The wagers are grouped by their shoe's option set, numbered (one integer), and the
+    # options joined back onto the few cells: grouping by every option is slower.
+    sets = (
+        shoes.select("ruleset", "decks", *OPTION_COLUMNS)
+        .unique()
+        .sort(pl.all(), nulls_last=True)
+        .with_row_index(OPTION_SET)
+    )
+    numbered = shoes.join(sets, on=["ruleset", "decks", *OPTION_COLUMNS], nulls_equal=True)
     rounds, wagers = pl.collect_all(
         [
-            _round_cells(replayed, shoes, flagged_rounds),
-            _wager_cells(part["wagers"], replayed, shoes),
+            _round_cells(replayed, numbered.lazy(), flagged_rounds),
+            _wager_cells(part["wagers"], replayed, numbered.lazy()),
         ]
     )
+    wagers = wagers.join(sets, on=OPTION_SET, how="left").with_columns(_price_options())
     priced = _priced(wagers)
     patrons = priced.filter(pl.col("patron_id").is_not_null())
     return NightCells(
@@ -280,7 +290,7 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
         .with_columns(
             pl.when("_bank_covered").then(pl.col("_covered").fill_null(0.0)).alias("_cap")
         )
-        .drop("shoe_id", "_covered", "_bank_covered")
+        .select(ROUND_ROW, "table_id", OPTION_SET, "_cap")
     )
     money = {c: pl.col(c).cast(pl.Float64).fill_null(0.0) for c in ("amount", "rollover")}
     stake = (
@@ -300,8 +310,7 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
     return (
         wagers.join(keyed, on=ROUND_ROW, how="inner")
         .with_columns(stake.alias("_stake"), royal9_seat)
-        .with_columns(_price_options())
-        .group_by(WAGER_CELL)
+        .group_by("patron_id", "table_id", "bet", OPTION_SET, "seat")
         .agg(
             pl.len().alias("n"),
             (pl.col("result") == "win").sum().alias("wins"),
