@@ -19,6 +19,7 @@ from auditor.findings.table import combine
 from auditor.input.load import open_dataset
 from auditor.input.options import shoe_options
 from auditor.input.partition import (
+    BYTES_PER_ROUND,
     PARTITION_ROUNDS,
     ROUND_ROW,
     Partition,
@@ -53,9 +54,14 @@ def all_checks() -> list[Check]:
 
 
 def run_validation(
-    dataset_path: Path, progress: ProgressCallback | None = None
+    dataset_path: Path,
+    progress: ProgressCallback | None = None,
+    partition_rounds: int | None = None,
 ) -> ValidatedDataset:
-    return validate(open_dataset(dataset_path), progress)
+    """Validation, holding no more ids at a time than a partition of `partition_rounds`
+    rounds takes in memory (all at once if None)."""
+    budget = None if partition_rounds is None else partition_rounds * BYTES_PER_ROUND
+    return validate(open_dataset(dataset_path), progress, budget)
 
 
 def find(
@@ -259,7 +265,7 @@ def run_audit(
     runs after the findings, over the audited rows, with its alerts held to `alert_fdr`."""
     started_at = datetime.now(UTC)
     prepare_outdir(out, dataset_path)  # refuse an unusable OUTDIR before any work
-    validated = run_validation(dataset_path, progress)
+    validated = run_validation(dataset_path, progress, partition_rounds)
     tally = Tally()
     findings = (finder or find)(validated, progress, partition_rounds, tally=tally)
     check_row_accounting(validated, tally.rows)

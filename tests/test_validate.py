@@ -15,6 +15,7 @@ from auditor.cli import main
 from auditor.errors import InputError, RulesetError
 from auditor.input import cross_rows as cross_rows_module
 from auditor.input.load import open_dataset, wider_integer_columns
+from auditor.input.validate import validate
 
 from .conftest import base_rows, contract_frame
 
@@ -216,6 +217,10 @@ def test_cross_row_checks_do_not_depend_on_hashes_being_distinct(
     colliding = run_validation(root)
     assert colliding.quarantine.equals(expected.quarantine)
     assert colliding.counts.equals(expected.counts)
+    # And in buckets: room for a few ids at a time.
+    assert cross_rows_module.buckets_for(open_dataset(root), 60) > 3
+    bucketed = validate(open_dataset(root), id_budget_bytes=60)
+    assert bucketed.quarantine.equals(expected.quarantine)
 
 
 def test_any_integer_width_and_naive_timestamps_are_accepted(write_dataset):
@@ -361,3 +366,35 @@ def test_cli_validate_exit_codes(write_dataset):
 def test_cli_version():
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0 and "auditor" in result.output
+
+
+def test_cross_row_checks_in_buckets_quarantine_the_same_rows(tmp_path):
+    """Held to a small budget, the id checks run in several buckets, one pass each, and
+    quarantine exactly what one pass over all the ids does."""
+    from auditor.simulator.simulate import simulate
+
+    root = tmp_path / "night"
+    simulate(root, 3_000, seed=2)
+    rounds = pl.read_parquet(root / "rounds.parquet")
+    wagers = pl.read_parquet(root / "wagers.parquet")
+    # Repeated round ids, wagers repeated and pointing nowhere, a null parent id.
+    rounds = pl.concat([rounds, rounds.slice(10, 25)])
+    row = pl.int_range(pl.len())
+    wagers = pl.concat([wagers, wagers.slice(100, 40)]).with_columns(
+        pl.when(row % 97 == 5)
+        .then(pl.concat_str(pl.col("round_id"), pl.lit("-gone")))
+        .when(row == 7)
+        .then(pl.lit(None, dtype=pl.String))
+        .otherwise(pl.col("round_id"))
+        .alias("round_id")
+    )
+    rounds.write_parquet(root / "rounds.parquet")
+    wagers.write_parquet(root / "wagers.parquet")
+    dataset = open_dataset(root)
+    assert cross_rows_module.buckets_for(dataset, None) == 1
+    assert cross_rows_module.buckets_for(dataset, 20_000) >= 5
+    whole = validate(dataset).quarantine
+    bucketed = validate(dataset, id_budget_bytes=20_000).quarantine
+    assert {"unique", "foreign_key"} <= set(whole["check"])
+    assert whole.filter(pl.col("table") == "rounds").height >= 50
+    assert bucketed.equals(whole)

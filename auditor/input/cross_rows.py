@@ -22,8 +22,18 @@ from auditor.input.quarantine import (
 # finding is missed, and every finding is confirmed on the ids themselves, so a hash
 # collision can never make or hide one. Queries run on the streaming engine, which holds
 # a batch of a large table at a time rather than all of it.
+#
+# Held in memory, a table's ids and hashes grow with the dataset (30 million rounds' ids
+# and 98 million wagers' hashes are about 3 GB). Beyond the budget the caller allows, the
+# checks run in buckets: one pass per bucket takes only the ids whose hash falls in it.
+# Equal ids hash equal, so a duplicate or a child and its parent always meet in the same
+# bucket, and each id is looked at in exactly one.
 HASH = "_hash"
 PARENT = "_parent"
+# What the checks hold per row, measured: a parent's id with its hash, a child's hash
+# (and its sorted copy).
+BYTES_PER_PARENT_ID = 40
+BYTES_PER_HASH = 16
 
 
 def key_columns(dataset: Dataset, table: str, *columns: str) -> pl.LazyFrame:
@@ -48,11 +58,23 @@ def _repeated(hashes: pl.Series) -> pl.Series:
     return ordered.filter(ordered == ordered.shift(1)).unique()
 
 
-class _HashedIds:
-    """Id columns with their hashes, each read once per validation run."""
+def buckets_for(dataset: Dataset, budget_bytes: int | None) -> int:
+    """How many buckets keep what the checks hold within `budget_bytes` (one if None)."""
+    if budget_bytes is None:
+        return 1
+    rows = {t: sum(s.rows for s in dataset.files.get(t, ())) for t in dataset.files}
+    parents = sum(rows.get(t, 0) for t in ("tables", "shoes", "rounds"))
+    largest = max(rows.values(), default=0)
+    held = parents * BYTES_PER_PARENT_ID + largest * BYTES_PER_HASH
+    return max(1, -(-held // max(1, budget_bytes)))
 
-    def __init__(self, dataset: Dataset) -> None:
+
+class _HashedIds:
+    """Id columns with their hashes, each read once per bucket."""
+
+    def __init__(self, dataset: Dataset, bucket: int = 0, buckets: int = 1) -> None:
         self.dataset = dataset
+        self.bucket, self.buckets = bucket, buckets
         self._ids: dict[tuple[str, str], pl.DataFrame] = {}
         self._repeated: dict[tuple[str, ...], pl.Series] = {}
         self._indexes: dict[tuple[str, str], pl.DataFrame | None] = {}
@@ -63,7 +85,7 @@ class _HashedIds:
             query = scan_table(self.dataset, table).select(
                 _key_hash([column]).alias(HASH), pl.col(column).alias(PARENT)
             )
-            self._ids[table, column] = collect_streaming(query)
+            self._ids[table, column] = collect_streaming(query.filter(self.mine(pl.col(HASH))))
         return self._ids[table, column]
 
     def repeated(self, table: str, key: Sequence[str]) -> pl.Series:
@@ -72,10 +94,16 @@ class _HashedIds:
             if len(key) == 1 and (table, key[0]) in self._ids:
                 hashes = self._ids[table, key[0]].get_column(HASH)
             else:  # only the hashes: a large table's ids as strings would not be small
-                hashes = collect_streaming(scan_table(self.dataset, table).select(_key_hash(key)))
-                hashes = hashes.to_series()
+                hashed = scan_table(self.dataset, table).select(_key_hash(key).alias(HASH))
+                hashes = collect_streaming(hashed.filter(self.mine(pl.col(HASH)))).to_series()
             self._repeated[table, *key] = _repeated(hashes)
         return self._repeated[table, *key]
+
+    def mine(self, hashes: pl.Expr) -> pl.Expr:
+        """Whether a hash falls in this bucket."""
+        if self.buckets == 1:
+            return pl.lit(True)
+        return (hashes % self.buckets) == self.bucket
 
     def index(self, table: str, column: str) -> pl.DataFrame | None:
         """`ids` with one row per hash, or None if two different values share a hash."""
@@ -95,23 +123,33 @@ class _HashedIds:
         return pl.concat([ids.filter(~is_repeated), shared])
 
 
-def cross_row_checks(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
-    ids = _HashedIds(dataset)
+def cross_row_checks(
+    dataset: Dataset, row_level: pl.DataFrame, budget_bytes: int | None = None
+) -> pl.DataFrame:
+    """The cross-row checks' quarantine rows, holding about `budget_bytes` of ids at a time
+    (all at once if None)."""
+    found = [_round_table_mismatch(dataset), _shoe_before_options(dataset, row_level)]
+    buckets = buckets_for(dataset, budget_bytes)
+    for bucket in range(buckets):
+        found += _id_checks(_HashedIds(dataset, bucket, buckets))
+    return concat_quarantine(found)
+
+
+def _id_checks(ids: _HashedIds) -> list[pl.DataFrame]:
+    dataset = ids.dataset
     # Parents first: their ids are read once and serve their own duplicate check too.
     found = [
         _missing_parent(ids, "shoes", "table_id", "tables", "table_id"),
         _missing_parent(ids, "rounds", "shoe_id", "shoes", "shoe_id"),
         _missing_parent(ids, "rounds", "table_id", "tables", "table_id"),
         _missing_parent(ids, "wagers", "round_id", "rounds", "round_id"),
-        _round_table_mismatch(dataset),
-        _shoe_before_options(dataset, row_level),
     ]
     if "commission_collections" in dataset.files:
         found.append(_missing_parent(ids, "commission_collections", "shoe_id", "shoes", "shoe_id"))
     if "royal9_seats" in dataset.files:
         found.append(_missing_parent(ids, "royal9_seats", "table_id", "tables", "table_id"))
     found += [_duplicates(ids, t) for t in dataset.tables()]
-    return concat_quarantine(found)
+    return found
 
 
 def _duplicates(ids: _HashedIds, table: str) -> pl.DataFrame:
@@ -141,10 +179,11 @@ def _missing_parent(
 ) -> pl.DataFrame:
     # Only the column and provenance go through the join (32 million wager ids would
     # double its memory); the few rows found are named afterwards.
-    children = key_columns(ids.dataset, table, column)
+    children = key_columns(ids.dataset, table, column).filter(ids.mine(_key_hash([column])))
     index = ids.index(parent, parent_column)
     if index is None:  # two parent ids share a hash: compare the ids themselves
         parents = scan_table(ids.dataset, parent).select(pl.col(parent_column).alias(column))
+        parents = parents.filter(ids.mine(_key_hash([column])))
         missing = children.join(parents, on=column, how="anti")
     else:
         # A null id is missing, as in an anti-join: null equals nothing.

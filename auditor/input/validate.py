@@ -72,10 +72,16 @@ class ValidatedDataset:
     counts: pl.DataFrame
 
 
-def validate(dataset: Dataset, progress: ProgressCallback | None = None) -> ValidatedDataset:
+def validate(
+    dataset: Dataset,
+    progress: ProgressCallback | None = None,
+    id_budget_bytes: int | None = None,
+) -> ValidatedDataset:
+    """The dataset validated: the audited rows (lazy), the quarantine and the row counts.
+    The cross-row checks hold about `id_budget_bytes` of ids at a time (all if None)."""
     _reject_unknown_rulesets(dataset)
     row_level = _cite_hand_rules(dataset, _row_checks(dataset, progress))
-    cross = cross_row_checks(dataset, row_level)
+    cross = cross_row_checks(dataset, row_level, id_budget_bytes)
     quarantine = _dependents(dataset, concat_quarantine([row_level, cross]))
     quarantine = _sort_quarantine(quarantine)
     audited = {t: audited_scan(dataset, t, quarantine) for t in TABLES}
