@@ -28,12 +28,10 @@ from rich.text import Text
 
 from auditor import __version__
 from auditor.commands.query import query
+from auditor.commands.terminal import fail, stderr, stdout
 from auditor.errors import AuditorError
 from auditor.input.partition import DEFAULT_MEMORY_LIMIT, parse_size, rounds_within
 from auditor.surveillance.schema import ALERT_FDR
-
-stderr = Console(stderr=True)
-stdout = Console()
 
 
 @click.group()
@@ -65,12 +63,6 @@ def _progress(description: str, total: int | None, quiet: bool = False):
     with progress:
         task = progress.add_task(description, total=total)
         yield lambda n: progress.advance(task, n)
-
-
-def _fail(error: AuditorError) -> None:
-    # click.echo, not rich: a path in the message must not be wrapped mid-name.
-    click.echo(f"error: {error}", err=True)
-    sys.exit(error.exit_code)
 
 
 def _rows_in(dataset_path: Path, table: str | None = None) -> int:
@@ -115,7 +107,7 @@ def validate(dataset: Path) -> None:
         with _progress("validating", _rows_in(dataset)) as advance:
             result = run_validation(dataset, lambda _table, n: advance(n))
     except AuditorError as error:
-        _fail(error)
+        fail(error)
     stdout.print(_counts_table(result.counts))
     _quarantine_digest(result.quarantine)
     sys.exit(1 if result.quarantine.height else 0)
@@ -189,7 +181,7 @@ def audit(
                 alert_fdr=alert_fdr,
             )
     except AuditorError as error:
-        _fail(error)
+        fail(error)
     stdout.print(_counts_table(results.counts))
     _quarantine_digest(results.quarantine)
     stdout.print(f"{results.findings.height:,} findings written to {out}", highlight=False)
@@ -290,7 +282,7 @@ def diff(before: Path, after: Path, output: Path | None) -> None:
     try:
         changes = diff_runs(before, after)
     except AuditorError as error:
-        _fail(error)
+        fail(error)
     if output is not None:
         changes.write_parquet(output)
     counts = dict(changes.group_by("change").len().iter_rows())
@@ -346,7 +338,7 @@ def simulate(
                 shoe_fault_rate=shoe_fault_rate,
             )
     except AuditorError as error:
-        _fail(error)
+        fail(error)
     stdout.print(summary)
 
 
@@ -388,7 +380,7 @@ def odds(
         options = parse_table_options((*option_words, *more_options))
         reports = odds_report(rulesets, decks, options)
     except AuditorError as error:
-        _fail(error)
+        fail(error)
     if fmt == "json":
         click.echo(json.dumps(to_json(reports, options), indent=2))
         return
@@ -419,7 +411,7 @@ def report(outdir: Path, target: Path | None, pdf: bool, **subject) -> None:
     try:
         written = write_investigation(outdir, subject_of(**subject), target, pdf)
     except AuditorError as error:
-        _fail(error)
+        fail(error)
     click.echo(f"report written to {written}")
 
 

@@ -9,20 +9,11 @@ from contextlib import suppress
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from auditor.commands.terminal import fail, stdout
 from auditor.errors import AuditorError
-
-stdout = Console()
-
-
-def _fail(error: AuditorError) -> None:
-    # click.echo, not rich: a path in the message must not be wrapped mid-name.
-    click.echo(f"error: {error}", err=True)
-    sys.exit(error.exit_code)
-
 
 QUERY_FORMATS = ("table", "csv", "json", "parquet")
 TABLE_ROWS_SHOWN = 1000
@@ -57,7 +48,7 @@ def query(outdir: Path, sql: str | None, fmt: str, output: Path | None) -> None:
     try:
         catalog = catalog_query.open_catalog(outdir)
     except AuditorError as error:
-        _fail(error)
+        fail(error)
     try:
         if catalog.missing:
             click.echo(f"warning: {catalog.moved_warning()}", err=True)
@@ -81,7 +72,7 @@ def query(outdir: Path, sql: str | None, fmt: str, output: Path | None) -> None:
         else:
             _write_binary(data)
     except AuditorError as error:
-        _fail(error)
+        fail(error)
     finally:
         catalog.close()
 

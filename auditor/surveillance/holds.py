@@ -19,6 +19,7 @@ import math
 
 import polars as pl
 
+from auditor.surveillance.patrons import money_sums
 from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
 from auditor.surveillance.stats import bernstein_upper
 
@@ -28,20 +29,8 @@ HOLD = "hold"
 def table_holds(cells: pl.DataFrame) -> pl.DataFrame:
     """One test per table over its cells (`gather.TABLE_CELL_SCHEMA`: rated wagers and
     unrated alike)."""
-    g = (
-        cells.filter(pl.col("table_id").is_not_null())
-        .group_by("table_id")
-        .agg(
-            pl.col("money_n").sum().alias("n"),
-            pl.col("stake").sum(),
-            pl.col("net").sum(),
-            pl.col("expected").sum(),
-            pl.col("variance").sum(),
-            pl.col("spread").max(),
-        )
-        .filter((pl.col("stake") > 0) & (pl.col("variance") > 0))
-        .sort("table_id")
-    )
+    g = money_sums(cells.filter(pl.col("table_id").is_not_null()), "table_id")
+    g = g.filter(pl.col("stake") > 0)
     if g.height == 0:
         return empty_tests()
     stake, net, expected = g["stake"].to_numpy(), g["net"].to_numpy(), g["expected"].to_numpy()

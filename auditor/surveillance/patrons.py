@@ -79,19 +79,23 @@ def win_rates(cells: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def money_won(cells: pl.DataFrame) -> pl.DataFrame:
-    g = (
-        cells.group_by("patron_id")
+def money_sums(cells: pl.DataFrame, key: str) -> pl.DataFrame:
+    """Per `key`, over the wagers whose money is priced: how many, the stake, the money
+    won, its exact mean and variance, and the largest swing of one wager."""
+    return (
+        cells.group_by(key)
         .agg(
             pl.col("money_n").sum().alias("n"),
-            pl.col("net").sum(),
-            pl.col("expected").sum(),
-            pl.col("variance").sum(),
+            *(pl.col(c).sum() for c in ("stake", "net", "expected", "variance")),
             pl.col("spread").max(),
         )
         .filter(pl.col("variance") > 0)
-        .sort("patron_id")
+        .sort(key)
     )
+
+
+def money_won(cells: pl.DataFrame) -> pl.DataFrame:
+    g = money_sums(cells, "patron_id")
     net, expected = g["net"].to_numpy(), g["expected"].to_numpy()
     z, p = bernstein_upper(net - expected, g["variance"].to_numpy(), g["spread"].to_numpy())
     return pl.DataFrame(
