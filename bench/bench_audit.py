@@ -46,7 +46,7 @@ ID_COLUMNS = (
 )  # fmt: skip
 TABLES = ("tables", "shoes", "rounds", "wagers", "commission_collections", "royal9_seats")
 # Written into each dataset's `done` marker: a dataset built by an older builder is rebuilt.
-BUILDER_VERSION = "2"
+BUILDER_VERSION = "3"
 
 
 def build_dataset(work: Path, rounds: int, faults: float = 0.0) -> Path:

@@ -32,7 +32,13 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_audit import BASE_ROUNDS, BUILDER_VERSION, build_dataset
 
-TIME_KEYS = {"tables": "effective_from", "shoes": "opened_at", "rounds": "dealt_at"}
+# The time each table is exported by, and its id to break ties: the copies of the base
+# night share their timestamps, and slices of a sort with ties would overlap.
+TIME_KEYS = {
+    "tables": ("effective_from", "table_id"),
+    "shoes": ("opened_at", "shoe_id"),
+    "rounds": ("dealt_at", "round_id"),
+}
 FILES_PER_TABLE = 8
 
 
@@ -47,15 +53,21 @@ def by_time(clustered: Path) -> Path:
     for table in ("tables", "shoes", "rounds", "wagers", "commission_collections", "royal9_seats"):
         frame = pl.scan_parquet(clustered / table / "*.parquet")
         if table == "wagers":
-            frame = frame.join(dealt, on="round_id").sort("dealt_at").drop("dealt_at")
+            frame = frame.join(dealt, on="round_id").sort("dealt_at", "round_id", "wager_id")
+            frame = frame.drop("dealt_at")
         elif table in TIME_KEYS:
-            frame = frame.sort(TIME_KEYS[table])
-        rows = frame.select(pl.len()).collect().item()
-        per_file = max(1, -(-rows // FILES_PER_TABLE))
+            frame = frame.sort(*TIME_KEYS[table])
+        # Sorted once, into one file, then cut: each file's slice of a lazy sort would
+        # sort the whole table again.
         (target / table).mkdir(parents=True)
+        whole = target / table / "_sorted.parquet"
+        frame.sink_parquet(whole, row_group_size=250_000)
+        rows = pl.scan_parquet(whole).select(pl.len()).collect().item()
+        per_file = max(1, -(-rows // FILES_PER_TABLE))
         for index in range(FILES_PER_TABLE):
-            part = frame.slice(index * per_file, per_file)
+            part = pl.scan_parquet(whole).slice(index * per_file, per_file)
             part.sink_parquet(target / table / f"part-{index}.parquet", row_group_size=250_000)
+        whole.unlink()
     done.write_text(BUILDER_VERSION)
     return target
 
