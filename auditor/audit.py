@@ -85,7 +85,13 @@ def find(
     found: list[pl.DataFrame] = []
     # An input not laid out table by table is first routed into files per partition.
     with partition_sources(
-        validated.dataset, validated.audited, validated.quarantine, groups, route_dir
+        validated.dataset,
+        validated.audited,
+        validated.quarantine,
+        groups,
+        route_dir,
+        progress,
+        budget_bytes=partition_rounds * BYTES_PER_ROUND,
     ) as source:
         for index, partition in enumerate(groups):
             audited, whole = source(index)
@@ -94,7 +100,7 @@ def find(
             if tally is not None:
                 tally.add(result)
             if progress:
-                progress("rounds", partition.rounds)
+                progress("audit", partition.rounds)
     return combine(found)
 
 
@@ -271,10 +277,14 @@ def run_audit(
     check_row_accounting(validated, tally.rows)
     # Statistics of the night beside the findings, never among them (CONTRACT): they
     # change neither findings.parquet nor the exit status.
+    if progress:
+        progress("surveillance", 0)
     watched = survey(tally.night_cells(), validated.audited, findings, alert_fdr)
     results = AuditOutputs(
         findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
     )
     run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at)
+    if progress:
+        progress("outputs", 0)
     write_outputs(out, results, run, extra=write_nightly if report else None)
     return results

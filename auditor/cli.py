@@ -62,7 +62,19 @@ def _progress(description: str, total: int | None, quiet: bool = False):
     )
     with progress:
         task = progress.add_task(description, total=total)
-        yield lambda n: progress.advance(task, n)
+
+        def advance(n: int, stage: str | None = None) -> None:
+            progress.update(task, advance=n, description=_stage_name(description, stage))
+
+        yield advance
+
+
+def _stage_name(description: str, stage: str | None) -> str:
+    from auditor.input.validate import STAGES
+
+    if stage is None:
+        return description
+    return STAGES.get(stage, f"validating {stage}")
 
 
 def _rows_in(dataset_path: Path, table: str | None = None) -> int:
@@ -175,7 +187,7 @@ def audit(
             results = run_audit(
                 dataset_path,
                 out,
-                lambda _t, n: advance(n),
+                lambda stage, n: advance(n, stage),
                 partition_rounds,
                 command=command,
                 alert_fdr=alert_fdr,

@@ -7,10 +7,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
-from auditor.audit import find, run_validation
+from auditor.audit import Tally, find, run_audit, run_validation
+from auditor.input import routing
 from auditor.input.partition import partitions
-from auditor.input.routing import needs_routing
+from auditor.input.quarantine import ROW_KEY
+from auditor.input.routing import needs_routing, route, routed
+from auditor.input.validate import STAGES
 from auditor.simulator.simulate import simulate
 
 TIME_KEYS = {
@@ -66,3 +70,50 @@ def test_routed_partitions_find_exactly_what_the_clustered_layout_finds(layouts,
     )
     assert expected.height > 100
     assert got.equals(expected)
+
+
+def test_surveillance_counts_the_same_night_in_either_layout(layouts):
+    clustered, by_time = layouts
+    nights = []
+    for path in (clustered, by_time):
+        tally = Tally()
+        find(run_validation(path), partition_rounds=8_000, tally=tally)
+        nights.append(tally.night_cells())
+    for name, key in (("rounds", "shoe_id"), ("patrons", "patron_id"), ("tables", "table_id")):
+        one, other = (getattr(n, name).sort(key, pl.all(), nulls_last=True) for n in nights)
+        assert one.height > 0
+        assert_frame_equal(one, other, check_exact=False, rel_tol=1e-12)
+
+
+def test_every_long_stage_reports_progress(layouts, tmp_path):
+    """The stages in the order they run, each named, the rows and rounds all counted."""
+    _, by_time = layouts
+    seen: list[tuple[str, int]] = []
+    run_audit(by_time, tmp_path / "out", lambda stage, n: seen.append((stage, n)), 8_000)
+    stages = list(dict.fromkeys(stage for stage, _ in seen))
+    tables = [s for s in stages if s not in STAGES]
+    assert {"tables", "rounds", "wagers"} <= set(tables)
+    assert stages[len(tables) :] == ["routing", "audit", "surveillance", "outputs"]
+    rounds = pl.scan_parquet(by_time / "rounds" / "*.parquet").select(pl.len()).collect().item()
+    assert sum(n for stage, n in seen if stage == "audit") == rounds
+    assert sum(n for stage, n in seen if stage == "rounds") == rounds  # validated
+
+
+def test_routing_in_passes_writes_the_same_rows(layouts, tmp_path):
+    """Under a small budget the wagers are routed in several passes, each holding the
+    map of some partitions' rounds only: every partition gets the same rows."""
+    _, by_time = layouts
+    validated = run_validation(by_time)
+    groups = partitions(validated.audited, 8_000)
+    args = (validated.dataset, validated.audited, validated.quarantine, groups)
+    small = 400_000  # the map of 5,000 rounds at a time
+    assert len(routing._passes(groups, small)) > 2
+    route(*args, tmp_path / "one")
+    route(*args, tmp_path / "passes", budget_bytes=small)
+    for index in range(len(groups)):
+        one, passes = routed(tmp_path / "one", index), routed(tmp_path / "passes", index)
+        for table, frame in one.items():
+            key = list(ROW_KEY[table])
+            expected = frame.collect().sort(key)
+            assert expected.height > 0 or table == "royal9_seats"
+            assert passes[table].collect().sort(key).equals(expected)

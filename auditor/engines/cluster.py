@@ -137,7 +137,7 @@ class DaskFinder:
         try:
             for future in distributed.as_completed(futures):
                 if progress:
-                    progress("rounds", rounds[future.key])
+                    progress("audit", rounds[future.key])
             # In the partitions' order, not the order they finished: `combine` keeps the
             # order of findings that sort alike, and so must get them as `find` gives them.
             results = self.client.gather(futures)

@@ -22,7 +22,14 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from auditor.contract import TABLES, empty_frame
-from auditor.input.load import FILE_COLUMN, ROW_COLUMN, Dataset, iter_batches, normalize_exprs
+from auditor.input.load import (
+    BATCH_ROWS,
+    FILE_COLUMN,
+    ROW_COLUMN,
+    Dataset,
+    iter_batches,
+    normalize_exprs,
+)
 from auditor.input.partition import TABLE_KEYED, Partition
 
 ROUTE_KEY = "_part"
@@ -73,13 +80,18 @@ def route(
     quarantine: pl.DataFrame,
     groups: Sequence[Partition],
     folder: Path,
+    progress: Callable[[str, int], None] | None = None,
+    budget_bytes: int | None = None,
 ) -> None:
     """Write each partition's audited rows of every table into `folder/TABLE/_part=N/`:
     the tables keyed by `table_id` by their table, the wagers by their round's table.
 
     File by file and batch by batch (`load.iter_batches`), so that memory holds one batch
     and the map of rounds to partitions, never a table: a streaming join and partitioned
-    sink over the whole wagers table was measured holding gigabytes."""
+    sink over the whole wagers table was measured holding gigabytes. The map holds each
+    round's id (about `BYTES_PER_MAPPED_ROUND`); where the whole map would exceed
+    `budget_bytes`, the wagers are routed in passes, each over the rounds of some
+    partitions, and each pass reads the wagers' files again."""
     parts = pl.DataFrame(
         {
             "table_id": [t for group in groups for t in group.tables],
@@ -87,27 +99,94 @@ def route(
         },
         schema={"table_id": pl.String(), ROUTE_KEY: pl.Int32()},
     )
-    round_parts = (
-        (audited["rounds"].select("round_id", "table_id").join(parts.lazy(), on="table_id"))
-        .select("round_id", ROUTE_KEY)
-        .collect()
-    )
-    for name in (*TABLE_KEYED, "wagers"):
-        key, keys = ("round_id", round_parts) if name == "wagers" else ("table_id", parts)
-        bad = quarantine.filter(pl.col("table") == name).select(
-            pl.col("file").alias(FILE_COLUMN), pl.col("row").alias(ROW_COLUMN)
+    batch_rows = _batch_rows(budget_bytes)
+    for name in TABLE_KEYED:
+        _route_table(dataset, quarantine, name, folder, batch_rows, progress, _by_table(parts))
+    for chosen in _passes(groups, budget_bytes):
+        round_parts = _RoundMap(audited["rounds"], parts.filter(pl.col(ROUTE_KEY).is_in(chosen)))
+        _route_table(dataset, quarantine, "wagers", folder, batch_rows, progress, round_parts)
+
+
+# Routing holds a round's id and partition per round of a pass (measured) and a batch of
+# rows with its copies (about 1,000 bytes a row at most, for wagers).
+BYTES_PER_MAPPED_ROUND = 40
+BYTES_PER_BATCH_ROW = 1_000
+
+
+def _batch_rows(budget_bytes: int | None) -> int:
+    if budget_bytes is None:
+        return BATCH_ROWS
+    return max(50_000, min(BATCH_ROWS, budget_bytes // 4 // BYTES_PER_BATCH_ROW))
+
+
+def _passes(groups: Sequence[Partition], budget_bytes: int | None) -> list[list[int]]:
+    """The partitions' numbers in passes whose rounds' map fits half of `budget_bytes`."""
+    room = None if budget_bytes is None else max(1, budget_bytes // 2 // BYTES_PER_MAPPED_ROUND)
+    passes: list[list[int]] = [[]]
+    held = 0
+    for index, group in enumerate(groups):
+        if room is not None and passes[-1] and held + group.rounds > room:
+            passes.append([])
+            held = 0
+        passes[-1].append(index)
+        held += group.rounds
+    return passes
+
+
+Keyed = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def _by_table(parts: pl.DataFrame) -> Keyed:
+    return lambda batch: batch.join(parts, on="table_id", how="inner")
+
+
+class _RoundMap:
+    """Each round of some partitions by id, sorted: a batch of wagers finds its rounds by
+    binary search (no hash table of every round built for every batch)."""
+
+    def __init__(self, rounds: pl.LazyFrame, parts: pl.DataFrame) -> None:
+        mapped = (
+            rounds.select("round_id", "table_id")
+            .join(parts.lazy(), on="table_id")
+            .select("round_id", ROUTE_KEY)
+            .collect()
+            .sort("round_id")
         )
-        for number, source in enumerate(dataset.files.get(name, ())):
-            normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source)]
-            for batch_no, raw in enumerate(iter_batches(source)):
-                batch = raw.select(normalize).join(bad, on=[FILE_COLUMN, ROW_COLUMN], how="anti")
-                keyed = batch.join(keys, on=key, how="inner").select(*TABLES[name], ROUTE_KEY)
-                for (index,), rows in keyed.partition_by(ROUTE_KEY, as_dict=True).items():
-                    target = folder / name / f"{ROUTE_KEY}={index}"
-                    target.mkdir(parents=True, exist_ok=True)
-                    rows.drop(ROUTE_KEY).write_parquet(
-                        target / f"{number:05d}-{batch_no:05d}.parquet"
-                    )
+        self.ids, self.parts = mapped["round_id"], mapped[ROUTE_KEY]
+
+    def __call__(self, batch: pl.DataFrame) -> pl.DataFrame:
+        if self.ids.len() == 0:
+            return batch.clear().with_columns(pl.lit(None, dtype=pl.Int32).alias(ROUTE_KEY))
+        wanted = batch["round_id"]
+        at = self.ids.search_sorted(wanted, side="left").clip(0, self.ids.len() - 1)
+        found = (self.ids.gather(at) == wanted).fill_null(False)
+        return batch.with_columns(self.parts.gather(at).alias(ROUTE_KEY)).filter(found)
+
+
+def _route_table(
+    dataset: Dataset,
+    quarantine: pl.DataFrame,
+    name: str,
+    folder: Path,
+    batch_rows: int,
+    progress: Callable[[str, int], None] | None,
+    keyed: Keyed,
+) -> None:
+    bad = quarantine.filter(pl.col("table") == name).select(
+        pl.col("file").alias(FILE_COLUMN), pl.col("row").alias(ROW_COLUMN)
+    )
+    for number, source in enumerate(dataset.files.get(name, ())):
+        normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source)]
+        for batch_no, raw in enumerate(iter_batches(source, batch_rows)):
+            batch = raw.select(normalize).join(bad, on=[FILE_COLUMN, ROW_COLUMN], how="anti")
+            rows = keyed(batch).select(*TABLES[name], ROUTE_KEY)
+            for (index,), part in rows.partition_by(ROUTE_KEY, as_dict=True).items():
+                target = folder / name / f"{ROUTE_KEY}={index}"
+                target.mkdir(parents=True, exist_ok=True)
+                # A pass's files are named by their source batch: unique within the table.
+                part.drop(ROUTE_KEY).write_parquet(target / f"{number:05d}-{batch_no:05d}.parquet")
+            if progress:
+                progress("routing", 0)
 
 
 def routed(folder: Path, index: int) -> dict[str, pl.LazyFrame]:
@@ -134,6 +213,8 @@ def partition_sources(
     quarantine: pl.DataFrame,
     groups: Sequence[Partition],
     folder: Path | None = None,
+    progress: Callable[[str, int], None] | None = None,
+    budget_bytes: int | None = None,
 ) -> Iterator[PartitionSource]:
     """For partition `i`, the frames to read it from and whether they hold nothing else
     (`whole`): the audited scans themselves, or, where the layout calls for it, the files
@@ -143,5 +224,5 @@ def partition_sources(
         return
     with tempfile.TemporaryDirectory(prefix="auditor-route-") as temporary:
         target = Path(folder) if folder is not None else Path(temporary)
-        route(dataset, audited, quarantine, groups, target)
+        route(dataset, audited, quarantine, groups, target, progress, budget_bytes)
         yield lambda index: (routed(target, index), True)

@@ -59,7 +59,15 @@ CHECK_REASONS = {
     "in_range": "outside the contract's range",
 }
 
+# (what is being done, how many rows or rounds it just finished): a table's name while
+# validating, then "routing", "audit" (rounds), "surveillance", "outputs" (`STAGES`).
 ProgressCallback = Callable[[str, int], None]
+STAGES = {
+    "routing": "routing rows into partitions",
+    "audit": "auditing rounds",
+    "surveillance": "surveillance",
+    "outputs": "writing outputs",
+}
 
 
 @dataclass(frozen=True)
