@@ -173,8 +173,9 @@ def audit(
         raise click.UsageError("--scheduler needs --engine dask")
     try:
         dataset_path = local_path(dataset)
+        limit_bytes = parse_size(memory_limit)
         if partition_rounds is None:
-            partition_rounds = rounds_within(parse_size(memory_limit))
+            partition_rounds = rounds_within(limit_bytes)
         # Validation advances by the rows of every table, then the audit by the rounds.
         total = _rows_in(dataset_path) + _rows_in(dataset_path, "rounds")
         with _progress("auditing", total, quiet) as advance:
@@ -200,7 +201,24 @@ def audit(
     # Alerts are statistics, not findings: reported, never in the exit status.
     alerts = f"{results.alerts.height:,} surveillance alerts (not findings)"
     stdout.print(f"{alerts} written to {out / 'alerts.parquet'}", highlight=False)
+    _warn_over_limit(memory_limit, limit_bytes)
     sys.exit(0 if exit_zero or results.findings.height == 0 else 1)
+
+
+def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
+    """Say so when the run's peak memory passed the limit it was given: the partitions are
+    sized to it, but some of what a run holds is not (README, Scale on one machine)."""
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
+    if peak > limit_bytes:
+        click.echo(
+            f"warning: this run's memory peaked at {peak / 2**30:.2f} GiB, above "
+            f"--memory-limit {memory_limit}: validation's batches, surveillance's counts and "
+            "tests and the outputs are not sized to it (see the README's 'Scale on one "
+            "machine')",
+            err=True,
+        )
 
 
 @main.command()

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
 from auditor.audit import Tally, find, run_audit, run_validation
+from auditor.cli import main
 from auditor.input import routing
 from auditor.input.partition import partitions
 from auditor.input.quarantine import ROW_KEY
@@ -117,3 +119,12 @@ def test_routing_in_passes_writes_the_same_rows(layouts, tmp_path):
             expected = frame.collect().sort(key)
             assert expected.height > 0 or table == "royal9_seats"
             assert passes[table].collect().sort(key).equals(expected)
+
+
+@pytest.mark.parametrize(("limit", "warned"), [("1MB", True), ("1TB", False)])
+def test_a_run_above_its_memory_limit_says_so(layouts, tmp_path, limit, warned):
+    clustered, _ = layouts
+    args = ["audit", str(clustered), "--out", str(tmp_path / "o"), "--memory-limit", limit]
+    result = CliRunner().invoke(main, [*args, "--quiet"])
+    assert result.exit_code in (0, 1), result.output
+    assert ("above --memory-limit " + limit in result.stderr) is warned
