@@ -279,7 +279,10 @@ def run_audit(
     # change neither findings.parquet nor the exit status.
     if progress:
         progress("surveillance", 0)
-    watched = survey(tally.night_cells(), validated.audited, findings, alert_fdr)
+    night = tally.night_cells()
+    del tally  # the partitions' counts, summed into `night`: not held twice while surveying
+    watched = survey(night, validated.audited, findings, alert_fdr)
+    del night
     results = AuditOutputs(
         findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
     )
