@@ -19,10 +19,10 @@ from auditor.findings.table import combine
 from auditor.input.load import open_dataset
 from auditor.input.options import shoe_options
 from auditor.input.partition import (
-    BYTES_PER_ROUND,
     PARTITION_ROUNDS,
     ROUND_ROW,
     Partition,
+    partition_bytes,
     partitions,
     restrict,
     wagers_of,
@@ -60,7 +60,7 @@ def run_validation(
 ) -> ValidatedDataset:
     """Validation, holding no more ids at a time than a partition of `partition_rounds`
     rounds takes in memory (all at once if None)."""
-    budget = None if partition_rounds is None else partition_rounds * BYTES_PER_ROUND
+    budget = None if partition_rounds is None else partition_bytes(partition_rounds)
     return validate(open_dataset(dataset_path), progress, budget)
 
 
@@ -91,7 +91,7 @@ def find(
         groups,
         route_dir,
         progress,
-        budget_bytes=partition_rounds * BYTES_PER_ROUND,
+        budget_bytes=partition_bytes(partition_rounds),
     ) as source:
         for index, partition in enumerate(groups):
             audited, whole = source(index)

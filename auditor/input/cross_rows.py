@@ -180,7 +180,12 @@ def _missing_parent(
 ) -> pl.DataFrame:
     # Only the column and provenance go through the join (32 million wager ids would
     # double its memory); the few rows found are named afterwards.
-    children = key_columns(ids.dataset, table, column).filter(ids.mine(_key_hash([column])))
+    # Each child's id hashed once: for its bucket, and to meet its parent's.
+    children = (
+        key_columns(ids.dataset, table, column)
+        .with_columns(_key_hash([column]).alias(HASH))
+        .filter(ids.mine(pl.col(HASH)))
+    )
     index = ids.index(parent, parent_column)
     if index is None:  # two parent ids share a hash: compare the ids themselves
         parents = scan_table(ids.dataset, parent).select(pl.col(parent_column).alias(column))
@@ -189,13 +194,8 @@ def _missing_parent(
     else:
         # A null id is missing, as in an anti-join: null equals nothing.
         found = pl.col(column).eq(pl.col(PARENT)).fill_null(False)
-        missing = (
-            children.with_columns(_key_hash([column]).alias(HASH))
-            .join(index.lazy(), on=HASH, how="left")
-            .filter(~found)
-            .select(FILE_COLUMN, ROW_COLUMN, column)
-        )
-    rows = collect_streaming(missing)
+        missing = children.join(index.lazy(), on=HASH, how="left").filter(~found)
+    rows = collect_streaming(missing.select(FILE_COLUMN, ROW_COLUMN, column))
     if rows.height == 0:
         return empty_quarantine()
     return quarantine_rows(

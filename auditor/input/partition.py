@@ -56,6 +56,12 @@ def rounds_within(limit_bytes: int) -> int:
     return max(MIN_PARTITION_ROUNDS, room // BYTES_PER_ROUND)
 
 
+def partition_bytes(partition_rounds: int) -> int:
+    """What a partition of `partition_rounds` rounds may hold in memory (the inverse of
+    `rounds_within`): the budget the other stages that grow with the night keep to."""
+    return partition_rounds * BYTES_PER_ROUND
+
+
 @dataclass(frozen=True)
 class Partition:
     tables: tuple[str, ...]

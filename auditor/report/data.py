@@ -277,17 +277,15 @@ def surveillance_summary(catalog: Catalog) -> dict[str, Any] | None:
     return row
 
 
-def alerts(
-    catalog: Catalog, where: str = "TRUE", params: Mapping[str, Any] | None = None
-) -> pl.DataFrame:
-    """The alerts matching `where` (over the `alerts` table), the strongest first, with
-    how many rounds and wagers each covers (null rounds: every round of the table)."""
+def strongest_alerts(catalog: Catalog, limit: int) -> pl.DataFrame:
+    """The `limit` strongest alerts, with how many rounds and wagers each covers (null
+    rounds: every round of the table)."""
     return frame(
         catalog,
         f"SELECT {TEST_COLUMNS}, len(round_ids) AS rounds_covered, "
-        f"len(wager_ids) AS wagers_covered FROM alerts WHERE {where} "
-        "ORDER BY q_value, p_value, level, key, statistic",
-        params,
+        "len(wager_ids) AS wagers_covered FROM alerts "
+        "ORDER BY q_value, p_value, level, key, statistic LIMIT $limit",
+        {"limit": limit},
     )
 
 
@@ -303,15 +301,12 @@ def surveillance_tests(
     )
 
 
-def holds(
-    catalog: Catalog, where: str = "TRUE", params: Mapping[str, Any] | None = None
-) -> pl.DataFrame:
+def holds(catalog: Catalog) -> pl.DataFrame:
     """Each table's observed hold beside its theoretical hold, the tables that kept the
     least against their theory first."""
     return frame(
         catalog,
         "SELECT key AS table_id, observed, expected, observed - expected AS difference, z, "
         "p_value, q_value, alert, wagers, detail FROM surveillance "
-        f"WHERE statistic = 'hold' AND ({where}) ORDER BY z DESC NULLS LAST, key",
-        params,
+        "WHERE statistic = 'hold' ORDER BY z DESC NULLS LAST, key",
     )

@@ -190,12 +190,13 @@ def _surveillance(catalog: Catalog) -> dict[str, Any]:
     if summary is None:
         return {"surveillance": None, "alerts": [], "alerts_more": 0, "holds": [],
                 "holds_more": 0, "hold_of": {}}  # fmt: skip
-    alerts = data.alerts(catalog)
+    # The first alerts only: the summary counts them all.
+    alerts = data.strongest_alerts(catalog, ALERTS_SHOWN)
     holds = data.holds(catalog)
     return {
         "surveillance": summary,
-        "alerts": list(alerts.head(ALERTS_SHOWN).iter_rows(named=True)),
-        "alerts_more": max(0, alerts.height - ALERTS_SHOWN),
+        "alerts": list(alerts.iter_rows(named=True)),
+        "alerts_more": max(0, summary["alerts"] - alerts.height),
         "holds": list(holds.head(HOLDS_SHOWN).iter_rows(named=True)),
         "holds_more": max(0, holds.height - HOLDS_SHOWN),
         "hold_of": {h["table_id"]: h for h in holds.iter_rows(named=True)},
