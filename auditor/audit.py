@@ -5,8 +5,9 @@ Each stage is a function of frames; this module only wires them together.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -30,7 +31,7 @@ from auditor.input.partition import (
 from auditor.input.routing import partition_sources
 from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
 from auditor.output.catalog import RunInfo
-from auditor.output.files import AuditOutputs, write_outputs
+from auditor.output.files import SURVEILLANCE_FILE, AuditOutputs, write_outputs
 from auditor.output.outdir import prepare as prepare_outdir
 from auditor.packs.model import RulePack, load_all
 from auditor.procedures import stage as procedures_stage
@@ -41,9 +42,10 @@ from auditor.replay.rounds import replay
 from auditor.report.nightly import write_nightly
 from auditor.settlement import wagers as settlement_stage
 from auditor.settlement.wagers import wager_findings
-from auditor.surveillance.gather import NightCells, combine_cells, partition_cells
+from auditor.surveillance.gather import NightCells, partition_cells
 from auditor.surveillance.night import survey
 from auditor.surveillance.schema import ALERT_FDR
+from auditor.surveillance.store import CellStore
 
 
 def all_checks() -> list[Check]:
@@ -114,33 +116,27 @@ class PartitionFindings:
     cells: NightCells
 
 
-@dataclass
 class Tally:
     """What the partitions report besides their findings, added up over the night: the
-    rows each table's partitions held and surveillance's counts.
+    rows each table's partitions held, and surveillance's counts, written to `folder`
+    as they come (a temporary folder, removed with the tally, if None)."""
 
-    The counts are summed as they come, whenever the partitions' not yet summed are as
-    many rows as the sum so far: a patron seen in several partitions is held once, and
-    the night's sum is never a pile of every partition's copy."""
-
-    rows: dict[str, int] = field(default_factory=dict)
-    summed: NightCells = field(default_factory=NightCells.empty)
-    pending: list[NightCells] = field(default_factory=list)
+    def __init__(self, folder: Path | None = None) -> None:
+        self.rows: dict[str, int] = {}
+        self._temporary = None
+        if folder is None:
+            self._temporary = tempfile.TemporaryDirectory(prefix="auditor-cells-")
+            folder = Path(self._temporary.name)
+        self.cells = CellStore(folder)
 
     def add(self, result: PartitionFindings) -> None:
         for name, held in result.rows.items():
             self.rows[name] = self.rows.get(name, 0) + held
-        self.pending.append(result.cells)
-        pending = sum(c.height() for c in self.pending)
-        if pending >= max(self.summed.height(), FOLD_CELL_ROWS):
-            self.summed = combine_cells([self.summed, *self.pending])
-            self.pending = []
+        self.cells.add(result.cells)
 
     def night_cells(self) -> NightCells:
-        return combine_cells([self.summed, *self.pending])
-
-
-FOLD_CELL_ROWS = 200_000
+        """The night's counts summed in memory (for tests and small nights)."""
+        return self.cells.night()
 
 
 def find_in_partition(
@@ -175,17 +171,19 @@ def find_in_partition(
 def survey_cells(
     validated: ValidatedDataset,
     findings: pl.DataFrame,
+    folder: Path,
     partition_rounds: int = PARTITION_ROUNDS,
-) -> NightCells:
+) -> CellStore:
     """Surveillance's counts of the validated rows without the rest of the audit (its
-    benchmark, and tests of surveillance alone): `findings` says which rounds have one."""
+    benchmark, and tests of surveillance alone), in `folder`: `findings` says which
+    rounds have one."""
     packs = load_all()
     flagged = findings.lazy().select("round_id").drop_nulls()
-    cells = []
+    store = CellStore(folder)
     for partition in partitions(validated.audited, partition_rounds):
         part, replayed, options = hold_partition(validated.audited, partition, False, packs)
-        cells.append(partition_cells(part, replayed, options, flagged, packs))
-    return combine_cells(cells)
+        store.add(partition_cells(part, replayed, options, flagged, packs))
+    return store
 
 
 def hold_partition(
@@ -272,22 +270,24 @@ def run_audit(
     started_at = datetime.now(UTC)
     prepare_outdir(out, dataset_path)  # refuse an unusable OUTDIR before any work
     validated = run_validation(dataset_path, progress, partition_rounds)
-    tally = Tally()
-    findings = (finder or find)(validated, progress, partition_rounds, tally=tally)
-    check_row_accounting(validated, tally.rows)
-    # Statistics of the night beside the findings, never among them (CONTRACT): they
-    # change neither findings.parquet nor the exit status.
-    if progress:
-        progress("surveillance", 0)
-    night = tally.night_cells()
-    del tally  # the partitions' counts, summed into `night`: not held twice while surveying
-    watched = survey(night, validated.audited, findings, alert_fdr)
-    del night
-    results = AuditOutputs(
-        findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
-    )
-    run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at)
-    if progress:
-        progress("outputs", 0)
-    write_outputs(out, results, run, extra=write_nightly if report else None)
-    return results
+    with tempfile.TemporaryDirectory(prefix="auditor-survey-") as work:
+        tally = Tally(Path(work) / "cells")
+        findings = (finder or find)(validated, progress, partition_rounds, tally=tally)
+        check_row_accounting(validated, tally.rows)
+        # Statistics of the night beside the findings, never among them (CONTRACT): they
+        # change neither findings.parquet nor the exit status.
+        if progress:
+            progress("surveillance", 0)
+        budget = partition_bytes(partition_rounds)
+        watched = survey(
+            tally.cells, validated.audited, findings, Path(work) / "tests", alert_fdr, budget
+        )
+        results = AuditOutputs(
+            findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
+        )
+        run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at)
+        if progress:
+            progress("outputs", 0)
+        written = write_outputs(out, results, run, extra=write_nightly if report else None)
+    # The tests as written (the working copy is gone): every test is not held in memory.
+    return replace(results, surveillance=pl.scan_parquet(written / SURVEILLANCE_FILE))

@@ -24,6 +24,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,6 +34,7 @@ def measure(dataset: Path, partition_rounds: int) -> dict:
     import polars as pl
 
     from auditor.audit import run_validation, survey_cells
+    from auditor.input.partition import partition_bytes
     from auditor.surveillance.night import survey
 
     def cpu() -> float:
@@ -44,8 +46,11 @@ def measure(dataset: Path, partition_rounds: int) -> dict:
     validated_at, cpu_validated = time.perf_counter(), cpu()
     rss_validation = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     none = pl.DataFrame(schema={"round_id": pl.String()})
-    cells = survey_cells(validated, none, partition_rounds)
-    result = survey(cells, validated.audited, none)
+    with tempfile.TemporaryDirectory(prefix="auditor-bench-") as work:
+        cells = survey_cells(validated, none, Path(work) / "cells", partition_rounds)
+        budget = partition_bytes(partition_rounds)
+        result = survey(cells, validated.audited, none, Path(work) / "tests", budget_bytes=budget)
+        tests = result.tests.select(pl.len()).collect().item()
     ended, cpu_ended = time.perf_counter(), cpu()
     # CPU seconds beside wall seconds: on a shared host the wall time is noisy.
     return {
@@ -57,7 +62,7 @@ def measure(dataset: Path, partition_rounds: int) -> dict:
         "peak_mb_after_surveillance": round(
             resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         ),
-        "tests": result.tests.height,
+        "tests": tests,
         "alerts": result.alerts.height,
     }
 

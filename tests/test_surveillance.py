@@ -17,6 +17,9 @@ import numpy as np
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 from scipy import stats
 
 from auditor.audit import find, run_audit, run_validation, survey_cells
@@ -28,9 +31,9 @@ from auditor.report import render
 from auditor.report.investigate import render_investigation, subject_of
 from auditor.report.nightly import render_nightly
 from auditor.simulator.simulate import simulate
-from auditor.surveillance import night
+from auditor.surveillance import night, store
 from auditor.surveillance.expected import WagerKey, pair_chances, round_chances, wager_price
-from auditor.surveillance.schema import ALERT_FDR, ALERTS_SCHEMA, SURVEILLANCE_SCHEMA
+from auditor.surveillance.schema import ALERT_FDR, ALERTS_SCHEMA, LEVELS, SURVEILLANCE_SCHEMA
 from auditor.surveillance.stats import (
     _null_distribution,
     benjamini_hochberg,
@@ -119,6 +122,16 @@ def test_benjamini_hochberg_matches_its_definition() -> None:
     q = benjamini_hochberg(p)
     # sorted: 0.001, 0.01, 0.03, 0.04, 0.2 -> x5/1, x5/2, x5/3, x5/4, x5/5, then running min
     assert q.tolist() == pytest.approx([0.025, 0.05, 0.05, 0.2, 0.005])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1e-9, 0.001, 0.01, 0.04, 0.5, 1.0]) | st.floats(0, 1)))
+def test_q_values_looked_up_test_by_test_equal_the_whole_nights(values) -> None:
+    """Ties included: a test's q-value is a function of its p-value and the night's."""
+    p = np.array(values, dtype=float)
+    lookup = night.q_values(p)
+    np.testing.assert_array_equal(lookup(p), benjamini_hochberg(p))
+    np.testing.assert_array_equal(lookup(p[::-1]), benjamini_hochberg(p)[::-1])
 
 
 # ---- simulated nights -------------------------------------------------------------------
@@ -272,6 +285,42 @@ def test_outputs_and_catalog_hold_the_tests_not_the_findings(faulted) -> None:
     assert "Surveillance alerts (not findings)" in (out / "summary.txt").read_text()
 
 
+def test_the_tests_file_is_in_order_with_the_nights_q_values(faulted) -> None:
+    tests = pl.read_parquet(faulted["out"] / "surveillance.parquet")
+    order = {level: i for i, level in enumerate(LEVELS)}
+    assert tests.equals(
+        tests.sort(pl.col("level").replace_strict(order), "key", "statistic", maintain_order=True)
+    )
+    assert tests.select("level", "key", "statistic").is_unique().all()
+    q = benjamini_hochberg(tests["p_value"].to_numpy())
+    np.testing.assert_array_equal(tests["q_value"].to_numpy(), q)
+
+
+def test_tests_built_bucket_by_bucket_equal_the_night_at_once(faulted, tmp_path, monkeypatch):
+    """A small budget splits every kind of cell into buckets of keys (a partition's
+    patrons, shoes and dealers spread over several): the same tests, the same alerts."""
+    validated = run_validation(faulted["data"])
+    findings = faulted["results"].findings
+    cells = survey_cells(validated, findings, tmp_path / "cells", partition_rounds=40_000)
+    assert cells.parts > 2
+    once = night.survey(cells, validated.audited, findings, tmp_path / "once")
+    monkeypatch.setattr(store, "MIN_BUCKET_CELLS", 10)
+    budget = 20 * store.BYTES_PER_CELL
+    assert all(cells.buckets(kind, budget) > 2 for kind in store.KINDS)
+    split = night.survey(
+        cells, validated.audited, findings, tmp_path / "split", budget_bytes=budget
+    )
+    expected = once.tests.collect()
+    assert expected.height > 1_000 and once.alerts.height > 0
+    # Floating sums over the same cells, perhaps added in another order.
+    assert_frame_equal(split.tests.collect(), expected, check_exact=False, rel_tol=1e-12)
+    assert_frame_equal(split.alerts, once.alerts, check_exact=False, rel_tol=1e-12)
+    assert_frame_equal(
+        split.tests.collect(), pl.read_parquet(faulted["out"] / "surveillance.parquet"),
+        check_exact=False, rel_tol=1e-12,
+    )  # fmt: skip
+
+
 def test_the_reports_show_the_alerts_and_each_tables_hold(faulted) -> None:
     out = faulted["out"]
     page = render_nightly(out)["report.html"]
@@ -374,7 +423,8 @@ def clean_night(root: Path, seed: int, rounds: int) -> night.Surveillance:
     # A simulated night without faults has no finding (tests/test_simulated_audit.py):
     # the dealers' findings rates have nothing to test, and the audit is not rerun here.
     none = pl.DataFrame(schema={"round_id": pl.String()})
-    result = night.survey(survey_cells(validated, none), validated.audited, none)
+    cells = survey_cells(validated, none, root / f"cells{seed}")
+    result = night.survey(cells, validated.audited, none, root / f"tests{seed}")
     shutil.rmtree(data)
     return result
 
@@ -386,8 +436,10 @@ def assert_fair(results: dict[int, night.Surveillance]) -> None:
     # The p-values are valid well below BH's threshold too: no level has many more small
     # ones than chance gives (generous room: a shoe's tests are correlated).
     for r in results.values():
-        small = r.tests.group_by("level").agg(
-            pl.len().alias("tests"), (pl.col("p_value") <= 1e-3).sum().alias("small")
+        small = (
+            r.tests.group_by("level")
+            .agg(pl.len().alias("tests"), (pl.col("p_value") <= 1e-3).sum().alias("small"))
+            .collect()
         )
         for level, tests, count in small.iter_rows():
             assert count <= 2 * 1e-3 * tests + 10, (level, tests, count)

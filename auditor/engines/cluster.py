@@ -133,14 +133,18 @@ class DaskFinder:
         # pure=False: every run gets fresh keys, so a shared scheduler never hands back a
         # result computed for another run (or another version of the dataset).
         futures = self.client.map(self.audit, tasks, retries=self.retries, pure=False)
-        rounds = {future.key: group.rounds for future, group in zip(futures, groups, strict=True)}
+        index = {future.key: i for i, future in enumerate(futures)}
+        frames: dict[int, list[pl.DataFrame]] = {}
         try:
+            # Each result is taken as it finishes (its counts written away at once), not
+            # all gathered together: the client holds the findings only.
             for future in distributed.as_completed(futures):
+                result = future.result()
+                frames[index[future.key]] = result.frames
+                if tally is not None:
+                    tally.add(result)
                 if progress:
-                    progress("audit", rounds[future.key])
-            # In the partitions' order, not the order they finished: `combine` keeps the
-            # order of findings that sort alike, and so must get them as `find` gives them.
-            results = self.client.gather(futures)
+                    progress("audit", groups[index[future.key]].rounds)
         except distributed.KilledWorker as exc:
             raise EngineError(
                 f"a partition's task killed every worker that ran it ({exc}); "
@@ -148,11 +152,9 @@ class DaskFinder:
             ) from exc
         finally:
             self.client.cancel(futures)
-        found: list[pl.DataFrame] = []
-        for result in results:
-            found += result.frames
-            if tally is not None:
-                tally.add(result)
+        # In the partitions' order, not the order they finished: `combine` keeps the
+        # order of findings that sort alike, and so must get them as `find` gives them.
+        found = [frame for i in range(len(futures)) for frame in frames[i]]
         return combine(found)
 
 

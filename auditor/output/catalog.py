@@ -63,11 +63,12 @@ class RunInfo:
 
 def write_catalog(
     target: Path,
-    outputs: Mapping[str, pl.DataFrame],
+    outputs: Mapping[str, pl.DataFrame | Path],
     run: RunInfo | None = None,
     outdir: Path | None = None,
 ) -> None:
-    """Build the catalog at `target`: `outputs` (name -> frame) as tables and, given the
+    """Build the catalog at `target`: `outputs` (name -> frame, or a Parquet file read
+    streaming) as tables and, given the
     run, everything else. Without a run (a library caller with frames only) the file
     holds the outputs and the game's macros. `outdir`: the folder the catalog is switched
     into, when it is built in a staging folder."""
@@ -103,8 +104,11 @@ def write_catalog(
     os.replace(tmp, target)
 
 
-def _create_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> None:
+def _create_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame | Path) -> None:
     # `name` is one of this module's own table names, never input.
+    if isinstance(frame, Path):
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_parquet({sql_literal(str(frame))})")
+        return
     con.register("_frame", frame.to_arrow())
     try:
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM _frame")
@@ -122,7 +126,9 @@ def _rule_tables(packs: Mapping[str, RulePack]) -> dict[str, pl.DataFrame]:
 # ---- runs, checks -------------------------------------------------------------------
 
 
-def runs_frame(run: RunInfo, outdir: Path, outputs: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+def runs_frame(
+    run: RunInfo, outdir: Path, outputs: Mapping[str, pl.DataFrame | Path]
+) -> pl.DataFrame:
     """One row: this run, its inputs hashed and its rule packs hashed."""
     counts = outputs["row_counts"]
     sources = [s for table in run.dataset.tables() for s in run.dataset.files[table]]

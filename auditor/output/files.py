@@ -51,8 +51,10 @@ class AuditOutputs:
     findings: pl.DataFrame
     quarantine: pl.DataFrame
     counts: pl.DataFrame
-    # `auditor.surveillance`; empty (the schema only) when the caller ran none.
-    surveillance: pl.DataFrame = field(default_factory=empty_surveillance)
+    # `auditor.surveillance`; empty (the schema only) when the caller ran none. A night's
+    # tests may be many: a LazyFrame (over the file surveillance wrote) is written
+    # streaming and loaded into the catalog from the written file.
+    surveillance: pl.DataFrame | pl.LazyFrame = field(default_factory=empty_surveillance)
     alerts: pl.DataFrame = field(default_factory=empty_alerts)
 
 
@@ -79,7 +81,7 @@ def write_outputs(
             "findings": results.findings,
             "quarantine": results.quarantine,
             "row_counts": results.counts,
-            "surveillance": results.surveillance,
+            "surveillance": staging / SURVEILLANCE_FILE,
             "alerts": results.alerts,
         }
         write_catalog(staging / DUCKDB_FILE, tables, run, outdir=out)
@@ -99,9 +101,12 @@ def write_outputs(
     return out
 
 
-def _write_parquet(frame: pl.DataFrame, target: Path) -> None:
+def _write_parquet(frame: pl.DataFrame | pl.LazyFrame, target: Path) -> None:
     # No statistics timestamps or writer-dependent metadata: re-runs give the same bytes.
-    frame.write_parquet(target, compression="zstd", statistics=False)
+    if isinstance(frame, pl.LazyFrame):
+        frame.sink_parquet(target, compression="zstd", statistics=False)
+    else:
+        frame.write_parquet(target, compression="zstd", statistics=False)
 
 
 def summary_text(results: AuditOutputs, checks: Sequence[Check] = ()) -> str:
@@ -148,13 +153,14 @@ def summary_text(results: AuditOutputs, checks: Sequence[Check] = ()) -> str:
 
 def surveillance_lines(results: AuditOutputs) -> list[str]:
     """The alerts, apart from the findings: statistics, not violations."""
-    tests, alerts = results.surveillance, results.alerts
-    if tests.height == 0:
+    first = results.surveillance.lazy().select(pl.len(), pl.col("alert_fdr").first()).collect()
+    tested, rate = first.row(0)
+    if tested == 0:
         return []
-    rate = tests["alert_fdr"][0]
+    alerts = results.alerts
     lines = [
         "",
-        f"Surveillance alerts (not findings): {alerts.height:,} of {tests.height:,} tests, "
+        f"Surveillance alerts (not findings): {alerts.height:,} of {tested:,} tests, "
         f"false-discovery rate {rate:g} (Benjamini-Hochberg)",
     ]
     for level, key, statistic, p in alerts.select(

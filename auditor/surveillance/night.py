@@ -13,76 +13,163 @@ catalog's tables of the same names).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
+import duckdb
+import numpy as np
 import polars as pl
 
 from auditor.contract import BETS
-from auditor.surveillance.gather import NightCells, covered_rounds, covered_wagers
+from auditor.surveillance.gather import covered_rounds, covered_wagers
 from auditor.surveillance.holds import table_holds
 from auditor.surveillance.patrons import FAMILIES, MONEY, patron_tests
-from auditor.surveillance.rounds import round_tests
+from auditor.surveillance.rounds import LEVEL_KEYS, chances_frame, level_tests, night_totals
 from auditor.surveillance.schema import (
     ALERT_FDR,
     ALERTS_SCHEMA,
     LEVELS,
     SURVEILLANCE_SCHEMA,
     TEST_SCHEMA,
+    empty_surveillance,
 )
 from auditor.surveillance.stats import benjamini_hochberg
+from auditor.surveillance.store import CellStore, bucket
+
+TESTS_FILE = "surveillance.parquet"
 
 
 @dataclass(frozen=True)
 class Surveillance:
-    tests: pl.DataFrame  # SURVEILLANCE_SCHEMA: every test of the night
+    tests: pl.LazyFrame  # SURVEILLANCE_SCHEMA: every test of the night, in order, on disk
     alerts: pl.DataFrame  # ALERTS_SCHEMA: the tests past the threshold, with their rows
     alert_fdr: float
 
 
 def survey(
-    cells: NightCells,
+    store: CellStore,
     audited: Mapping[str, pl.LazyFrame],
     findings: pl.DataFrame,
+    folder: Path,
     alert_fdr: float = ALERT_FDR,
+    budget_bytes: int | None = None,
 ) -> Surveillance:
-    """Every test over the night's counts (`gather.combine_cells` of the partitions'),
-    and the alerts at `alert_fdr` with the rows they cover (read from `audited`, for the
-    alerts' keys only)."""
+    """Every test over the night's counts (the partitions' cells in `store`), written to
+    `folder` in a stable order, and the alerts at `alert_fdr` with the rows they cover
+    (read from `audited`, for the alerts' keys only).
+
+    The tests are built a bucket of keys at a time and written as they come, each bucket
+    within `budget_bytes` (all at once if None); the threshold needs the p-values alone,
+    and the night's order is an external sort: nothing holds every test at once."""
     if not 0 < alert_fdr < 1:
         raise ValueError(f"alert_fdr must lie strictly between 0 and 1, not {alert_fdr}")
-    tests = pl.concat(
-        [round_tests(cells.rounds), patron_tests(cells.patrons), table_holds(cells.tables)]
-    )
-    tests = judge(tests, alert_fdr)
-    return Surveillance(tests, alerts_of(tests, audited, findings), alert_fdr)
-
-
-def judge(tests: pl.DataFrame, alert_fdr: float) -> pl.DataFrame:
-    """The tests in a stable order with their q-values and whether each is an alert."""
-    order = {level: i for i, level in enumerate(LEVELS)}
-    tests = (
-        tests.select(list(TEST_SCHEMA))
-        .with_columns(pl.col("p_value").fill_nan(1.0).fill_null(1.0).clip(0.0, 1.0))
-        .sort(
-            pl.col("level").replace_strict(order, return_dtype=pl.Int8),
-            "key",
-            "statistic",
+    folder.mkdir(parents=True, exist_ok=True)
+    parts = []
+    for index, tests in enumerate(night_tests(store, budget_bytes)):
+        parts.append(folder / f"tests-{index:06d}.parquet")
+        tests.select(list(TEST_SCHEMA)).cast(TEST_SCHEMA).with_columns(_p_value()).write_parquet(
+            parts[-1]
         )
-    )
-    q = benjamini_hochberg(tests["p_value"].to_numpy())
-    return tests.with_columns(
-        pl.Series("q_value", q, dtype=pl.Float64),
-        pl.Series("alert", q <= alert_fdr, dtype=pl.Boolean),
-        pl.lit(alert_fdr, dtype=pl.Float64).alias("alert_fdr"),
-    ).select(list(SURVEILLANCE_SCHEMA))
+    target = folder / TESTS_FILE
+    judge(parts, alert_fdr, target, folder / "sort", budget_bytes)
+    tests = pl.scan_parquet(target)
+    alerts = tests.filter(pl.col("alert")).drop("alert").collect()
+    return Surveillance(tests, alerts_of(alerts, audited, findings), alert_fdr)
+
+
+def night_tests(store: CellStore, budget_bytes: int | None) -> Iterator[pl.DataFrame]:
+    """The night's tests, a level and a bucket of its keys at a time."""
+    rounds = store.scan("rounds")
+    chances = chances_frame(rounds.select("ruleset", "decks").unique().collect())
+    totals = night_totals(rounds)
+    count = store.buckets("rounds", budget_bytes)
+    for level, column in LEVEL_KEYS.items():
+        for index in range(count):
+            cells = rounds.filter(bucket(column, count, index)).collect()
+            yield level_tests(level, cells, chances, totals)
+    count = store.buckets("patrons", budget_bytes)
+    for index in range(count):
+        cells = store.scan("patrons").filter(bucket("patron_id", count, index)).collect()
+        yield patron_tests(cells)
+    count = store.buckets("tables", budget_bytes)
+    for index in range(count):
+        cells = store.scan("tables").filter(bucket("table_id", count, index)).collect()
+        yield table_holds(cells)
+
+
+def _p_value() -> pl.Expr:
+    # A test that could not be computed is no evidence at all.
+    return pl.col("p_value").fill_nan(1.0).fill_null(1.0).clip(0.0, 1.0)
+
+
+def judge(
+    parts: list[Path],
+    alert_fdr: float,
+    target: Path,
+    spill: Path,
+    budget_bytes: int | None = None,
+) -> None:
+    """The tests of `parts` into `target` in a stable order (level, key, statistic) with
+    their q-values and whether each is an alert."""
+    if not parts:
+        empty_surveillance().write_parquet(target)
+        return
+    q_of = q_values(pl.scan_parquet(parts).select("p_value").collect()["p_value"].to_numpy())
+    judged = []
+    for part in parts:
+        tests = pl.read_parquet(part)
+        q = q_of(tests["p_value"].to_numpy())
+        judged.append(part.with_name(f"judged-{part.name}"))
+        tests.with_columns(
+            pl.Series("q_value", q, dtype=pl.Float64),
+            pl.Series("alert", q <= alert_fdr, dtype=pl.Boolean),
+            pl.lit(alert_fdr, dtype=pl.Float64).alias("alert_fdr"),
+        ).select(list(SURVEILLANCE_SCHEMA)).write_parquet(judged[-1])
+        part.unlink()
+    _sort(judged, target, spill, budget_bytes)
+    for part in judged:
+        part.unlink()
+
+
+def q_values(p: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The Benjamini-Hochberg q-value of any p-value among `p` (`stats.benjamini_hochberg`
+    over them all): a test's q-value depends on its p-value and the night's p-values
+    alone, equal p-values sharing one, so it can be looked up test by test."""
+    ordered = np.sort(p)
+    adjusted = benjamini_hochberg(ordered)
+
+    def lookup(values: np.ndarray) -> np.ndarray:
+        at = np.searchsorted(ordered, values, side="right") - 1
+        return adjusted[at]
+
+    return lookup
+
+
+def _sort(parts: list[Path], target: Path, spill: Path, budget_bytes: int | None) -> None:
+    """DuckDB's sort, which spills to `spill` beyond its memory limit."""
+    config = {"temp_directory": str(spill), "preserve_insertion_order": True}
+    if budget_bytes is not None:
+        config["memory_limit"] = f"{max(budget_bytes // 2**20, 64)}MB"
+    levels = ", ".join(_literal(level) for level in LEVELS)
+    files = ", ".join(_literal(part) for part in parts)
+    with duckdb.connect(":memory:", config=config) as con:
+        con.execute(
+            f"COPY (SELECT * FROM read_parquet([{files}]) "
+            f"ORDER BY list_position([{levels}], level), key NULLS FIRST, statistic) "
+            f"TO {_literal(target)} (FORMAT parquet, COMPRESSION zstd)"
+        )
+
+
+def _literal(value: object) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
 
 
 def alerts_of(
-    tests: pl.DataFrame, audited: Mapping[str, pl.LazyFrame], findings: pl.DataFrame
+    alerts: pl.DataFrame, audited: Mapping[str, pl.LazyFrame], findings: pl.DataFrame
 ) -> pl.DataFrame:
-    """The alerts, each with the rows it covers (read again, for these keys only)."""
-    alerts = tests.filter(pl.col("alert")).drop("alert")
+    """The alerts (the tests past the threshold, without the `alert` column), each with
+    the rows it covers (read again, for these keys only)."""
     if alerts.height == 0:
         return pl.DataFrame(schema=ALERTS_SCHEMA)
 

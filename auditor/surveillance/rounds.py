@@ -48,8 +48,28 @@ def chances_frame(cells: pl.DataFrame) -> pl.DataFrame:
 
 
 def round_tests(cells: pl.DataFrame) -> pl.DataFrame:
-    """Every round test at every level."""
+    """Every round test at every level, over cells held in memory."""
     chances = chances_frame(cells)
+    totals = night_totals(cells.lazy())
+    frames = [level_tests(level, cells, chances, totals) for level in LEVEL_KEYS]
+    frames = [f for f in frames if f.height]
+    return pl.concat(frames) if frames else empty_tests()
+
+
+def night_totals(cells: pl.LazyFrame) -> tuple[int, int]:
+    """The night's rounds and rounds with a finding: what each dealer's share is
+    weighed against."""
+    totals = cells.select(pl.col("rounds").sum(), pl.col("finding_rounds").sum()).collect()
+    rounds, flagged = totals.row(0)
+    return int(rounds or 0), int(flagged or 0)
+
+
+def level_tests(
+    level: str, cells: pl.DataFrame, chances: pl.DataFrame, totals: tuple[int, int]
+) -> pl.DataFrame:
+    """The tests of `level` (table, shoe or dealer) over every cell of the keys it tests
+    (`cells` may hold a bucket of keys only: each key's cells must all be there)."""
+    column = LEVEL_KEYS[level]
     tested = cells.join(chances, on=["ruleset", "decks"], how="left")
     # Rounds without a chance (decks out of range) count for the findings rate only.
     n = pl.when(pl.col("p_pair").is_not_null()).then(pl.col("n")).otherwise(0)
@@ -64,22 +84,20 @@ def round_tests(cells: pl.DataFrame) -> pl.DataFrame:
         (n * pl.col("p_pair").fill_null(0.0)).alias("e_pair"),
         n.alias("n_tested"),
     )
-    frames = []
-    for level, column in LEVEL_KEYS.items():
-        sums = [c for c in tested.columns if c.startswith("e_")]
-        counted = ["n_tested", *OUTCOME_NAMES, "natural", "pair", "rounds", "finding_rounds"]
-        grouped = (
-            tested.group_by(column)
-            .agg(
-                pl.col("table_id").first().alias("_table"),
-                *(pl.col(c).sum() for c in [*counted, *sums]),
-            )
-            .sort(column)
+    sums = [c for c in tested.columns if c.startswith("e_")]
+    counted = ["n_tested", *OUTCOME_NAMES, "natural", "pair", "rounds", "finding_rounds"]
+    grouped = (
+        tested.group_by(column)
+        .agg(
+            pl.col("table_id").first().alias("_table"),
+            *(pl.col(c).sum() for c in [*counted, *sums]),
         )
-        table_id = grouped["_table"] if level != "dealer" else None
-        frames.append(_level_tests(level, grouped, grouped[column], table_id))
-        if level == "dealer":
-            frames.append(findings_rate(grouped))
+        .sort(column)
+    )
+    table_id = grouped["_table"] if level != "dealer" else None
+    frames = [_level_tests(level, grouped, grouped[column], table_id)]
+    if level == "dealer":
+        frames.append(findings_rate(grouped, totals))
     frames = [f for f in frames if f.height]
     return pl.concat(frames) if frames else empty_tests()
 
@@ -133,14 +151,15 @@ def _rate(
     return _frame(level, keys, table_id, statistic, k / n, expected, z, p, n, detail)
 
 
-def findings_rate(dealers: pl.DataFrame) -> pl.DataFrame:
+def findings_rate(dealers: pl.DataFrame, totals: tuple[int, int]) -> pl.DataFrame:
     """Per dealer, the rounds with a finding (of any kind of round) against the night's
     share: if findings fell on rounds at random, a dealer's count would be
     hypergeometric. Rounds, not findings: one misdealt round can carry a dozen wager
-    findings, and counting them would weigh one event a dozen times."""
-    population = int(dealers["rounds"].sum())
-    marked = int(dealers["finding_rounds"].sum())
-    if marked == 0 or population == 0:
+    findings, and counting them would weigh one event a dozen times. `totals`: the
+    night's rounds and rounds with a finding (`night_totals`), `dealers` may be some of
+    the night's dealers only."""
+    population, marked = totals
+    if marked == 0 or population == 0 or dealers.height == 0:
         return empty_tests()
     rounds = dealers["rounds"].to_numpy().astype(float)
     k = dealers["finding_rounds"].to_numpy().astype(float)
