@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
-from auditor.audit import Tally, find, run_audit, run_validation
+from auditor.audit import Tally, check_row_accounting, find, run_audit, run_validation
 from auditor.cli import main
 from auditor.input import routing
 from auditor.input.partition import partitions
@@ -119,6 +119,22 @@ def test_routing_in_passes_writes_the_same_rows(layouts, tmp_path):
             expected = frame.collect().sort(key)
             assert expected.height > 0 or table == "royal9_seats"
             assert passes[table].collect().sort(key).equals(expected)
+
+
+def test_rounds_sharing_a_hash_still_get_exactly_their_own_wagers(layouts, tmp_path, monkeypatch):
+    """The map of rounds holds hashes of their ids: where rounds of different partitions
+    share one (forced here: five hashes for every round), their wagers go to each, and
+    each partition keeps its own only: the same findings, every row counted once."""
+    clustered, by_time = layouts
+    expected = find(run_validation(clustered), partition_rounds=8_000)
+    coarse = (pl.col("round_id").hash(seed=0) % 5).alias(routing.HASH)
+    monkeypatch.setattr(routing, "_round_hash", lambda: coarse)
+    validated = run_validation(by_time)
+    tally = Tally()
+    got = find(validated, partition_rounds=8_000, tally=tally, route_dir=tmp_path / "r")
+    assert got.equals(expected)
+    check_row_accounting(validated, tally.rows)
+    assert len(list((tmp_path / "r" / "wagers").glob("*/*.parquet"))) > 2
 
 
 @pytest.mark.parametrize(("limit", "warned"), [("1MB", True), ("1TB", False)])

@@ -89,7 +89,7 @@ def route(
     File by file and batch by batch (`load.iter_batches`), so that memory holds one batch
     and the map of rounds to partitions, never a table: a streaming join and partitioned
     sink over the whole wagers table was measured holding gigabytes. The map holds each
-    round's id (about `BYTES_PER_MAPPED_ROUND`); where the whole map would exceed
+    round's id hash (about `BYTES_PER_MAPPED_ROUND`); where the whole map would exceed
     `budget_bytes`, the wagers are routed in passes, each over the rounds of some
     partitions, and each pass reads the wagers' files again."""
     parts = pl.DataFrame(
@@ -107,10 +107,12 @@ def route(
         _route_table(dataset, quarantine, "wagers", folder, batch_rows, progress, round_parts)
 
 
-# Routing holds a round's id and partition per round of a pass (measured) and a batch of
-# rows with its copies (about 1,000 bytes a row at most, for wagers).
-BYTES_PER_MAPPED_ROUND = 40
+# Routing holds a round's id hash and partition per round of a pass, twice while the
+# map is sorted (measured), and a batch of rows with its copies (about 1,000 bytes a row
+# at most, for wagers).
+BYTES_PER_MAPPED_ROUND = 32
 BYTES_PER_BATCH_ROW = 1_000
+HASH = "_round_hash"
 
 
 def _batch_rows(budget_bytes: int | None) -> int:
@@ -140,27 +142,51 @@ def _by_table(parts: pl.DataFrame) -> Keyed:
     return lambda batch: batch.join(parts, on="table_id", how="inner")
 
 
+def _round_hash() -> pl.Expr:
+    return pl.col("round_id").hash(seed=0).alias(HASH)
+
+
 class _RoundMap:
-    """Each round of some partitions by id, sorted: a batch of wagers finds its rounds by
-    binary search (no hash table of every round built for every batch)."""
+    """Each round of some partitions by the hash of its id, sorted: a batch of wagers
+    finds its rounds by binary search (no hash table of every round built for every
+    batch), and the map holds 12 bytes a round whatever the ids' length.
+
+    Two rounds of different partitions may share a hash: their wagers go to both, and
+    each partition keeps only the wagers of its own rounds (`partition.wagers_of` joins
+    them on the ids themselves)."""
 
     def __init__(self, rounds: pl.LazyFrame, parts: pl.DataFrame) -> None:
         mapped = (
-            rounds.select("round_id", "table_id")
+            rounds.select(_round_hash(), "table_id")
             .join(parts.lazy(), on="table_id")
-            .select("round_id", ROUTE_KEY)
+            .select(HASH, ROUTE_KEY)
             .collect()
-            .sort("round_id")
+            .sort(HASH, ROUTE_KEY)
         )
-        self.ids, self.parts = mapped["round_id"], mapped[ROUTE_KEY]
+        repeated = (pl.col(HASH) == pl.col(HASH).shift()) & (
+            pl.col(ROUTE_KEY) == pl.col(ROUTE_KEY).shift()
+        )
+        mapped = mapped.filter(~repeated.fill_null(False))
+        self.hashes, self.parts = mapped[HASH], mapped[ROUTE_KEY]
+        self.shared = self.hashes.is_duplicated().any()
 
     def __call__(self, batch: pl.DataFrame) -> pl.DataFrame:
-        if self.ids.len() == 0:
+        if self.hashes.len() == 0:
             return batch.clear().with_columns(pl.lit(None, dtype=pl.Int32).alias(ROUTE_KEY))
-        wanted = batch["round_id"]
-        at = self.ids.search_sorted(wanted, side="left").clip(0, self.ids.len() - 1)
-        found = (self.ids.gather(at) == wanted).fill_null(False)
-        return batch.with_columns(self.parts.gather(at).alias(ROUTE_KEY)).filter(found)
+        hashes = batch.select(_round_hash()).to_series()
+        low = self.hashes.search_sorted(hashes, side="left")
+        if not self.shared:
+            at = low.clip(0, self.hashes.len() - 1)
+            found = (self.hashes.gather(at) == hashes).fill_null(False)
+            return batch.with_columns(self.parts.gather(at).alias(ROUTE_KEY)).filter(found)
+        # Shared hashes: a row per candidate partition.
+        high = self.hashes.search_sorted(hashes, side="right")
+        spread = (
+            batch.with_columns(pl.int_ranges(low, high).alias("_at"))
+            .explode("_at")
+            .drop_nulls("_at")
+        )
+        return spread.with_columns(self.parts.gather(spread["_at"]).alias(ROUTE_KEY)).drop("_at")
 
 
 def _route_table(
@@ -178,7 +204,9 @@ def _route_table(
     for number, source in enumerate(dataset.files.get(name, ())):
         normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source)]
         for batch_no, raw in enumerate(iter_batches(source, batch_rows)):
-            batch = raw.select(normalize).join(bad, on=[FILE_COLUMN, ROW_COLUMN], how="anti")
+            batch = raw.select(normalize)
+            if bad.height:
+                batch = batch.join(bad, on=[FILE_COLUMN, ROW_COLUMN], how="anti")
             rows = keyed(batch).select(*TABLES[name], ROUTE_KEY)
             for (index,), part in rows.partition_by(ROUTE_KEY, as_dict=True).items():
                 target = folder / name / f"{ROUTE_KEY}={index}"
