@@ -261,12 +261,15 @@ def run_audit(
     finder: Finder | None = None,
     report: bool = True,
     alert_fdr: float = ALERT_FDR,
+    origin: str | None = None,
 ) -> AuditOutputs:
     """Audit the dataset and write the outputs; `command` (the command line, when there
     is one) goes into the catalog's record of the run. `finder` runs stages 3-5, `find`
     (in this process) unless an engine (`auditor.engines`) gives another. `report=False`
     leaves the nightly HTML report out (the benchmark measures what it adds). Surveillance
-    runs after the findings, over the audited rows, with its alerts held to `alert_fdr`."""
+    runs after the findings, over the audited rows, with its alerts held to `alert_fdr`.
+    `origin`: the URL the dataset was copied from, when `dataset_path` is a local copy
+    (the catalog names the dataset by it)."""
     started_at = datetime.now(UTC)
     prepare_outdir(out, dataset_path)  # refuse an unusable OUTDIR before any work
     validated = run_validation(dataset_path, progress, partition_rounds)
@@ -285,7 +288,7 @@ def run_audit(
         results = AuditOutputs(
             findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
         )
-        run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at)
+        run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at, origin)
         if progress:
             progress("outputs", 0)
         written = write_outputs(out, results, run, extra=write_nightly if report else None)

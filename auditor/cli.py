@@ -110,14 +110,19 @@ def _quarantine_digest(quarantine, limit: int = 10) -> None:
 
 
 @main.command()
-@click.argument("dataset", type=click.Path(path_type=Path))
-def validate(dataset: Path) -> None:
-    """Check DATASET against the contract; report quarantined rows without auditing."""
+@click.argument("dataset")
+def validate(dataset: str) -> None:
+    """Check DATASET (a folder, a file:// or another fsspec URL) against the contract;
+    report quarantined rows without auditing."""
     from auditor.audit import run_validation
+    from auditor.commands.locations import dataset_folder
 
     try:
-        with _progress("validating", _rows_in(dataset)) as advance:
-            result = run_validation(dataset, lambda _table, n: advance(n))
+        with (
+            dataset_folder(dataset) as folder,
+            _progress("validating", _rows_in(folder)) as advance,
+        ):
+            result = run_validation(folder, lambda _table, n: advance(n))
     except AuditorError as error:
         fail(error)
     stdout.print(_counts_table(result.counts))
@@ -128,7 +133,7 @@ def validate(dataset: Path) -> None:
 @main.command()
 # A string, not a click.Path: a file:// URL must reach the engine whole.
 @click.argument("dataset")
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Output folder.")
+@click.option("--out", "out", required=True, help="Output folder (a path or an fsspec URL).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings were written.")
 @click.option(
     "--partition-rounds",
@@ -154,7 +159,7 @@ def validate(dataset: Path) -> None:
 )
 def audit(
     dataset: str,
-    out: Path,
+    out: str,
     exit_zero: bool,
     partition_rounds: int | None,
     memory_limit: str,
@@ -163,46 +168,60 @@ def audit(
     scheduler: str | None,
     alert_fdr: float,
 ) -> None:
-    """Audit DATASET (a folder or a file:// URL) and write findings, quarantine, row counts
-    and a DuckDB file to OUTDIR. --engine dask audits the partitions on the Dask cluster at
-    --scheduler, or on a local one (pip install 'auditor[dask]')."""
+    """Audit DATASET and write findings, quarantine, row counts and a DuckDB file to
+    OUTDIR. Either may be a local folder, a file:// URL or another fsspec URL (s3://,
+    gs://, ...: a dataset there is copied to local disk first, an OUTDIR there receives the
+    written set). --engine dask audits the partitions on the Dask cluster at --scheduler,
+    or on a local one (pip install 'auditor[dask]')."""
     from auditor.audit import run_audit
-    from auditor.engines.task import local_path
+    from auditor.commands.locations import dataset_folder, is_remote, output_folder
 
     if scheduler and engine != "dask":
         raise click.UsageError("--scheduler needs --engine dask")
+    if scheduler and is_remote(dataset):
+        raise click.UsageError(
+            "a dataset at a URL is copied to this machine, which the workers of --scheduler "
+            "cannot read: mount it at the same path on every worker and pass that path"
+        )
     try:
-        dataset_path = local_path(dataset)
         limit_bytes = parse_size(memory_limit)
         if partition_rounds is None:
             partition_rounds = rounds_within(limit_bytes)
-        # Validation advances by the rows of every table, then the audit by the rounds.
-        total = _rows_in(dataset_path) + _rows_in(dataset_path, "rounds")
-        with _progress("auditing", total, quiet) as advance:
-            # The process's command line, program by name, for the catalog's record.
-            command = [Path(sys.argv[0]).name, *sys.argv[1:]]
-            if engine == "dask":
-                from auditor.engines.cluster import dask_audit
+        with dataset_folder(dataset) as dataset_path, output_folder(out) as out_path:
+            # Validation advances by the rows of every table, then the audit by the rounds.
+            total = _rows_in(dataset_path) + _rows_in(dataset_path, "rounds")
+            with _progress("auditing", total, quiet) as advance:
+                # The process's command line, program by name, for the catalog's record.
+                command = [Path(sys.argv[0]).name, *sys.argv[1:]]
+                if engine == "dask":
+                    from auditor.engines.cluster import dask_audit
 
-                run_audit = dask_audit(dataset, scheduler)  # the same call, on the cluster
-            results = run_audit(
-                dataset_path,
-                out,
-                lambda stage, n: advance(n, stage),
-                partition_rounds,
-                command=command,
-                alert_fdr=alert_fdr,
-            )
+                    # The same call, on the cluster, whose workers open the dataset
+                    # where this machine does (its local copy, for a URL).
+                    where = dataset_path if is_remote(dataset) else dataset
+                    run_audit = dask_audit(where, scheduler)
+                results = run_audit(
+                    dataset_path,
+                    out_path,
+                    lambda stage, n: advance(n, stage),
+                    partition_rounds,
+                    command=command,
+                    alert_fdr=alert_fdr,
+                    origin=dataset if is_remote(dataset) else None,
+                )
+                findings, alerts = results.findings.height, results.alerts.height
     except AuditorError as error:
         fail(error)
     stdout.print(_counts_table(results.counts))
     _quarantine_digest(results.quarantine)
-    stdout.print(f"{results.findings.height:,} findings written to {out}", highlight=False)
+    stdout.print(f"{findings:,} findings written to {out}", highlight=False)
     # Alerts are statistics, not findings: reported, never in the exit status.
-    alerts = f"{results.alerts.height:,} surveillance alerts (not findings)"
-    stdout.print(f"{alerts} written to {out / 'alerts.parquet'}", highlight=False)
+    written = f"{out.rstrip('/')}/alerts.parquet"
+    stdout.print(
+        f"{alerts:,} surveillance alerts (not findings) written to {written}", highlight=False
+    )
     _warn_over_limit(memory_limit, limit_bytes)
-    sys.exit(0 if exit_zero or results.findings.height == 0 else 1)
+    sys.exit(0 if exit_zero or findings == 0 else 1)
 
 
 def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
@@ -214,9 +233,9 @@ def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
     if peak > limit_bytes:
         click.echo(
             f"warning: this run's memory peaked at {peak / 2**30:.2f} GiB, above "
-            f"--memory-limit {memory_limit}: validation's batches, surveillance's counts and "
-            "tests and the outputs are not sized to it (see the README's 'Scale on one "
-            "machine')",
+            f"--memory-limit {memory_limit}: validation's batches, the libraries and the "
+            "findings and quarantine held for the outputs are not sized to it (see the "
+            "README's 'Scale on one machine')",
             err=True,
         )
 

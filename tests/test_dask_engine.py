@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import distributed
+import fsspec
 import polars as pl
 import pytest
 from click.testing import CliRunner
@@ -211,11 +212,16 @@ def test_a_worker_refuses_a_dataset_changed_since_validation(sample, tmp_path):
 
 
 def test_cli_on_a_local_cluster_writes_the_same_findings(tmp_path):
+    """From a dataset at a URL too: copied to local disk, where the local workers read it."""
     local = CliRunner().invoke(main, ["audit", str(SAMPLE), "--out", str(tmp_path / "local")])
     assert local.exit_code == 1, local.output
-    result = CliRunner().invoke(
-        main, ["audit", str(SAMPLE), "--out", str(tmp_path / "dask"), "--engine", "dask"]
-    )
+    memory = fsspec.filesystem("memory")
+    memory.put(str(SAMPLE) + "/", "/dask-engine/night/", recursive=True)
+    try:
+        args = ["audit", "memory://dask-engine/night", "--out", str(tmp_path / "dask")]
+        result = CliRunner().invoke(main, [*args, "--engine", "dask"])
+    finally:
+        memory.rm("/dask-engine", recursive=True)
     assert result.exit_code == 1, result.output
     expected = pl.read_parquet(tmp_path / "local" / "findings.parquet")
     assert pl.read_parquet(tmp_path / "dask" / "findings.parquet").equals(expected)
@@ -242,12 +248,12 @@ def test_dataset_locations(tmp_path):
             local_path(url)
 
 
-def test_other_file_systems_are_refused(tmp_path):
-    result = CliRunner().invoke(
-        main, ["audit", "memory://dataset", "--out", str(tmp_path / "out"), "--engine", "dask"]
-    )
+def test_a_url_with_a_remote_scheduler_is_refused(tmp_path):
+    """The client's copy of a dataset at a URL is not where a remote cluster's workers are."""
+    args = ["audit", "memory://dataset", "--out", str(tmp_path / "out"), "--engine", "dask"]
+    result = CliRunner().invoke(main, [*args, "--scheduler", "tcp://127.0.0.1:1"])
     assert result.exit_code == 2
-    assert "local or mounted file system" in result.output
+    assert "mount it at the same path on every worker" in result.output
 
 
 def test_without_dask_the_engine_says_how_to_install_it(tmp_path, monkeypatch):

@@ -182,8 +182,9 @@ def local_path(location: str | Path) -> Path:
     """The dataset's folder from a path or a URL: a local path or `file://` URL (any
     mounted file system, shared with the workers when they run elsewhere).
 
-    Other fsspec file systems (s3://, gs://, memory://, ...) are refused: validation, the
-    per-partition reads and the catalog's views open the files by local path.
+    Other fsspec file systems (s3://, gs://, memory://, ...) are refused: a worker reads
+    its partition by local path (the command line copies a dataset at such a URL to
+    local disk first, `commands.locations`).
     """
     text = str(location)
     if "://" not in text:

@@ -28,7 +28,7 @@ import hashlib
 import os
 import shlex
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -59,6 +59,20 @@ class RunInfo:
     checks: Sequence[Check]
     command: Sequence[str]
     started_at: datetime
+    # The URL the dataset was read from when it is not local (`dataset.root` is then a
+    # local copy): the catalog names the dataset and its files by it.
+    origin: str | None = None
+
+    def location(self, source: SourceFile | None = None) -> str:
+        """Where the dataset (or one of its files) lives, as a reader would name it."""
+        if self.origin is None:
+            return self.location_of(source)
+        base = self.origin.rstrip("/")
+        return f"{base}/{source.name}" if source else base
+
+    def location_of(self, source: SourceFile | None = None) -> str:
+        """Where this run read the dataset (or one of its files): a local path."""
+        return str((source.path if source else self.dataset.root).resolve())
 
 
 def write_catalog(
@@ -94,7 +108,7 @@ def write_catalog(
         for statement in macro_statements(packs):
             con.execute(statement)
         if run is not None:
-            for statement in view_statements(run.dataset):
+            for statement in view_statements(run.dataset, run.location_of):
                 con.execute(statement)
         _describe(con)
         con.execute("USE memory")
@@ -114,6 +128,36 @@ def _create_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM _frame")
     finally:
         con.unregister("_frame")
+
+
+def point_views_at_origin(target: Path, run: RunInfo) -> None:
+    """Re-point the catalog from the dataset's local copy, which the run read (and its
+    report's evidence too), to the URL it was copied from: the input views and the run's
+    record of the dataset and its files. The views are bound as they are made (their
+    files' columns read), here through fsspec whatever the file system; a reader then
+    needs access to the URL."""
+    from fsspec.core import url_to_fs
+
+    assert run.origin is not None
+    file_system, _ = url_to_fs(run.origin)
+    con = duckdb.connect(":memory:")
+    try:
+        con.register_filesystem(file_system)
+        con.execute(f"ATTACH {sql_literal(str(target))} AS {CATALOG}")
+        con.execute(f"USE {CATALOG}")
+        for statement in view_statements(run.dataset, run.location):
+            con.execute(statement.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1))
+        base = run.origin.rstrip("/")
+        con.execute(
+            "UPDATE runs SET dataset = $base, inputs = list_transform(inputs, lambda i: "
+            'struct_pack("table" := i."table", name := i.name, path := $base || \'/\' || i.name, '
+            "bytes := i.bytes, rows := i.rows, sha256 := i.sha256))",
+            {"base": base},
+        )
+        con.execute("USE memory")
+        con.execute(f"DETACH {CATALOG}")
+    finally:
+        con.close()
 
 
 def _rule_tables(packs: Mapping[str, RulePack]) -> dict[str, pl.DataFrame]:
@@ -141,7 +185,7 @@ def runs_frame(
         "contract_version": CONTRACT_VERSION,
         "command": list(run.command),
         "command_line": shlex.join(run.command) if run.command else None,
-        "dataset": str(run.dataset.root.resolve()),
+        "dataset": run.location_of(),
         "outdir": str(outdir.resolve()),
         "started_at": run.started_at,
         "ended_at": datetime.now(UTC),
@@ -162,7 +206,7 @@ def runs_frame(
             {
                 "table": s.table,
                 "name": s.name,
-                "path": str(s.path.resolve()),
+                "path": run.location_of(s),
                 "bytes": s.path.stat().st_size,
                 "rows": s.rows,
                 "sha256": digest,
@@ -261,13 +305,16 @@ def checks_frame(checks: Sequence[Check]) -> pl.DataFrame:
 # ---- views --------------------------------------------------------------------------
 
 
-def view_statements(dataset: Dataset) -> list[str]:
-    """The input views, then the views that join them."""
-    statements = [_input_view(table, dataset.files.get(table, ())) for table in INPUT_VIEWS]
+def view_statements(dataset: Dataset, where: Callable[[SourceFile], str]) -> list[str]:
+    """The input views, naming each file `where(file)`, then the views that join them."""
+    files = dataset.files
+    statements = [_input_view(table, files.get(table, ()), where) for table in INPUT_VIEWS]
     return statements + JOIN_VIEWS
 
 
-def _input_view(table: str, sources: Sequence[SourceFile]) -> str:
+def _input_view(
+    table: str, sources: Sequence[SourceFile], where: Callable[[SourceFile], str]
+) -> str:
     columns = TABLES[table]
     if not sources:
         # An optional table the dataset does not hold: its columns, no rows, so that a
@@ -293,7 +340,7 @@ def _input_view(table: str, sources: Sequence[SourceFile]) -> str:
     replace = ", ".join(f"timezone({utc}, {c}) AS {c}" for c in naive)
     replace = f" REPLACE ({replace})" if naive else ""
     extra = "".join(f", CAST(NULL AS {_sql_type(columns[c][0])}) AS {c}" for c in missing)
-    paths = sql_literal([str(s.path.resolve()) for s in sources])
+    paths = sql_literal([where(s) for s in sources])
     # A folder of files may be hive-partitioned (gaming_date=...): keep those columns.
     hive = "true" if any("/" in s.name for s in sources) else "false"
     return (

@@ -20,7 +20,7 @@ import polars as pl
 from auditor import __version__
 from auditor.findings.check import Check
 from auditor.output import outdir
-from auditor.output.catalog import RunInfo, write_catalog
+from auditor.output.catalog import RunInfo, point_views_at_origin, write_catalog
 from auditor.surveillance.schema import empty_alerts, empty_surveillance
 
 FINDINGS_FILE = "findings.parquet"
@@ -88,6 +88,8 @@ def write_outputs(
         checks = run.checks if run is not None else ()
         (staging / SUMMARY_FILE).write_text(summary_text(results, checks), encoding="utf-8")
         extra_files = tuple(extra(staging)) if extra is not None else ()
+        if run is not None and run.origin is not None:
+            point_views_at_origin(staging / DUCKDB_FILE, run)
         written_at = datetime.now(UTC).isoformat(timespec="microseconds")
         outdir.write_manifest(
             staging,

@@ -93,6 +93,9 @@ def open_catalog(outdir: Path) -> Catalog:
 
 def _sandboxed(path: Path, con: duckdb.DuckDBPyConnection) -> Catalog:
     dataset, inputs = _recorded_inputs(con)
+    # A dataset read from another file system (a URL) is neither checked nor readable
+    # here: the sandbox admits local folders only.
+    inputs = [(p, size) for p, size in inputs if "://" not in p]
     # Sizes, not hashes: cheap on every query, and a moved or rewritten file shows.
     missing = tuple(p for p, size in inputs if not Path(p).is_file() or _size(p) != size)
     # The folders the views read (a dataset's file may be a link to another folder),
@@ -130,7 +133,8 @@ def _recorded_inputs(
     ).fetchone()
     if row is None:
         return None, []
-    return Path(row[0]), [(str(i[0]), int(i[1])) for i in row[1]]
+    dataset = None if "://" in row[0] else Path(row[0])  # a URL: read from elsewhere
+    return dataset, [(str(i[0]), int(i[1])) for i in row[1]]
 
 
 def statements(catalog: Catalog, sql: str) -> list[duckdb.Statement]:
