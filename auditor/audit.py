@@ -292,5 +292,6 @@ def run_audit(
         if progress:
             progress("outputs", 0)
         written = write_outputs(out, results, run, extra=write_nightly if report else None)
-    # The tests as written (the working copy is gone): every test is not held in memory.
+    # The night's tests are not held in memory: the result reads OUTDIR's file, the working
+    # copy being gone.
     return replace(results, surveillance=pl.scan_parquet(written / SURVEILLANCE_FILE))
