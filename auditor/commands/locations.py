@@ -16,8 +16,6 @@ folders, leaves a remote dataset's views unread and checks its inputs by URL onl
 
 from __future__ import annotations
 
-import json
-import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +25,7 @@ from typing import Any
 from auditor.engines.task import local_path
 from auditor.errors import InputError
 from auditor.output.files import MANIFEST_FILE
-from auditor.output.outdir import TOOL, OutdirError
+from auditor.output.outdir import OutdirError, foreign_files, is_manifest
 
 
 def is_remote(location: str | Path) -> bool:
@@ -79,7 +77,6 @@ def output_folder(location: str | Path) -> Iterator[Path]:
             target = f"{root.rstrip('/')}/{path.relative_to(folder).as_posix()}"
             fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
             fs.put_file(str(path), target)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _previous_set(fs: Any, root: str, location: str) -> bool:
@@ -90,17 +87,13 @@ def _previous_set(fs: Any, root: str, location: str) -> bool:
         raise OutdirError(f"{location}: not a folder")
     if not fs.ls(root, detail=False):
         return False
-    manifest = f"{root.rstrip('/')}/{MANIFEST_FILE}"
     try:
-        with fs.open(manifest, "rb") as handle:
-            recorded = json.loads(handle.read())
-    except (OSError, ValueError):
-        recorded = None
-    if not isinstance(recorded, dict) or recorded.get("tool") != TOOL:
-        raise OutdirError(
-            f"{location}: holds files that are not an audit's outputs (no {MANIFEST_FILE}); "
-            "choose an empty or new folder, or a previous run's output folder"
-        )
+        with fs.open(f"{root.rstrip('/')}/{MANIFEST_FILE}", "rb") as handle:
+            manifest = handle.read()
+    except OSError:
+        manifest = b""
+    if not is_manifest(manifest):
+        raise foreign_files(location)
     return True
 
 

@@ -59,6 +59,13 @@ def _repeated(hashes: pl.Series) -> pl.Series:
     return ordered.filter(ordered == ordered.shift(1)).unique()
 
 
+def in_bucket(hashes: pl.Expr, buckets: int, index: int) -> pl.Expr:
+    """Whether each hash falls in bucket `index` of `buckets` (every hash, for one)."""
+    if buckets == 1:
+        return pl.lit(True)
+    return (hashes % buckets) == index
+
+
 def buckets_for(dataset: Dataset, budget_bytes: int | None) -> int:
     """How many buckets keep what the checks hold within `budget_bytes` (one if None)."""
     if budget_bytes is None:
@@ -102,9 +109,7 @@ class _HashedIds:
 
     def mine(self, hashes: pl.Expr) -> pl.Expr:
         """Whether a hash falls in this bucket."""
-        if self.buckets == 1:
-            return pl.lit(True)
-        return (hashes % self.buckets) == self.bucket
+        return in_bucket(hashes, self.buckets, self.bucket)
 
     def index(self, table: str, column: str) -> pl.DataFrame | None:
         """`ids` with one row per hash, or None if two different values share a hash."""

@@ -53,17 +53,30 @@ def prepare(out: Path, dataset: Path | None = None) -> Path:
     if out.exists() and not out.is_dir():
         raise OutdirError(f"{out}: not a folder")
     if out.is_dir() and any(out.iterdir()) and not is_output_set(out):
-        raise OutdirError(
-            f"{out}: holds files that are not an audit's outputs (no {MANIFEST_FILE}); "
-            "choose an empty or new folder, or a previous run's output folder"
-        )
+        raise foreign_files(out)
     return out
+
+
+def foreign_files(location: object) -> OutdirError:
+    """The refusal of an OUTDIR that holds files of something else than an audit."""
+    return OutdirError(
+        f"{location}: holds files that are not an audit's outputs (no {MANIFEST_FILE}); "
+        "choose an empty or new folder, or a previous run's output folder"
+    )
 
 
 def is_output_set(folder: Path) -> bool:
     try:
-        manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return is_manifest((folder / MANIFEST_FILE).read_bytes())
+    except OSError:
+        return False
+
+
+def is_manifest(data: bytes) -> bool:
+    """Whether `data` is the manifest of an output set this tool wrote."""
+    try:
+        manifest = json.loads(data)
+    except ValueError:
         return False
     return isinstance(manifest, dict) and manifest.get("tool") == TOOL
 

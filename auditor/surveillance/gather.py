@@ -4,7 +4,7 @@ The audit holds each partition's rows in memory and replays its rounds (`audit.
 find_in_partition`); the counts are taken there, from the same rows and the same
 replay, so surveillance reads nothing again and runs wherever the partition runs (a
 Dask worker too). A partition's cells are a few rows per shoe and per (patron, table,
-bet); `combine_cells` sums them over the night.
+bet); the audit keeps them on disk as they come (`store.py`) and the tests sum them.
 
 Rounds: per (table, shoe, dealer, ruleset, decks), the outcomes the cards give (not the
 one announced: an announcement that differs is a TOT finding already, and the cards are
@@ -87,32 +87,13 @@ class NightCells:
     patrons: pl.DataFrame
     tables: pl.DataFrame
 
-    @staticmethod
-    def empty() -> NightCells:
-        return NightCells(
-            pl.DataFrame(schema=ROUND_CELL_SCHEMA),
-            pl.DataFrame(schema=PATRON_CELL_SCHEMA),
-            pl.DataFrame(schema=TABLE_CELL_SCHEMA),
-        )
 
-    def height(self) -> int:
-        return self.rounds.height + self.patrons.height + self.tables.height
-
-
-def combine_cells(parts: Sequence[NightCells]) -> NightCells:
-    """The night's cells: the partitions' summed (a patron may play in several partitions,
-    a dealer deal in several)."""
-    if not parts:
-        return NightCells.empty()
-    rounds = (
-        pl.concat([p.rounds for p in parts], how="vertical")
-        .group_by(ROUND_CELL)
-        .agg(pl.col(c).sum() for c in ROUND_COUNTS)
-    )
-    patrons, tables = (
-        _summed(pl.concat([getattr(p, name) for p in parts], how="vertical"), key)
-        for name, key in (("patrons", "patron_id"), ("tables", "table_id"))
-    )
+def combine_cells(cells: NightCells) -> NightCells:
+    """The partitions' cells, one after another, summed per cell (a patron may play in
+    several partitions, a dealer deal in several)."""
+    rounds = cells.rounds.group_by(ROUND_CELL).agg(pl.col(c).sum() for c in ROUND_COUNTS)
+    patrons = _summed(cells.patrons, "patron_id")
+    tables = _summed(cells.tables, "table_id")
     return NightCells(
         _shaped(rounds, ROUND_CELL_SCHEMA),
         _shaped(patrons, PATRON_CELL_SCHEMA),

@@ -47,15 +47,6 @@ def chances_frame(cells: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-def round_tests(cells: pl.DataFrame) -> pl.DataFrame:
-    """Every round test at every level, over cells held in memory."""
-    chances = chances_frame(cells)
-    totals = night_totals(cells.lazy())
-    frames = [level_tests(level, cells, chances, totals) for level in LEVEL_KEYS]
-    frames = [f for f in frames if f.height]
-    return pl.concat(frames) if frames else empty_tests()
-
-
 def night_totals(cells: pl.LazyFrame) -> tuple[int, int]:
     """The night's rounds and rounds with a finding: what each dealer's share is
     weighed against."""

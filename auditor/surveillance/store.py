@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from auditor.input.cross_rows import in_bucket
 from auditor.surveillance.gather import (
     PATRON_CELL_SCHEMA,
     ROUND_CELL_SCHEMA,
@@ -71,12 +72,9 @@ class CellStore:
 
     def night(self) -> NightCells:
         """The night's cells, summed, in memory: for small nights and tests."""
-        parts = [self.scan(kind).collect() for kind in KINDS]
-        return combine_cells([NightCells(*parts)])
+        return combine_cells(NightCells(*(self.scan(kind).collect() for kind in KINDS)))
 
 
 def bucket(key: str, buckets: int, index: int) -> pl.Expr:
     """The rows whose `key` falls in bucket `index` of `buckets`."""
-    if buckets == 1:
-        return pl.lit(True)
-    return pl.col(key).hash(seed=0) % buckets == index
+    return in_bucket(pl.col(key).hash(seed=0), buckets, index)
