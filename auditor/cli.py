@@ -170,19 +170,15 @@ def audit(
 ) -> None:
     """Audit DATASET and write findings, quarantine, row counts and a DuckDB file to
     OUTDIR. Either may be a local folder, a file:// URL or another fsspec URL (s3://,
-    gs://, ...: a dataset there is copied to local disk first, an OUTDIR there receives the
-    written set). --engine dask audits the partitions on the Dask cluster at --scheduler,
-    or on a local one (pip install 'auditor[dask]')."""
+    gs://, ...: a dataset there is copied to local disk first, and to each machine of a
+    --scheduler's cluster; an OUTDIR there receives the written set). --engine dask audits
+    the partitions on the Dask cluster at --scheduler, or on a local one (pip install
+    'auditor[dask]')."""
     from auditor.audit import run_audit
     from auditor.commands.locations import dataset_folder, is_remote, output_folder
 
     if scheduler and engine != "dask":
         raise click.UsageError("--scheduler needs --engine dask")
-    if scheduler and is_remote(dataset):
-        raise click.UsageError(
-            "a dataset at a URL is copied to this machine, which the workers of --scheduler "
-            "cannot read: mount it at the same path on every worker and pass that path"
-        )
     try:
         limit_bytes = parse_size(memory_limit)
         if partition_rounds is None:
@@ -196,9 +192,9 @@ def audit(
                 if engine == "dask":
                     from auditor.engines.cluster import dask_audit
 
-                    # The same call, on the cluster, whose workers open the dataset
-                    # where this machine does (its local copy, for a URL).
-                    where = dataset_path if is_remote(dataset) else dataset
+                    # The same call, on the cluster. A local cluster's workers read this
+                    # machine's copy of a dataset at a URL; a remote cluster's copy it.
+                    where = dataset_path if is_remote(dataset) and not scheduler else dataset
                     run_audit = dask_audit(where, scheduler)
                 results = run_audit(
                     dataset_path,

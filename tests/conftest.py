@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -9,9 +10,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from pyftpdlib.authorizers import DummyAuthorizer
+from pyftpdlib.handlers import FTPHandler
+from pyftpdlib.servers import ThreadedFTPServer
 
 from auditor.contract import TABLES
 
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 T0 = datetime(2026, 11, 24, 18, 0, tzinfo=UTC)
 
 
@@ -160,3 +165,20 @@ def write_dataset(tmp_path: Path) -> DatasetWriter:
         return root
 
     return write
+
+
+@pytest.fixture
+def ftp_dataset():
+    """sample_data served read-only by an FTP server on 127.0.0.1: a dataset on another
+    file system (fsspec's ftp://), which every process reaches as it would a remote one."""
+    authorizer = DummyAuthorizer()
+    authorizer.add_anonymous(str(SAMPLE))
+    handler = type("Handler", (FTPHandler,), {"authorizer": authorizer})
+    server = ThreadedFTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"timeout": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield f"ftp://127.0.0.1:{server.socket.getsockname()[1]}/"
+    finally:
+        server.close_all()
+        thread.join()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+import uuid
 from pathlib import Path
 
 import distributed
@@ -29,12 +31,13 @@ from auditor.engines.task import (
     EngineError,
     PartitionFunction,
     PartitionTask,
+    RemoteDataset,
     audit_partition,
-    local_path,
     plan,
 )
 from auditor.errors import InputError
 from auditor.input.partition import partitions
+from auditor.input.remote import WORKER_COPIES, local_path
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"
@@ -248,12 +251,38 @@ def test_dataset_locations(tmp_path):
             local_path(url)
 
 
-def test_a_url_with_a_remote_scheduler_is_refused(tmp_path):
-    """The client's copy of a dataset at a URL is not where a remote cluster's workers are."""
-    args = ["audit", "memory://dataset", "--out", str(tmp_path / "out"), "--engine", "dask"]
-    result = CliRunner().invoke(main, [*args, "--scheduler", "tcp://127.0.0.1:1"])
-    assert result.exit_code == 2
-    assert "mount it at the same path on every worker" in result.output
+def test_cli_with_a_scheduler_and_a_dataset_at_a_url(client, ftp_dataset, tmp_path):
+    """Each worker machine copies the dataset for the run (the client copies it too, to
+    validate it), and the copies are gone when the run ends."""
+    local = tmp_path / "local"
+    run_audit(SAMPLE, local, partition_rounds=ROUNDS)
+    copies = Path(tempfile.gettempdir()) / WORKER_COPIES
+    before = set(copies.iterdir()) if copies.exists() else set()
+    out = tmp_path / "dask"
+    args = ["audit", ftp_dataset, "--out", str(out), "--partition-rounds", str(ROUNDS)]
+    args += ["--engine", "dask", "--scheduler", client.scheduler.address, "--quiet"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    findings = pl.read_parquet(out / "findings.parquet")
+    assert findings.equals(pl.read_parquet(local / "findings.parquet"))
+    for name in ("quarantine.parquet", "row_counts.parquet", "alerts.parquet"):
+        assert (out / name).read_bytes() == (local / name).read_bytes(), name
+    assert (set(copies.iterdir()) if copies.exists() else set()) == before
+
+
+def test_a_worker_refuses_a_remote_dataset_changed_since_validation(sample, tmp_path):
+    """The client's copy and the worker's are compared by content, not by names and rows."""
+    validated, _, _ = sample
+    fs = fsspec.filesystem("memory")
+    fs.put(str(SAMPLE) + "/", "/changed-night/", recursive=True)
+    try:
+        remote = RemoteDataset(uuid.uuid4().hex, "0" * 64)
+        groups = partitions(validated.audited, 10**9)
+        (task,) = plan(validated, groups, "memory://changed-night", remote=remote)
+        with pytest.raises(InputError, match="differ from those validated"):
+            audit_partition(task)
+    finally:
+        fs.rm("/changed-night", recursive=True)
 
 
 def test_without_dask_the_engine_says_how_to_install_it(tmp_path, monkeypatch):

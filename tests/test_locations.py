@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -18,6 +19,16 @@ from click.testing import CliRunner
 
 from auditor.cli import main
 from auditor.commands.locations import is_remote
+from auditor.contract import TABLES
+from auditor.errors import InputError
+from auditor.input import remote
+from auditor.input.remote import (
+    WORKER_COPIES,
+    content_digest,
+    copy_dataset,
+    remove_worker_copies,
+    worker_copy,
+)
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 SAME_BYTES = ("findings.parquet", "quarantine.parquet", "row_counts.parquet", "alerts.parquet")
@@ -75,6 +86,21 @@ def test_a_dataset_and_outdir_at_urls_give_the_local_runs_outputs(memory, tmp_pa
     assert "no longer as audited" not in result.output + result.stderr
 
 
+def test_views_of_a_dataset_duckdb_cannot_read_say_where_it_is(ftp_dataset, tmp_path) -> None:
+    """fsspec's ftp:// gives DuckDB no modification times, so the views cannot be bound
+    there: each keeps its columns (the joining views still bind) and names the URL."""
+    code, output = audit(ftp_dataset, "--out", str(tmp_path / "out"))
+    assert code == 1, output
+    with duckdb.connect(str(tmp_path / "out" / "audit.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT dataset FROM runs").fetchone()[0] == ftp_dataset.rstrip("/")
+        columns = [row[0] for row in con.execute("DESCRIBE rounds").fetchall()]
+        assert columns == list(TABLES["rounds"])
+        assert con.execute("SELECT count(*) FROM findings").fetchone()[0] > 0
+        for view in ("rounds", "shoe_rules"):
+            with pytest.raises(duckdb.InvalidInputException, match=f"are at {ftp_dataset}"):
+                con.execute(f"SELECT count(*) FROM {view}").fetchone()
+
+
 def test_a_second_run_replaces_the_previous_set(memory, tmp_path) -> None:
     fs, root = memory
     fs.put(str(SAMPLE) + "/", f"{root}/night/", recursive=True)
@@ -111,3 +137,72 @@ def test_a_url_without_parquet_files_is_a_clear_input_error(memory, tmp_path) ->
     code, output = audit(f"memory://{root}/empty", "--out", str(tmp_path / "o"))
     assert code == 2
     assert "no Parquet files" in output
+
+
+def test_a_worker_copies_a_remote_dataset_once_per_run(memory, tmp_path) -> None:
+    fs, root = memory
+    fs.put(str(SAMPLE) + "/", f"{root}/night/", recursive=True)
+    validated = tmp_path / "validated"
+    copy_dataset(f"memory://{root}/night", validated)
+    digest = content_digest(validated)
+    run = uuid.uuid4().hex
+    try:
+        copy = worker_copy(f"memory://{root}/night", digest, run)
+        assert content_digest(copy) == digest
+        assert sorted(p.name for p in copy.iterdir()) == sorted(p.name for p in validated.iterdir())
+        # The run's later tasks read the copy: the dataset is not fetched again.
+        fs.rm(f"{root}/night", recursive=True)
+        assert worker_copy(f"memory://{root}/night", digest, run) == copy
+        assert [p.name for p in copy.parent.iterdir()] == ["dataset"]  # no partial copy left
+    finally:
+        remove_worker_copies(run)
+    assert not copy.parent.exists()
+
+
+def test_a_worker_refuses_a_remote_dataset_changed_since_validation(memory, tmp_path) -> None:
+    fs, root = memory
+    fs.put(str(SAMPLE) + "/", f"{root}/night/", recursive=True)
+    copy_dataset(f"memory://{root}/night", tmp_path / "validated")
+    digest = content_digest(tmp_path / "validated")
+    # Rewritten in place: the same names, rows and schema, other bytes.
+    rounds = pl.read_parquet(SAMPLE / "rounds.parquet")
+    buffer = io.BytesIO()
+    rounds.reverse().write_parquet(buffer)
+    fs.pipe_file(f"{root}/night/rounds.parquet", buffer.getvalue())
+    run = uuid.uuid4().hex
+    try:
+        with pytest.raises(InputError, match="differ from those validated"):
+            worker_copy(f"memory://{root}/night", digest, run)
+        assert not any((Path(tempfile.gettempdir()) / WORKER_COPIES / run).iterdir())
+    finally:
+        remove_worker_copies(run)
+
+
+def test_a_worker_reads_the_copy_another_worker_placed_first(memory, tmp_path, monkeypatch):
+    """Two worker processes of a machine copy at once: the second to finish keeps the
+    first's copy and removes its own."""
+    fs, root = memory
+    fs.put(str(SAMPLE) + "/", f"{root}/night/", recursive=True)
+    copy_dataset(f"memory://{root}/night", tmp_path / "validated")
+    digest = content_digest(tmp_path / "validated")
+    run = uuid.uuid4().hex
+    place = Path(tempfile.gettempdir()) / WORKER_COPIES / run / "dataset"
+
+    def other_worker_finishes_first(folder: Path) -> str:
+        if folder != place and not place.exists():
+            copy_dataset(f"memory://{root}/night", place)
+        return content_digest(folder)
+
+    monkeypatch.setattr(remote, "content_digest", other_worker_finishes_first)
+    try:
+        assert worker_copy(f"memory://{root}/night", digest, run) == place
+        assert [p.name for p in place.parent.iterdir()] == ["dataset"]
+        assert content_digest(place) == digest
+    finally:
+        remove_worker_copies(run)
+
+
+def test_a_dataset_nowhere_is_an_input_error(memory, tmp_path) -> None:
+    _, root = memory
+    with pytest.raises(InputError, match="no Parquet files found"):
+        copy_dataset(f"memory://{root}/nothing", tmp_path / "copy")

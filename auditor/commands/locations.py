@@ -1,12 +1,10 @@
 """Datasets and output folders on any fsspec file system (s3://, gs://, az://, memory://...).
 
-The audit reads its input by local path (validation's batches, the partitions' reads by
-`table_id` range, the catalog's views) and switches its output set into a local folder at
-once. A dataset elsewhere is therefore copied, file by file, into a temporary local folder
-first (local disk, not memory); an OUTDIR elsewhere is written to a temporary local folder
-and its files uploaded when the run has written them all, the manifest last, so that a
-reader who finds the manifest finds the whole set. A path or `file://` URL is used in
-place, as before.
+A dataset elsewhere is copied to a temporary local folder first (`input.remote`); an
+OUTDIR elsewhere is written to a temporary local folder, since the audit switches its
+output set into a local folder at once, and its files are uploaded when the run has written
+them all, the manifest last, so that a reader who finds the manifest finds the whole set. A
+path or `file://` URL is used in place, as before.
 
 The catalog records the dataset by its URL (`runs.dataset`, `runs.inputs.path`) and its
 views name the files by URL: DuckDB reads s3://, gs://, az:// and http(s):// itself (its
@@ -22,16 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from auditor.engines.task import local_path
-from auditor.errors import InputError
+from auditor.input.remote import copy_dataset, file_system, is_remote, local_path
 from auditor.output.files import MANIFEST_FILE
 from auditor.output.outdir import OutdirError, foreign_files, is_manifest
-
-
-def is_remote(location: str | Path) -> bool:
-    """Whether `location` names a file system other than this machine's."""
-    text = str(location)
-    return "://" in text and not text.startswith("file://")
 
 
 @contextmanager
@@ -41,16 +32,9 @@ def dataset_folder(location: str | Path) -> Iterator[Path]:
     if not is_remote(location):
         yield local_path(location)
         return
-    fs, root = _file_system(str(location))
-    files = sorted(p for p in fs.find(root) if p.endswith(".parquet"))
-    if not files:
-        raise InputError(f"{location}: no Parquet files found there", path=str(location))
     with tempfile.TemporaryDirectory(prefix="auditor-dataset-") as temporary:
         folder = Path(temporary) / "dataset"
-        for remote in files:
-            target = folder / _relative(remote, root)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fs.get_file(remote, str(target))
+        copy_dataset(str(location), folder)
         yield folder
 
 
@@ -64,7 +48,7 @@ def output_folder(location: str | Path) -> Iterator[Path]:
     if not is_remote(location):
         yield local_path(location)
         return
-    fs, root = _file_system(str(location))
+    fs, root = file_system(str(location))
     previous = _previous_set(fs, root, str(location))
     with tempfile.TemporaryDirectory(prefix="auditor-out-") as temporary:
         folder = Path(temporary) / "out"
@@ -95,17 +79,3 @@ def _previous_set(fs: Any, root: str, location: str) -> bool:
     if not is_manifest(manifest):
         raise foreign_files(location)
     return True
-
-
-def _file_system(location: str) -> tuple[Any, str]:
-    try:
-        from fsspec.core import url_to_fs
-
-        return url_to_fs(location)
-    except (ImportError, ValueError) as exc:
-        raise InputError(f"{location}: not a location the auditor can open ({exc})") from exc
-
-
-def _relative(path: str, root: str) -> str:
-    prefix = root.rstrip("/") + "/"
-    return path[len(prefix) :] if path.startswith(prefix) else path.rsplit("/", 1)[-1]

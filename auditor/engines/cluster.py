@@ -14,7 +14,9 @@ the engine is used, so the rest of the auditor runs without it.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,11 +28,13 @@ from auditor.audit import Tally, run_audit
 from auditor.engines.task import (
     EngineError,
     PartitionFunction,
+    RemoteDataset,
     audit_partition,
     plan,
 )
 from auditor.findings.table import combine
 from auditor.input.partition import PARTITION_ROUNDS, partitions
+from auditor.input.remote import content_digest, is_remote, remove_worker_copies
 from auditor.input.validate import ProgressCallback, ValidatedDataset
 from auditor.output.files import AuditOutputs
 
@@ -100,7 +104,10 @@ class DaskFinder:
     """`audit.find` on a Dask cluster: the same findings frame, the same rows counted.
 
     `audit` is the function each task runs: `task.audit_partition`, or a wrapper of it
-    (the tests wrap it in one that kills its worker).
+    (the tests wrap it in one that kills its worker). `dataset` is where the workers open
+    the dataset: a path or `file://` URL, the same on them as on this machine; or a URL of
+    another file system, which each worker machine copies for the run and checks against
+    the copy validated here.
     """
 
     def __init__(
@@ -129,7 +136,10 @@ class DaskFinder:
     ) -> pl.DataFrame:
         distributed = _distributed()
         groups = partitions(validated.audited, partition_rounds)
-        tasks = plan(validated, groups, self.dataset, self.procedures)
+        remote = None
+        if is_remote(self.dataset):
+            remote = RemoteDataset(uuid.uuid4().hex, content_digest(validated.dataset.root))
+        tasks = plan(validated, groups, self.dataset, self.procedures, remote)
         # pure=False: every run gets fresh keys, so a shared scheduler never hands back a
         # result computed for another run (or another version of the dataset).
         futures = self.client.map(self.audit, tasks, retries=self.retries, pure=False)
@@ -152,10 +162,21 @@ class DaskFinder:
             ) from exc
         finally:
             self.client.cancel(futures)
+            if remote:
+                _remove_copies(self.client, remote.run)
         # In the partitions' order, not the order they finished: `combine` keeps the
         # order of findings that sort alike, and so must get them as `find` gives them.
         found = [frame for i in range(len(futures)) for frame in frames[i]]
         return combine(found)
+
+
+def _remove_copies(client: Client, run: str) -> None:
+    """Remove the run's dataset copies from every worker's machine: best effort, a worker
+    lost or restarted in the meantime may keep its copy in its temporary folder."""
+    # A worker's error is ignored, and so is a scheduler gone away: cleaning up must not
+    # hide the run's own result or error.
+    with contextlib.suppress(OSError, TimeoutError):
+        client.run(remove_worker_copies, run, on_error="ignore")
 
 
 def dask_audit(
@@ -163,8 +184,8 @@ def dask_audit(
 ) -> Callable[..., AuditOutputs]:
     """`audit.run_audit`, called with the same arguments, with stages 3-5 on a Dask
     cluster: the scheduler at `scheduler`, or a local cluster of `workers` processes.
-    `dataset` is the path or `file://` URL the workers open, at the same place on them as
-    on this machine; validation, surveillance and the outputs stay on this machine."""
+    `dataset` is where the workers open the dataset (`DaskFinder`); validation,
+    surveillance and the outputs stay on this machine."""
 
     def run(dataset_path: Path, out: Path, *args: Any, **options: Any) -> AuditOutputs:
         with dask_client(scheduler, workers) as client:

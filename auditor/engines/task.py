@@ -3,10 +3,12 @@ audits it there.
 
 A task is small: the dataset's location, a fingerprint of the files the client validated,
 the partition (its tables), and the keys (`table`, `file`, `row`) of the quarantined rows
-the partition would otherwise read. The worker re-opens the dataset, rebuilds the
-audited rows from those keys exactly as validation does (`validate.audited_scan`),
-and runs `audit.find_in_partition`. Nothing else crosses: no frame of data rows, no state
-kept between tasks, so a task retried after a lost worker gives the same result.
+the partition would otherwise read. The worker re-opens the dataset (one at a URL of
+another file system from its machine's copy for the run, which the first task there
+makes: `remote.worker_copy`), rebuilds the audited rows from those keys exactly as
+validation does (`validate.audited_scan`), and runs `audit.find_in_partition`. Nothing
+else crosses: no frame of data rows, no state kept between tasks, so a task retried after
+a lost worker gives the same result.
 """
 
 from __future__ import annotations
@@ -17,8 +19,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from urllib.parse import urlparse
-from urllib.request import url2pathname
 
 import polars as pl
 
@@ -26,11 +26,12 @@ import auditor
 from auditor import __version__
 from auditor.audit import PartitionFindings, find_in_partition
 from auditor.contract import TABLES
-from auditor.errors import AuditorError, InputError
+from auditor.errors import AuditorError
 from auditor.input.cross_rows import collect_streaming, key_columns
 from auditor.input.load import FILE_COLUMN, ROW_COLUMN, Dataset, open_dataset
 from auditor.input.partition import TABLE_KEYED, Partition, restrict
 from auditor.input.quarantine import QUARANTINE_SCHEMA
+from auditor.input.remote import local_path, worker_copy
 from auditor.input.validate import ValidatedDataset, audited_scan
 from auditor.packs.model import available_rulesets, load_all
 
@@ -45,16 +46,26 @@ class EngineError(AuditorError):
 
 
 @dataclass(frozen=True)
+class RemoteDataset:
+    """A dataset on another file system, which each worker machine copies once for the
+    run (`remote.worker_copy`) and checks against the client's copy."""
+
+    run: str  # names the run's copies, removed when it ends
+    digest: str  # `remote.content_digest` of the client's copy
+
+
+@dataclass(frozen=True)
 class PartitionTask:
     """Everything a worker needs to audit one partition, and nothing it can rebuild."""
 
-    dataset: str  # a path or file:// URL, resolved on the worker (`local_path`)
+    dataset: str  # a path or file:// URL, resolved on the worker; or a URL `remote` names
     files: str  # `fingerprint` of the dataset the client validated
     build: str  # `build_identity` of the client: its code and rule packs
     partition: Partition
     whole: bool  # the only partition: nothing is filtered, as in `audit.find`
     quarantined: pl.DataFrame  # KEY_SCHEMA: the quarantined rows the partition could read
     procedures: bool = True
+    remote: RemoteDataset | None = None
 
 
 PartitionFunction = Callable[[PartitionTask], PartitionFindings]
@@ -71,7 +82,11 @@ def audit_partition(task: PartitionTask) -> PartitionFindings:
             f"this worker runs auditor {__version__} with other code or rule packs than the "
             "client: install the same auditor on the client and every worker"
         )
-    dataset = open_dataset(local_path(task.dataset))
+    if task.remote:
+        folder = worker_copy(task.dataset, task.remote.digest, task.remote.run)
+    else:
+        folder = local_path(task.dataset)
+    dataset = open_dataset(folder)
     if fingerprint(dataset) != task.files:
         raise EngineError(
             f"{task.dataset}: the dataset's files differ from those validated (changed since "
@@ -86,6 +101,7 @@ def plan(
     groups: list[Partition],
     dataset: str,
     procedures: bool = True,
+    remote: RemoteDataset | None = None,
 ) -> list[PartitionTask]:
     """One task per partition, in the partitions' order."""
     files = fingerprint(validated.dataset)
@@ -93,7 +109,7 @@ def plan(
     whole = len(groups) == 1
     keys = list(_quarantined_keys(validated, groups, whole))
     return [
-        PartitionTask(dataset, files, build, partition, whole, quarantined, procedures)
+        PartitionTask(dataset, files, build, partition, whole, quarantined, procedures, remote)
         for partition, quarantined in zip(groups, keys, strict=True)
     ]
 
@@ -176,34 +192,3 @@ def build_identity() -> str:
     for ruleset in available_rulesets():
         digest.update((files("auditor.rules") / f"{ruleset}.yaml").read_bytes())
     return digest.hexdigest()
-
-
-def local_path(location: str | Path) -> Path:
-    """The dataset's folder from a path or a URL: a local path or `file://` URL (any
-    mounted file system, shared with the workers when they run elsewhere).
-
-    Other fsspec file systems (s3://, gs://, memory://, ...) are refused: a worker reads
-    its partition by local path (the command line copies a dataset at such a URL to
-    local disk first, `commands.locations`).
-    """
-    text = str(location)
-    if "://" not in text:
-        return Path(text)
-    if text.startswith("file://"):
-        # Percent-decoded (RFC 8089: `Path.as_uri()` writes a space as %20), which fsspec
-        # leaves as it is.
-        return Path(url2pathname(urlparse(text).path))
-    try:
-        from fsspec.core import url_to_fs
-        from fsspec.implementations.local import LocalFileSystem
-
-        fs, path = url_to_fs(text)
-    except (ImportError, ValueError) as exc:
-        raise InputError(f"{text}: not a dataset location the auditor can open ({exc})") from exc
-    if not isinstance(fs, LocalFileSystem):
-        raise InputError(
-            f"{text}: the auditor reads datasets from a local or mounted file system only "
-            "(a path or file:// URL); copy or mount the dataset first",
-            path=text,
-        )
-    return Path(path)

@@ -135,7 +135,9 @@ def point_views_at_origin(target: Path, run: RunInfo) -> None:
     report's evidence too), to the URL it was copied from: the input views and the run's
     record of the dataset and its files. The views are bound as they are made (their
     files' columns read), here through fsspec whatever the file system; a reader then
-    needs access to the URL."""
+    needs access to the URL. Where DuckDB cannot read that file system (fsspec's ftp://
+    cannot give it a file's modification time), each input view keeps its columns and
+    says so, with the URL, when it is queried."""
     from fsspec.core import url_to_fs
 
     assert run.origin is not None
@@ -145,8 +147,14 @@ def point_views_at_origin(target: Path, run: RunInfo) -> None:
         con.register_filesystem(file_system)
         con.execute(f"ATTACH {sql_literal(str(target))} AS {CATALOG}")
         con.execute(f"USE {CATALOG}")
-        for statement in view_statements(run.dataset, run.location):
-            con.execute(statement.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1))
+        try:
+            statements = view_statements(run.dataset, run.location)
+            for statement in statements:
+                con.execute(statement.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1))
+        except duckdb.Error as exc:
+            reason = str(exc).splitlines()[0]
+            for statement in unreadable_view_statements(run.origin, reason):
+                con.execute(statement.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1))
         base = run.origin.rstrip("/")
         con.execute(
             "UPDATE runs SET dataset = $base, inputs = list_transform(inputs, lambda i: "
@@ -312,6 +320,26 @@ def view_statements(dataset: Dataset, where: Callable[[SourceFile], str]) -> lis
     return statements + JOIN_VIEWS
 
 
+def unreadable_view_statements(location: str, reason: str) -> list[str]:
+    """Input views with their tables' columns that fail, when queried, with a message
+    naming `location` and why DuckDB could not read it; then the views that join them."""
+    statements = []
+    for table in INPUT_VIEWS:
+        message = sql_literal(
+            f"{table}: the audited files are at {location}, which DuckDB could not read "
+            f"when the catalog was written ({reason}); read them there"
+        )
+        statements.append(
+            f"CREATE VIEW {table} AS SELECT {_typed_nulls(table)} WHERE error({message})"
+        )
+    return statements + JOIN_VIEWS
+
+
+def _typed_nulls(table: str) -> str:
+    """A select list of `table`'s contract columns, each NULL of its type."""
+    return ", ".join(f"CAST(NULL AS {_sql_type(t)}) AS {c}" for c, (t, _) in TABLES[table].items())
+
+
 def _input_view(
     table: str, sources: Sequence[SourceFile], where: Callable[[SourceFile], str]
 ) -> str:
@@ -319,8 +347,7 @@ def _input_view(
     if not sources:
         # An optional table the dataset does not hold: its columns, no rows, so that a
         # query naming it still runs.
-        empty = ", ".join(f"CAST(NULL AS {_sql_type(t)}) AS {c}" for c, (t, _) in columns.items())
-        return f"CREATE VIEW {table} AS SELECT {empty} LIMIT 0"
+        return f"CREATE VIEW {table} AS SELECT {_typed_nulls(table)} LIMIT 0"
     # union_by_name fills a column some files lack with NULL; one that no file has is
     # added here, as the auditor reads it (a missing nullable column is all null).
     present = set().union(*(s.arrow_schema.names for s in sources))

@@ -1,0 +1,147 @@
+"""Datasets on any fsspec file system (s3://, gs://, az://, ftp://, memory://...), read by
+the audit from a copy on local disk.
+
+The audit reads its input by local path (validation's batches, the partitions' reads by
+`table_id` range, the catalog's views), so a dataset elsewhere is copied, file by file, into
+a local folder first: on the machine that validates it (`copy_dataset`), and, when the
+partitions are audited on a Dask cluster's machines, once on each of them
+(`worker_copy`). A copy is checked against the one validation read by its content
+(`content_digest`): a worker must not audit bytes that were never validated, and the
+file names, row counts and schemas `engines.task.fingerprint` compares would not show a
+file rewritten in place.
+
+A path or `file://` URL is read in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
+
+from auditor.errors import InputError
+
+# A worker machine's copies, one folder per run (`worker_copy`), under its temporary folder.
+WORKER_COPIES = "auditor-datasets"
+_CHUNK = 1 << 20
+
+
+def is_remote(location: str | Path) -> bool:
+    """Whether `location` names a file system other than this machine's."""
+    text = str(location)
+    return "://" in text and not text.startswith("file://")
+
+
+def local_path(location: str | Path) -> Path:
+    """The dataset's folder from a path or a URL: a local path or `file://` URL (any
+    mounted file system, shared with the workers when they run elsewhere).
+
+    Other fsspec file systems (s3://, gs://, memory://, ...) are refused: the audit reads
+    by local path, from a copy (`copy_dataset`, `worker_copy`).
+    """
+    text = str(location)
+    if "://" not in text:
+        return Path(text)
+    if text.startswith("file://"):
+        # Percent-decoded (RFC 8089: `Path.as_uri()` writes a space as %20), which fsspec
+        # leaves as it is.
+        return Path(url2pathname(urlparse(text).path))
+    from fsspec.implementations.local import LocalFileSystem
+
+    fs, path = file_system(text)
+    if not isinstance(fs, LocalFileSystem):
+        raise InputError(
+            f"{text}: the auditor reads datasets from a local or mounted file system only "
+            "(a path or file:// URL); copy or mount the dataset first",
+            path=text,
+        )
+    return Path(path)
+
+
+def file_system(location: str) -> tuple[Any, str]:
+    """fsspec's file system for `location`, and the path on it."""
+    try:
+        from fsspec.core import url_to_fs
+
+        return url_to_fs(location)
+    except (ImportError, ValueError) as exc:
+        raise InputError(f"{location}: not a location the auditor can open ({exc})") from exc
+
+
+def copy_dataset(location: str, folder: Path) -> None:
+    """Copy the Parquet files under `location` into `folder`, keeping their relative paths."""
+    fs, root = file_system(location)
+    try:
+        files = sorted(p for p in fs.find(root) if p.endswith(".parquet"))
+    except OSError as exc:
+        raise InputError(f"{location}: cannot list the dataset ({exc})", path=location) from exc
+    if not files:
+        raise InputError(f"{location}: no Parquet files found there", path=location)
+    for remote in files:
+        target = folder / _relative(remote, root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fs.get_file(remote, str(target))
+        except OSError as exc:
+            raise InputError(f"{remote}: cannot copy it ({exc})", path=location) from exc
+
+
+def content_digest(folder: Path) -> str:
+    """SHA-256 of the Parquet files under `folder`: each one's relative path and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.parquet")):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\x1f")
+        with path.open("rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
+        digest.update(b"\x1e")
+    return digest.hexdigest()
+
+
+def worker_copy(location: str, digest: str, run: str) -> Path:
+    """This machine's copy of the dataset at `location` for the run `run`, made by the
+    first task that needs it and read by the run's later tasks on this machine (the
+    worker processes of a machine share it). The copy must have the `digest` of the one
+    the client validated: otherwise the dataset changed since, and it is refused.
+
+    Two workers may copy at once: each copies into a folder of its own and renames it into
+    place, and the one that finds the place taken removes its copy and reads the other.
+    `remove_worker_copies` removes the run's folder when the run ends.
+    """
+    run_folder = Path(tempfile.gettempdir()) / WORKER_COPIES / run
+    copy = run_folder / "dataset"
+    if copy.is_dir():
+        return copy
+    run_folder.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=run_folder))
+    try:
+        copy_dataset(location, partial)
+        if content_digest(partial) != digest:
+            raise InputError(
+                f"{location}: the dataset's files differ from those validated (changed since "
+                "validation); run the audit again",
+                path=location,
+            )
+        os.rename(partial, copy)
+    except OSError:
+        # Another worker of this machine renamed its copy into place first.
+        if not copy.is_dir():
+            raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return copy
+
+
+def remove_worker_copies(run: str) -> None:
+    """Remove this machine's copies for the run `run`, if any."""
+    shutil.rmtree(Path(tempfile.gettempdir()) / WORKER_COPIES / run, ignore_errors=True)
+
+
+def _relative(path: str, root: str) -> str:
+    prefix = root.rstrip("/") + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else path.rsplit("/", 1)[-1]
