@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor.errors import AuditorError
-from auditor.output.catalog import INPUT_VIEWS
 from auditor.output.files import DUCKDB_FILE
+from auditor.output.views import INPUT_VIEWS
 
 FORMATS = ("table", "csv", "json", "parquet")
 SAFE_CONFIG = {

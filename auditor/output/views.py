@@ -1,0 +1,133 @@
+"""The catalog's views: over the dataset's own Parquet files (`INPUT_VIEWS`, one per
+contract table, each file named by the caller), and the views that join them.
+
+Building them costs file footers, not rows. A contract column a file lacks reads as NULL;
+naive timestamps read as UTC, as the auditor reads them; hive partitions are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import polars as pl
+
+from auditor.contract import MONEY, TABLES, TIMESTAMP
+from auditor.input.load import Dataset, SourceFile
+from auditor.output.macros import sql_literal
+
+INPUT_VIEWS = tuple(TABLES)
+
+
+def view_statements(dataset: Dataset, where: Callable[[SourceFile], str]) -> list[str]:
+    """The input views, naming each file `where(file)`, then the views that join them."""
+    files = dataset.files
+    statements = [_input_view(table, files.get(table, ()), where) for table in INPUT_VIEWS]
+    return statements + JOIN_VIEWS
+
+
+def unreadable_view_statements(location: str, reason: str) -> list[str]:
+    """Input views with their tables' columns that fail, when queried, with a message
+    naming `location` and why DuckDB could not read it; then the views that join them."""
+    statements = []
+    for table in INPUT_VIEWS:
+        message = sql_literal(
+            f"{table}: the audited files are at {location}, which DuckDB could not read "
+            f"when the catalog was written ({reason}); read them there"
+        )
+        statements.append(
+            f"CREATE VIEW {table} AS SELECT {_typed_nulls(table)} WHERE error({message})"
+        )
+    return statements + JOIN_VIEWS
+
+
+def _typed_nulls(table: str) -> str:
+    """A select list of `table`'s contract columns, each NULL of its type."""
+    return ", ".join(f"CAST(NULL AS {_sql_type(t)}) AS {c}" for c, (t, _) in TABLES[table].items())
+
+
+def _input_view(
+    table: str, sources: Sequence[SourceFile], where: Callable[[SourceFile], str]
+) -> str:
+    columns = TABLES[table]
+    if not sources:
+        # An optional table the dataset does not hold: its columns, no rows, so that a
+        # query naming it still runs.
+        return f"CREATE VIEW {table} AS SELECT {_typed_nulls(table)} LIMIT 0"
+    # union_by_name fills a column some files lack with NULL; one that no file has is
+    # added here, as the auditor reads it (a missing nullable column is all null).
+    present = set().union(*(s.arrow_schema.names for s in sources))
+    missing = [c for c in columns if c not in present]
+    naive = [
+        c
+        for c, (dtype, _) in columns.items()
+        if dtype == TIMESTAMP
+        and c in present
+        and all(
+            getattr(s.arrow_schema.field(c).type, "tz", None) is None
+            for s in sources
+            if c in s.arrow_schema.names
+        )
+    ]
+    utc = sql_literal("UTC")
+    replace = ", ".join(f"timezone({utc}, {c}) AS {c}" for c in naive)
+    replace = f" REPLACE ({replace})" if naive else ""
+    extra = "".join(f", CAST(NULL AS {_sql_type(columns[c][0])}) AS {c}" for c in missing)
+    paths = sql_literal([where(s) for s in sources])
+    # A folder of files may be hive-partitioned (gaming_date=...): keep those columns.
+    hive = "true" if any("/" in s.name for s in sources) else "false"
+    return (
+        f"CREATE VIEW {table} AS SELECT *{replace}{extra} FROM read_parquet({paths}, "
+        f"hive_partitioning = {hive}, union_by_name = true)"
+    )
+
+
+def _sql_type(dtype: pl.DataType) -> str:
+    if dtype == MONEY:
+        return "DECIMAL(18, 2)"
+    if dtype == TIMESTAMP:
+        return "TIMESTAMPTZ"
+    if isinstance(dtype, pl.List):
+        return "VARCHAR[]"
+    names = {
+        pl.String: "VARCHAR",
+        pl.Boolean: "BOOLEAN",
+        pl.Int8: "TINYINT",
+        pl.Int16: "SMALLINT",
+        pl.Int32: "INTEGER",
+        pl.Int64: "BIGINT",
+    }
+    return names[type(dtype)]
+
+
+JOIN_VIEWS = [
+    # The Rules Submission row in force when each shoe opened (CONTRACT: a tables row
+    # applies to shoes opened at or after effective_from, until the next row).
+    """CREATE VIEW shoe_rules AS
+SELECT s.shoe_id, s.opened_at, t.*
+FROM shoes s ASOF LEFT JOIN tables t
+  ON s.table_id = t.table_id AND s.opened_at >= t.effective_from""",
+    # A finding names only its entity (CONTRACT); this view puts back where it happened.
+    """CREATE VIEW findings_located AS
+WITH latest AS (
+  SELECT table_id, arg_max(property_id, effective_from) AS property_id,
+         arg_max(ruleset, effective_from) AS ruleset
+  FROM tables GROUP BY table_id
+)
+SELECT f.* REPLACE (
+         coalesce(f.table_id, o.table_id) AS table_id,
+         coalesce(f.shoe_id, r.shoe_id) AS shoe_id),
+       coalesce(o.property_id, l.property_id) AS property_id,
+       coalesce(o.ruleset, l.ruleset) AS ruleset,
+       r.dealer_id, r.dealt_at, w.seat, w.patron_id
+FROM findings f
+LEFT JOIN rounds r ON r.round_id = f.round_id
+LEFT JOIN shoe_rules o ON o.shoe_id = coalesce(f.shoe_id, r.shoe_id)
+LEFT JOIN latest l ON l.table_id = f.table_id
+LEFT JOIN wagers w ON w.wager_id = f.wager_id""",
+    """CREATE VIEW input_files AS
+SELECT run_id, unnest(inputs, recursive := true) FROM runs""",
+    """CREATE VIEW rule_packs AS
+SELECT run_id, unnest(rule_packs, recursive := true) FROM runs""",
+    """CREATE VIEW traceability_checks AS
+SELECT ruleset, section, citation, verdict, unnest(codes) AS code FROM traceability""",
+]
