@@ -37,7 +37,7 @@ from auditor.engines.task import (
 )
 from auditor.errors import InputError
 from auditor.input.partition import partitions
-from auditor.input.remote import WORKER_COPIES, local_path
+from auditor.input.remote import WORKER_COPIES, local_path, remove_worker_copies
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"
@@ -283,6 +283,7 @@ def test_a_worker_refuses_a_remote_dataset_changed_since_validation(sample, tmp_
             audit_partition(task)
     finally:
         fs.rm("/changed-night", recursive=True)
+        remove_worker_copies(remote.run)
 
 
 def test_without_dask_the_engine_says_how_to_install_it(tmp_path, monkeypatch):
