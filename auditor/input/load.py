@@ -11,7 +11,10 @@ provenance columns `_file` and `_row` that the quarantine uses to name a row.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,3 +270,15 @@ def iter_batches(source: SourceFile, batch_rows: int = BATCH_ROWS) -> Iterator[p
                 path=str(source.path),
             ) from exc
         yield frame
+
+
+def sha256_files(paths: Sequence[Path]) -> list[str]:
+    """Each file's SHA-256, in the order given."""
+    # hashlib releases the GIL on large buffers: threads hash several files at once.
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        return list(pool.map(_sha256, paths))
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

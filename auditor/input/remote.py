@@ -25,10 +25,10 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from auditor.errors import InputError
+from auditor.input.load import sha256_files
 
 # A worker machine's copies, one folder per run (`worker_copy`), under its temporary folder.
 WORKER_COPIES = "auditor-datasets"
-_CHUNK = 1 << 20
 
 
 def is_remote(location: str | Path) -> bool:
@@ -93,13 +93,10 @@ def copy_dataset(location: str, folder: Path) -> None:
 
 def content_digest(folder: Path) -> str:
     """SHA-256 of the Parquet files under `folder`: each one's relative path and bytes."""
+    paths = sorted(folder.rglob("*.parquet"))
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*.parquet")):
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\x1f")
-        with path.open("rb") as handle:
-            while chunk := handle.read(_CHUNK):
-                digest.update(chunk)
-        digest.update(b"\x1e")
+    for path, file_digest in zip(paths, sha256_files(paths), strict=True):
+        digest.update(f"{path.relative_to(folder).as_posix()}\x1f{file_digest}\x1e".encode())
     return digest.hexdigest()
 
 

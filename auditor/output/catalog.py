@@ -28,7 +28,6 @@ import os
 import shlex
 import uuid
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.resources import files
@@ -40,7 +39,8 @@ import polars as pl
 from auditor import __version__
 from auditor.contract import CONTRACT_VERSION, TIMESTAMP
 from auditor.findings.check import FAMILIES, Check
-from auditor.input.load import Dataset, SourceFile
+from auditor.input.load import Dataset, SourceFile, sha256_files
+from auditor.input.remote import file_system
 from auditor.output import traceability
 from auditor.output.macros import macro_statements, sql_literal
 from auditor.output.views import unreadable_view_statements, view_statements
@@ -137,34 +137,33 @@ def point_views_at_origin(target: Path, run: RunInfo) -> None:
     needs access to the URL. Where DuckDB cannot read that file system (fsspec's ftp://
     cannot give it a file's modification time), each input view keeps its columns and
     says so, with the URL, when it is queried."""
-    from fsspec.core import url_to_fs
-
     assert run.origin is not None
-    file_system, _ = url_to_fs(run.origin)
+    fs, _ = file_system(run.origin)
     con = duckdb.connect(":memory:")
     try:
-        con.register_filesystem(file_system)
+        con.register_filesystem(fs)
         con.execute(f"ATTACH {sql_literal(str(target))} AS {CATALOG}")
         con.execute(f"USE {CATALOG}")
         try:
-            statements = view_statements(run.dataset, run.location)
-            for statement in statements:
-                con.execute(statement.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1))
+            _replace_views(con, view_statements(run.dataset, run.location))
         except duckdb.Error as exc:
             reason = str(exc).splitlines()[0]
-            for statement in unreadable_view_statements(run.origin, reason):
-                con.execute(statement.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1))
-        base = run.origin.rstrip("/")
+            _replace_views(con, unreadable_view_statements(run.origin, reason))
         con.execute(
             "UPDATE runs SET dataset = $base, inputs = list_transform(inputs, lambda i: "
             'struct_pack("table" := i."table", name := i.name, path := $base || \'/\' || i.name, '
             "bytes := i.bytes, rows := i.rows, sha256 := i.sha256))",
-            {"base": base},
+            {"base": run.location()},
         )
         con.execute("USE memory")
         con.execute(f"DETACH {CATALOG}")
     finally:
         con.close()
+
+
+def _replace_views(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
+    for statement in statements:
+        con.execute(statement.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1))
 
 
 def _rule_tables(packs: Mapping[str, RulePack]) -> dict[str, pl.DataFrame]:
@@ -183,7 +182,7 @@ def runs_frame(
     """One row: this run, its inputs hashed and its rule packs hashed."""
     counts = outputs["row_counts"]
     sources = [s for table in run.dataset.tables() for s in run.dataset.files[table]]
-    digests = _sha256_all([s.path for s in sources])
+    digests = sha256_files([s.path for s in sources])
     packs = load_all()
     row = {
         "run_id": uuid.uuid4().hex,
@@ -261,17 +260,6 @@ RUNS_SCHEMA = {
 
 def _pack_sha256(ruleset: str) -> str:
     return hashlib.sha256((files("auditor.rules") / f"{ruleset}.yaml").read_bytes()).hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def _sha256_all(paths: list[Path]) -> list[str]:
-    # hashlib releases the GIL on large buffers: threads hash several files at once.
-    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-        return list(pool.map(_sha256, paths))
 
 
 def checks_frame(checks: Sequence[Check]) -> pl.DataFrame:

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor.errors import AuditorError
+from auditor.input.remote import is_remote
 from auditor.output.files import DUCKDB_FILE
 from auditor.output.views import INPUT_VIEWS
 
@@ -95,7 +96,7 @@ def _sandboxed(path: Path, con: duckdb.DuckDBPyConnection) -> Catalog:
     dataset, inputs = _recorded_inputs(con)
     # A dataset read from another file system (a URL) is neither checked nor readable
     # here: the sandbox admits local folders only.
-    inputs = [(p, size) for p, size in inputs if "://" not in p]
+    inputs = [(p, size) for p, size in inputs if not is_remote(p)]
     # Sizes, not hashes: cheap on every query, and a moved or rewritten file shows.
     missing = tuple(p for p, size in inputs if not Path(p).is_file() or _size(p) != size)
     # The folders the views read (a dataset's file may be a link to another folder),
@@ -133,7 +134,7 @@ def _recorded_inputs(
     ).fetchone()
     if row is None:
         return None, []
-    dataset = None if "://" in row[0] else Path(row[0])  # a URL: read from elsewhere
+    dataset = None if is_remote(row[0]) else Path(row[0])  # a URL: read from elsewhere
     return dataset, [(str(i[0]), int(i[1])) for i in row[1]]
 
 
