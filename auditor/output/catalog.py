@@ -132,11 +132,11 @@ def _create_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame
 def point_views_at_origin(target: Path, run: RunInfo) -> None:
     """Re-point the catalog from the dataset's local copy, which the run read (and its
     report's evidence too), to the URL it was copied from: the input views and the run's
-    record of the dataset and its files. The views are bound as they are made (their
-    files' columns read), here through fsspec whatever the file system; a reader then
-    needs access to the URL. Where DuckDB cannot read that file system (fsspec's ftp://
-    cannot give it a file's modification time), each input view keeps its columns and
-    says so, with the URL, when it is queried."""
+    record of its files (`runs.dataset` names the URL already). The views are bound as
+    they are made (their files' columns read), here through fsspec whatever the file
+    system; a reader then needs access to the URL. Where DuckDB cannot read that file
+    system (fsspec's ftp:// cannot give it a file's modification time), each input view
+    keeps its columns and says so, with the URL, when it is queried."""
     assert run.origin is not None
     fs, _ = file_system(run.origin)
     con = duckdb.connect(":memory:")
@@ -150,7 +150,7 @@ def point_views_at_origin(target: Path, run: RunInfo) -> None:
             reason = str(exc).splitlines()[0]
             _replace_views(con, unreadable_view_statements(run.origin, reason))
         con.execute(
-            "UPDATE runs SET dataset = $base, inputs = list_transform(inputs, lambda i: "
+            "UPDATE runs SET inputs = list_transform(inputs, lambda i: "
             'struct_pack("table" := i."table", name := i.name, path := $base || \'/\' || i.name, '
             "bytes := i.bytes, rows := i.rows, sha256 := i.sha256))",
             {"base": run.location()},
@@ -191,7 +191,9 @@ def runs_frame(
         "contract_version": CONTRACT_VERSION,
         "command": list(run.command),
         "command_line": shlex.join(run.command) if run.command else None,
-        "dataset": run.location_of(),
+        # The URL a copied dataset came from, for the reports built from here on; its
+        # files' paths stay local until the reports have read them (`point_views_at_origin`).
+        "dataset": run.location(),
         "outdir": str(outdir.resolve()),
         "started_at": run.started_at,
         "ended_at": datetime.now(UTC),
