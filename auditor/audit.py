@@ -32,7 +32,7 @@ from auditor.input.routing import partition_sources
 from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
 from auditor.output.catalog import RunInfo
 from auditor.output.files import SURVEILLANCE_FILE, AuditOutputs, write_outputs
-from auditor.output.outdir import prepare as prepare_outdir
+from auditor.output.outdir import claim as claim_outdir
 from auditor.packs.model import RulePack, load_all
 from auditor.procedures import stage as procedures_stage
 from auditor.procedures.stage import procedure_findings
@@ -275,27 +275,31 @@ def run_audit(
     `origin`: the URL the dataset was copied from, when `dataset_path` is a local copy
     (the catalog names the dataset by it)."""
     started_at = datetime.now(UTC)
-    prepare_outdir(out, dataset_path)  # refuse an unusable OUTDIR before any work
-    validated = run_validation(dataset_path, progress, partition_rounds)
-    with tempfile.TemporaryDirectory(prefix="auditor-survey-") as work:
-        tally = Tally(Path(work) / "cells")
-        findings = (finder or find)(validated, progress, partition_rounds, tally=tally)
-        check_row_accounting(validated, tally.rows)
-        # Statistics of the night beside the findings, never among them (CONTRACT): they
-        # change neither findings.parquet nor the exit status.
-        if progress:
-            progress("surveillance", 0)
-        budget = partition_bytes(partition_rounds)
-        watched = survey(
-            tally.cells, validated.audited, findings, Path(work) / "tests", alert_fdr, budget
-        )
-        results = AuditOutputs(
-            findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
-        )
-        run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at, origin)
-        if progress:
-            progress("outputs", 0)
-        written = write_outputs(out, results, run, extra=write_nightly if report else None)
-    # The night's tests are not held in memory: the result reads OUTDIR's file, the working
-    # copy being gone.
-    return replace(results, surveillance=pl.scan_parquet(written / SURVEILLANCE_FILE))
+    # OUTDIR is checked before any work and held until its set is in: a second run into
+    # it is refused rather than clearing this one's staging folder.
+    with claim_outdir(out, dataset_path) as out:
+        validated = run_validation(dataset_path, progress, partition_rounds)
+        with tempfile.TemporaryDirectory(prefix="auditor-survey-") as work:
+            tally = Tally(Path(work) / "cells")
+            findings = (finder or find)(validated, progress, partition_rounds, tally=tally)
+            check_row_accounting(validated, tally.rows)
+            # Statistics of the night beside the findings, never among them (CONTRACT): they
+            # change neither findings.parquet nor the exit status.
+            if progress:
+                progress("surveillance", 0)
+            budget = partition_bytes(partition_rounds)
+            watched = survey(
+                tally.cells, validated.audited, findings, Path(work) / "tests", alert_fdr, budget
+            )
+            results = AuditOutputs(
+                findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
+            )
+            run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at, origin)
+            if progress:
+                progress("outputs", 0)
+            written = write_outputs(
+                out, results, run, extra=write_nightly if report else None, claimed=True
+            )
+        # The night's tests are not held in memory: the result reads OUTDIR's file, the working
+        # copy being gone.
+        return replace(results, surveillance=pl.scan_parquet(written / SURVEILLANCE_FILE))

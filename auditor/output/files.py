@@ -63,13 +63,31 @@ def write_outputs(
     results: AuditOutputs,
     run: RunInfo | None = None,
     extra: ExtraWriter | None = None,
+    *,
+    claimed: bool = False,
 ) -> Path:
     """Every output, switched into `out` as one set; returns the folder written (a
     symlinked OUTDIR's target). Given the run (its dataset, checks and command), the
     catalog also holds the views over the dataset, the run's record, the checks and
     traceability. `extra` writes more files into the set (the report), named in the
-    manifest with the rest."""
-    out = outdir.prepare(out, run.dataset.root if run is not None else None)
+    manifest with the rest. `claimed`: the caller holds OUTDIR (`outdir.claim`) already,
+    as a whole audit does from its start; otherwise it is claimed for the writing."""
+    dataset = run.dataset.root if run is not None else None
+    if claimed:
+        return _write_set(out, dataset, results, run, extra)
+    with outdir.claim(out, dataset) as target:
+        return _write_set(target, dataset, results, run, extra)
+
+
+def _write_set(
+    out: Path,
+    dataset: Path | None,
+    results: AuditOutputs,
+    run: RunInfo | None,
+    extra: ExtraWriter | None,
+) -> Path:
+    # Checked again under the lock, just before the set replaces what is there.
+    out = outdir.prepare(out, dataset)
     staging = outdir.staging_folder(out)
     try:
         _write_parquet(results.findings, staging / FINDINGS_FILE)
@@ -94,13 +112,26 @@ def write_outputs(
         outdir.write_manifest(
             staging,
             OUTPUT_FILES + extra_files,
-            {"version": __version__, "written_at": written_at},
+            {"version": __version__, "written_at": written_at, **_inputs_record(run)},
         )
         outdir.switch_in(staging, out)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return out
+
+
+def _inputs_record(run: RunInfo | None) -> dict:
+    """What the run read, for the manifest: the dataset and each input file with its size.
+    `auditor query` admits these folders alone to its sandbox, from the manifest and never
+    from the catalog, whose tables a user can edit."""
+    if run is None:
+        return {"dataset": None, "inputs": []}
+    sources = [s for table in run.dataset.tables() for s in run.dataset.files[table]]
+    return {
+        "dataset": run.location(),
+        "inputs": [{"path": run.location(s), "bytes": s.path.stat().st_size} for s in sources],
+    }
 
 
 def _write_parquet(frame: pl.DataFrame | pl.LazyFrame, target: Path) -> None:

@@ -20,10 +20,12 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from auditor.errors import InputError
+from auditor.output.lock import holding
 
 MANIFEST_FILE = "manifest.json"
 TOOL = "auditor"
@@ -35,26 +37,74 @@ class OutdirError(InputError):
     """OUTDIR cannot take a run's outputs; nothing was written or removed."""
 
 
+@contextmanager
+def claim(out: Path, dataset: Path | None = None) -> Iterator[Path]:
+    """OUTDIR resolved, checked and locked for the block: the folder a run then writes
+    its set into. The overlap with the dataset is refused before anything is created (the
+    lock file beside OUTDIR, a missing parent), so that a refused OUTDIR inside the
+    dataset leaves no trace there."""
+    target = resolved(out)
+    if dataset is not None:
+        refuse_overlap(target, Path(dataset).expanduser().resolve())
+    with holding(target):
+        yield prepare(target, dataset)
+
+
 def prepare(out: Path, dataset: Path | None = None) -> Path:
     """The folder the outputs go into, checked: missing, empty, or holding a previous run's
-    outputs (its manifest), never the dataset or a folder holding it. A symlink is followed
-    to its target, where the outputs then switch in. Leftovers of a killed run are cleared."""
-    out = Path(out).expanduser().absolute()
-    if out.is_symlink():
-        out = out.resolve()
+    outputs (its manifest), never the dataset, a folder inside it or a folder holding it.
+    Both paths are resolved first (every `..` and every symlink of every parent), so that
+    no spelling of a path reaches the dataset. A symlinked OUTDIR is followed to its
+    target, where the outputs then switch in. Leftovers of a killed run are cleared: call
+    it while holding the folder's lock (`claim`), so that they are never a live run's."""
+    out = resolved(out)
+    if dataset is not None:
+        refuse_overlap(out, Path(dataset).expanduser().resolve())
     _restore_aside(out)
     _clear_staging(out)
-    if dataset is not None:
-        data = Path(dataset).resolve()
-        if out == data or out in data.parents:
-            raise OutdirError(
-                f"{out}: the output folder would hold the dataset {data}; choose another"
-            )
     if out.exists() and not out.is_dir():
         raise OutdirError(f"{out}: not a folder")
     if out.is_dir() and any(out.iterdir()) and not is_output_set(out):
         raise foreign_files(out)
     return out
+
+
+def resolved(path: Path | str) -> Path:
+    """`path` absolute, with every symlink and `..` resolved as the system would follow
+    them; an output folder must have a parent and a name of its own."""
+    path = Path(path).expanduser().resolve()
+    if path == Path(path.anchor):
+        raise OutdirError(f"{path}: the root folder cannot be an output folder")
+    return path
+
+
+def refuse_overlap(out: Path, data: Path) -> None:
+    """Refuse an OUTDIR that is the dataset, lies inside it or holds it. Paths are
+    compared resolved, then folders by identity (device and inode), which also sees
+    through bind mounts and hard-linked folders that no path comparison can."""
+    if out == data or data in out.parents or out in data.parents:
+        raise _overlap(out, data)
+    identity = _identity(data)
+    if identity is not None and any(_identity(p) == identity for p in (out, *out.parents)):
+        raise _overlap(out, data)
+    held = _identity(out)
+    if held is not None and any(_identity(p) == held for p in data.parents):
+        raise _overlap(out, data)
+
+
+def _overlap(out: Path, data: Path) -> OutdirError:
+    return OutdirError(
+        f"{out}: the output folder would hold the dataset {data}, or lie inside it; "
+        "choose a folder apart from the dataset"
+    )
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino)
 
 
 def foreign_files(location: object) -> OutdirError:
@@ -123,7 +173,7 @@ def switch_in(staging: Path, out: Path) -> None:
         shutil.rmtree(staging)  # now the previous set
     else:
         aside = out.with_name(f".{out.name}.previous")
-        shutil.rmtree(aside, ignore_errors=True)
+        _remove_entry(aside)
         os.rename(out, aside)
         os.rename(staging, out)
         shutil.rmtree(aside)
@@ -150,8 +200,18 @@ def _exchange(a: Path, b: Path) -> bool:
 def _restore_aside(out: Path) -> None:
     """A run killed between the fallback's two renames left the previous set aside."""
     aside = out.with_name(f".{out.name}.previous")
-    if not out.exists() and is_output_set(aside):
+    # Only a real folder: a symlink planted there must not become OUTDIR.
+    if not out.exists() and not aside.is_symlink() and is_output_set(aside):
         os.rename(aside, out)
+
+
+def _remove_entry(path: Path) -> None:
+    """Remove what is at `path` without following it: a symlink planted there goes, not
+    what it points at."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
 
 
 def _clear_staging(out: Path) -> None:
