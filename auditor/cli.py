@@ -28,13 +28,31 @@ from rich.text import Text
 
 from auditor import __version__
 from auditor.commands.query import query
-from auditor.commands.terminal import fail, stderr, stdout
+from auditor.commands.terminal import crash, fail, stderr, stdout
 from auditor.errors import AuditorError
 from auditor.input.partition import DEFAULT_MEMORY_LIMIT, parse_size, rounds_within
 from auditor.surveillance.schema import ALERT_FDR
 
 
-@click.group()
+class _Commands(click.Group):
+    """The commands, with one answer to what none of them expected: exit 3 and the
+    traceback in a file, never exit 1, which a scheduler reads as "findings written"."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except AuditorError as error:
+            fail(error)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except Exception as error:  # every unexpected error, by design
+            crash(error)
+
+
+@click.group(cls=_Commands)
 @click.version_option(__version__, prog_name="auditor")
 def main() -> None:
     """Compliance hand-history auditor for casino baccarat."""
@@ -77,12 +95,14 @@ def _stage_name(description: str, stage: str | None) -> str:
     return STAGES.get(stage, f"validating {stage}")
 
 
-def _rows_in(dataset_path: Path, table: str | None = None) -> int:
+def _rows_in(dataset_path: Path, *counted_twice: str) -> int:
+    """The rows of every table, and those of `counted_twice` once more (the audit's
+    progress counts the rounds again as it audits them); one look at the footers."""
     from auditor.input.load import open_dataset
 
     dataset = open_dataset(dataset_path)
-    tables = [table] if table else list(dataset.files)
-    return sum(s.rows for t in tables for s in dataset.files.get(t, ()))
+    rows = {table: sum(s.rows for s in sources) for table, sources in dataset.files.items()}
+    return sum(rows.values()) + sum(rows.get(table, 0) for table in counted_twice)
 
 
 def _counts_table(counts) -> Table:
@@ -95,13 +115,18 @@ def _counts_table(counts) -> Table:
 
 
 def _quarantine_digest(quarantine, limit: int = 10) -> None:
+    from auditor.commands.terminal import visible
+
     if quarantine.height == 0:
         return
     stdout.print(f"[bold yellow]{quarantine.height:,} quarantine entries[/]", highlight=False)
     for row in quarantine.head(limit).iter_rows(named=True):
+        # Every field may quote the data (a key, a file name, a rejected value): escaped,
+        # so that it can neither drive the terminal nor break the one line per entry.
+        shown = {name: visible(str(value)) for name, value in row.items()}
         stdout.print(
-            f"  {row['table']} {row['row_key']} ({row['file']} row {row['row']}): "
-            f"{row['column']}={row['value']!s}: {row['reason']}",
+            f"  {shown['table']} {shown['row_key']} ({shown['file']} row {shown['row']}): "
+            f"{shown['column']}={shown['value']}: {shown['reason']}",
             highlight=False,
             markup=False,
         )
@@ -185,7 +210,7 @@ def audit(
             partition_rounds = rounds_within(limit_bytes)
         with dataset_folder(dataset) as dataset_path, output_folder(out) as out_path:
             # Validation advances by the rows of every table, then the audit by the rounds.
-            total = _rows_in(dataset_path) + _rows_in(dataset_path, "rounds")
+            total = _rows_in(dataset_path, "rounds")
             with _progress("auditing", total, quiet) as advance:
                 # The process's command line, program by name, for the catalog's record.
                 command = [Path(sys.argv[0]).name, *sys.argv[1:]]
@@ -322,25 +347,31 @@ def diff(before: Path, after: Path, output: Path | None) -> None:
     Exit status 0 when the findings are the same, 1 when they differ, 2 when an output
     folder cannot be read.
     """
-    from auditor.output.diff import CHANGES, diff_runs
+    from auditor.output.diff import CHANGES, diff_runs, write_changes
+    from auditor.output.verify import verified
 
     try:
+        verified(before)
+        verified(after)
         changes = diff_runs(before, after)
+        if output is not None:
+            write_changes(changes, output)
     except AuditorError as error:
         fail(error)
-    if output is not None:
-        changes.write_parquet(output)
     counts = dict(changes.group_by("change").len().iter_rows())
     table = Table(title=", ".join(f"{counts.get(c, 0):,} {c}" for c in CHANGES))
     for name in ("change", "finding_id", "rule", "round_id", "wager_id", "what or message"):
         table.add_column(name)
+    from auditor.commands.terminal import visible  # ids and messages quote the data
+
     for row in changes.head(200).iter_rows(named=True):
-        table.add_row(
-            *(escape(str(row[c] or "")) for c in ("change", "finding_id", "rule")),
-            escape(str(row["round_id"] or row["shoe_id"] or row["table_id"] or "")),
-            escape(str(row["wager_id"] or "")),
-            escape(row["what"] or row["message"] or ""),
+        cells = (
+            *(row[c] for c in ("change", "finding_id", "rule")),
+            row["round_id"] or row["shoe_id"] or row["table_id"],
+            row["wager_id"],
+            row["what"] or row["message"],
         )
+        table.add_row(*(escape(visible(str(cell or ""))) for cell in cells))
     stdout.print(table)
     if changes.height > 200:
         stdout.print(f"... and {changes.height - 200:,} more", highlight=False)
@@ -458,6 +489,30 @@ def report(outdir: Path, target: Path | None, pdf: bool, **subject) -> None:
     except AuditorError as error:
         fail(error)
     click.echo(f"report written to {written}")
+
+
+@main.command()
+@click.argument("outdir", type=click.Path(path_type=Path))
+def verify(outdir: Path) -> None:
+    """Check the output set in OUTDIR against its manifest: every file there, of its size
+    and SHA-256, no other file, and the catalog's tables equal to their Parquet files.
+
+    Exit status 0 when the set is intact, 1 naming each changed, missing or extra file,
+    2 when OUTDIR holds no manifest to check against.
+    """
+    from auditor.output.verify import verify_set
+
+    try:
+        problems = verify_set(outdir)
+    except AuditorError as error:
+        fail(error)
+    for problem in problems:
+        click.echo(problem)
+    if problems:
+        plural = "" if len(problems) == 1 else "s"
+        click.echo(f"{outdir}: {len(problems):,} difference{plural} from the manifest", err=True)
+        sys.exit(1)
+    click.echo(f"{outdir}: intact, every file as the audit wrote it")
 
 
 main.add_command(query)

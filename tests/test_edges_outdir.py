@@ -360,3 +360,20 @@ def _empty_outputs():
         },
     )
     return pl.DataFrame(schema=OUTPUT_SCHEMA), pl.DataFrame(schema=QUARANTINE_SCHEMA), counts
+
+
+def test_an_edited_catalog_cannot_widen_the_query_sandbox(copy_of):
+    """Even with the manifest rewritten to match, the folders admitted come from the
+    manifest's inputs, never from the catalog's `runs` table."""
+    with duckdb.connect(str(copy_of / "audit.duckdb")) as con:
+        con.execute("UPDATE runs SET dataset = '/', outdir = '/'")
+        con.execute(
+            "UPDATE runs SET inputs = list_transform(inputs, lambda i: "
+            "struct_update(i, path := '/etc/passwd'))"
+        )
+    _rewrite_manifest_entry(copy_of, "audit.duckdb")
+    result = CliRunner().invoke(
+        main, ["query", str(copy_of), "SELECT * FROM read_text('/etc/passwd')"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "root:" not in result.output

@@ -112,4 +112,4 @@ def test_diff_reports_a_changed_impact_and_exits_zero_on_equal_runs(tmp_path):
 def test_diff_refuses_a_folder_without_findings(tmp_path):
     result = CliRunner().invoke(main, ["diff", str(tmp_path), str(tmp_path)])
     assert result.exit_code == 2
-    assert "findings.parquet" in result.output
+    assert "no manifest.json: not an audit's output set" in result.output

@@ -12,11 +12,14 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from auditor.commands.terminal import fail, stdout
+from auditor.commands.terminal import fail, stdout, visible
 from auditor.errors import AuditorError
 
 QUERY_FORMATS = ("table", "csv", "json", "parquet")
 TABLE_ROWS_SHOWN = 1000
+DEFAULT_TIMEOUT_SECONDS = 60
+DEFAULT_MEMORY_LIMIT = "2GB"
+EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 
 
 @click.command()
@@ -35,25 +38,68 @@ TABLE_ROWS_SHOWN = 1000
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the result (csv, json or parquet) to FILE instead of stdout.",
 )
-def query(outdir: Path, sql: str | None, fmt: str, output: Path | None) -> None:
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_TIMEOUT_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop a statement that runs longer than this (0: no limit).",
+)
+@click.option(
+    "--memory-limit",
+    default=DEFAULT_MEMORY_LIMIT,
+    show_default=True,
+    metavar="SIZE",
+    help="Stop a statement that needs more memory than this (e.g. 500MB, 4GB).",
+)
+def query(
+    outdir: Path,
+    sql: str | None,
+    fmt: str,
+    output: Path | None,
+    timeout: float,
+    memory_limit: str,
+) -> None:
     """Run SQL against OUTDIR/audit.duckdb, read-only; with no SQL, an interactive prompt.
 
     Only queries run; a write, COPY, ATTACH, INSTALL or a file outside the dataset and
-    OUTDIR is refused with exit status 2.
+    OUTDIR is refused with exit status 2, as is a statement past --timeout or
+    --memory-limit, or any failed statement at a prompt. Ctrl-C stops the running
+    statement: the prompt goes on, a command exits 130.
     """
-    from auditor.output import query as catalog_query
-
     if output is not None and fmt == "table":
         raise click.UsageError("--output writes csv, json or parquet: add --format")
     try:
-        catalog = catalog_query.open_catalog(outdir)
+        _run_query(outdir, sql, fmt, output, timeout or None, memory_limit)
+    except KeyboardInterrupt:
+        # Ctrl-C outside a statement (opening the catalog, printing): the same exit.
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def _run_query(
+    outdir: Path,
+    sql: str | None,
+    fmt: str,
+    output: Path | None,
+    timeout: float | None,
+    memory_limit: str,
+) -> None:
+    from auditor.output import query as catalog_query
+
+    try:
+        if output is not None:
+            _check_folder_of(output)  # before a long query, not after it
+        catalog = catalog_query.open_catalog(outdir, memory_limit=memory_limit, timeout=timeout)
     except AuditorError as error:
         fail(error)
     try:
         if catalog.missing:
-            click.echo(f"warning: {catalog.moved_warning()}", err=True)
+            click.echo(f"warning: {visible(catalog.moved_warning(), lines=True)}", err=True)
         if sql is None:
-            _query_prompt(catalog, fmt)
+            if _query_prompt(catalog, fmt):
+                sys.exit(2)
             return
         results = catalog_query.query(catalog, sql)
         if fmt == "table":
@@ -64,17 +110,42 @@ def query(outdir: Path, sql: str | None, fmt: str, output: Path | None) -> None:
             raise catalog_query.QueryError(f"--format {fmt} writes one result: give one statement")
         data = catalog_query.encode(results[0], fmt)
         if output is not None:
-            output.write_bytes(data)
-        elif fmt == "parquet" and sys.stdout.isatty():
-            raise catalog_query.QueryError(
-                "parquet is binary: use --output FILE or redirect stdout"
-            )
+            _write_file(output, data)
         else:
-            _write_binary(data)
+            _write_data(data, fmt)
     except AuditorError as error:
         fail(error)
     finally:
         catalog.close()
+
+
+def _check_folder_of(target: Path) -> None:
+    from auditor.output.query import QueryError
+
+    if not target.parent.is_dir():
+        raise QueryError(f"--output {target}: there is no folder {target.parent}")
+
+
+def _write_file(target: Path, data: bytes) -> None:
+    from auditor.output.query import QueryError
+
+    try:
+        target.write_bytes(data)
+    except OSError as exc:
+        raise QueryError(f"--output {target}: cannot be written ({exc.strerror or exc})") from exc
+
+
+def _write_data(data: bytes, fmt: str) -> None:
+    """A result as it is to a file or a pipe (machine formats); to a terminal, csv or json
+    with the data's control and bidirectional characters escaped, and no parquet."""
+    from auditor.output.query import QueryError
+
+    if not sys.stdout.isatty():
+        _write_binary(data)
+    elif fmt == "parquet":
+        raise QueryError("parquet is binary: use --output FILE or redirect stdout")
+    else:
+        click.echo(visible(data.decode("utf-8", errors="replace"), lines=True), nl=False)
 
 
 def _write_binary(data: bytes) -> None:
@@ -88,9 +159,9 @@ def _show_result(result) -> None:
 
     table = Table(show_lines=False)
     for name in result.column_names:
-        table.add_column(name, overflow="fold")
+        table.add_column(escape(visible(name)), overflow="fold")
     for row in cells(result, TABLE_ROWS_SHOWN):
-        table.add_row(*("[dim]NULL[/]" if v is None else escape(v) for v in row))
+        table.add_row(*("[dim]NULL[/]" if v is None else escape(visible(v)) for v in row))
     stdout.print(table)
     more = result.num_rows - TABLE_ROWS_SHOWN
     rows = f"{result.num_rows:,} row{'' if result.num_rows == 1 else 's'}" + (
@@ -99,7 +170,8 @@ def _show_result(result) -> None:
     stdout.print(rows, style="dim", highlight=False)
 
 
-def _query_prompt(catalog, fmt: str) -> None:
+def _query_prompt(catalog, fmt: str) -> int:
+    """Run the prompt; how many statements failed."""
     from auditor.output.query import encode, prompt_loop
 
     interactive = sys.stdin.isatty()
@@ -111,16 +183,22 @@ def _query_prompt(catalog, fmt: str) -> None:
         if readline is not None:
             with suppress(OSError):
                 readline.read_history_file(history)
-        click.echo(f"auditor query: {catalog.path} (read-only). .help for help, .quit to leave.")
+        click.echo(
+            f"auditor query: {visible(str(catalog.path))} (read-only). "
+            ".help for help, .quit to leave."
+        )
 
     def show(result) -> None:
         if fmt == "table":
             _show_result(result)
         else:
-            _write_binary(encode(result, fmt))
+            _write_data(encode(result, fmt), fmt)
+
+    def say(text: str) -> None:
+        click.echo(visible(text, lines=True))  # errors and .tables quote the catalog
 
     try:
-        prompt_loop(catalog, input, show, click.echo, interactive)
+        return prompt_loop(catalog, input, show, say, interactive)
     finally:
         if readline is not None:
             with suppress(OSError):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sys
+import tempfile
+import traceback
 from typing import NoReturn
 
 import click
@@ -14,8 +18,51 @@ stderr = Console(stderr=True)
 stdout = Console()
 
 
+# What a terminal obeys or reorders rather than shows: C0 and C1 controls and DEL (ANSI
+# escapes, bells, carriage returns), the bidirectional marks, embeddings, overrides and
+# isolates (a name that reads differently from what it holds), and the line and
+# paragraph separators.
+_OTHER_UNSEEN = "\\x0b-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069"
+_UNSEEN = re.compile(f"[\\x00-\\x0a{_OTHER_UNSEEN}]")
+_UNSEEN_EXCEPT_LINES = re.compile(f"[\\x00-\\x08{_OTHER_UNSEEN}]")  # keeps \t and \n
+
+
+def visible(text: str, *, lines: bool = False) -> str:
+    """`text` with every control or bidirectional character written as its escape
+    (ESC as `\\x1b`, U+202E as `\\u202e`), so that data printed to a terminal can
+    neither drive it nor disguise itself. With `lines`, newlines and tabs stay as they
+    are (a multi-line message); without, they are escaped too (a table cell, one line)."""
+    unseen = _UNSEEN_EXCEPT_LINES if lines else _UNSEEN
+    return unseen.sub(_escape, text)
+
+
+_NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def fail(error: AuditorError) -> NoReturn:
     """Print the error and exit with its status (2 for unusable input, ...)."""
-    # click.echo, not rich: a path in the message must not be wrapped mid-name.
-    click.echo(f"error: {error}", err=True)
+    # click.echo, not rich: a path in the message must not be wrapped mid-name. A
+    # message may quote the data (a value DuckDB could not convert): escaped.
+    click.echo(f"error: {visible(str(error), lines=True)}", err=True)
     sys.exit(error.exit_code)
+
+
+def crash(error: BaseException) -> NoReturn:
+    """An error no command expected: one line on stderr, the traceback in a file of its
+    own, exit 3 (not 1, which says "findings written"). A run's OUTDIR is as it was: the
+    set is written into a staging folder that a failed run removes."""
+    handle, path = tempfile.mkstemp(prefix="auditor-internal-error-", suffix=".txt")
+    with os.fdopen(handle, "w", encoding="utf-8") as details:
+        details.write(f"auditor {' '.join(sys.argv[1:])}\n\n")
+        traceback.print_exception(error, file=details)
+    summary = visible(f"{type(error).__name__}: {error}".splitlines()[0][:300])
+    click.echo(f"internal error: {summary}; details in {path}", err=True)
+    sys.exit(3)

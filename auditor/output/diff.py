@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from auditor.errors import InputError
+from auditor.errors import AuditorError, InputError
 from auditor.findings.table import OUTPUT_SCHEMA
 
 FINDINGS_FILE = "findings.parquet"
@@ -17,14 +17,41 @@ COMPARED = ("severity", "citation", "expected", "logged", "impact")
 CHANGES = ("new", "gone", "changed")
 
 
+class ChangesNotWritten(AuditorError):
+    """`--output` names a file that cannot be written; exit status 2."""
+
+
 def read_findings(outdir: Path) -> pl.DataFrame:
+    """The findings an audit wrote into `outdir`, in the columns and types it writes them
+    with; a file that is not that is an `InputError` naming it."""
     path = Path(outdir) / FINDINGS_FILE
     if not path.is_file():
         raise InputError(f"{outdir}: no {FINDINGS_FILE}; is it the output folder of an audit?")
-    findings = pl.read_parquet(path)
+    try:
+        findings = pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"{path}: not a readable Parquet file ({reason}); re-run the audit to write it",
+            path=str(path),
+        ) from exc
     if "finding_id" not in findings.columns:
         raise InputError(f"{path}: no finding_id column; re-run the audit with this version")
-    return findings
+    missing = [c for c in OUTPUT_SCHEMA if c not in findings.columns]
+    if missing:
+        raise InputError(
+            f"{path}: no column {', '.join(missing)}: not the findings an audit writes; "
+            "re-run the audit with this version",
+            path=str(path),
+        )
+    try:
+        return findings.select(list(OUTPUT_SCHEMA)).cast(OUTPUT_SCHEMA)
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(
+            f"{path}: a column of another type than an audit writes ({exc}); "
+            "re-run the audit with this version",
+            path=str(path),
+        ) from exc
 
 
 def diff_findings(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
@@ -67,3 +94,15 @@ def diff_findings(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
 def diff_runs(before: Path, after: Path) -> pl.DataFrame:
     """`diff_findings` of the findings two audits wrote into their output folders."""
     return diff_findings(read_findings(before), read_findings(after))
+
+
+def write_changes(changes: pl.DataFrame, output: Path) -> None:
+    """`diff_findings`' rows as Parquet at `output` (`auditor diff --output`)."""
+    try:
+        changes.write_parquet(output)
+    except OSError as exc:
+        folder = Path(output).parent
+        reason = exc.strerror or (str(exc).splitlines() or [type(exc).__name__])[0]
+        if not folder.is_dir():
+            reason = f"no folder {folder}; create it first"
+        raise ChangesNotWritten(f"{output}: cannot write the differences ({reason})") from exc

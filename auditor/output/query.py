@@ -2,12 +2,21 @@
 
 The sandbox follows DuckDB's own securing guide, and adds one gate of ours:
 - the catalog is opened read-only, with extension autoloading and -installing off;
-- external access is limited to the dataset's folder and OUTDIR (`allowed_directories`),
-  then switched off for everything else (`enable_external_access = false`) and the
-  configuration locked, so no statement can undo it;
+- the output set is verified against its manifest first (`verify.verified`): a changed
+  set is refused, so that an edited catalog neither answers nor renders;
+- external access is limited to OUTDIR and the folders of the input files the manifest
+  names (`allowed_directories`), each resolved, never to folders taken from the catalog,
+  whose tables any DuckDB client can edit; then it is switched off for everything else
+  (`enable_external_access = false`) and the configuration locked, so no statement can
+  undo it;
 - only queries run: every statement is parsed by DuckDB first and anything that is not a
   SELECT (DESCRIBE, SHOW, SUMMARIZE and WITH ... SELECT are SELECTs) is refused before it
-  runs. Without this, `COPY ... TO` a file inside OUTDIR would pass the directory rule.
+  runs. Without this, `COPY ... TO` a file inside OUTDIR would pass the directory rule;
+- DuckDB admits its temporary folder too, without resolving links below it (by default
+  `audit.duckdb.tmp` beside the catalog, where anyone who can write OUTDIR could plant a
+  link to `/`): it is a private folder this process creates, removed on close;
+- a statement runs in a worker thread, so that a timeout or Ctrl-C can interrupt it, and
+  within a memory limit set before the configuration is locked.
 A refused or failed statement raises `QueryError` (exit 2). User input is never formatted
 into SQL: the user's statement runs as written, and our own lookups pass values as
 parameters.
@@ -17,6 +26,10 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
+import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +40,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor.errors import AuditorError
+from auditor.input.partition import parse_size
 from auditor.input.remote import is_remote
 from auditor.output.files import DUCKDB_FILE
+from auditor.output.verify import Manifest, verified
 from auditor.output.views import INPUT_VIEWS
 
 FORMATS = ("table", "csv", "json", "parquet")
+# How often the thread waiting on a statement wakes: a Ctrl-C may be delivered to one of
+# DuckDB's threads, and Python acts on it only once the main thread runs again.
+WAKE_SECONDS = 0.1
 SAFE_CONFIG = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
@@ -44,12 +62,21 @@ class QueryError(AuditorError):
     """A statement refused by the sandbox, or one that failed; exit status 2."""
 
 
+class QueryInterrupted(QueryError):
+    """A statement stopped by Ctrl-C; exit status 130, as a shell reports SIGINT."""
+
+    exit_code = 130
+
+
 @dataclass
 class Catalog:
     path: Path
     con: duckdb.DuckDBPyConnection
     dataset: Path | None
     missing: tuple[str, ...]  # input files the views read, gone or changed in size
+    scratch: Path | None = None  # DuckDB's temporary folder, ours alone
+    timeout: float | None = None  # seconds a statement may run
+    memory_limit: str | None = None  # as given, e.g. "2GB"
 
     def moved_warning(self) -> str:
         return (
@@ -72,11 +99,25 @@ class Catalog:
 
     def close(self) -> None:
         self.con.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def open_catalog(outdir: Path) -> Catalog:
-    """The catalog in OUTDIR, opened read-only and sandboxed."""
+def open_catalog(
+    outdir: Path,
+    *,
+    being_written: bool = False,
+    memory_limit: str | None = None,
+    timeout: float | None = None,
+) -> Catalog:
+    """The catalog in OUTDIR, opened read-only and sandboxed, once the set is verified
+    against its manifest. With `memory_limit` (such as "2GB") DuckDB holds no more than
+    that; with `timeout`, a statement is stopped after that many seconds.
+    `being_written`: the set in its staging folder, before its manifest, read by the run
+    writing it (the nightly report): the inputs are those the run has just recorded."""
+    memory_bytes = None if memory_limit is None else parse_size(memory_limit)
     path = Path(outdir) / DUCKDB_FILE
+    manifest = None if being_written else verified(outdir)
     if not path.is_file():
         raise QueryError(
             f"{path}: no catalog here; `auditor audit DATASET --out {outdir}` writes one"
@@ -85,32 +126,54 @@ def open_catalog(outdir: Path) -> Catalog:
         con = duckdb.connect(str(path), read_only=True, config=SAFE_CONFIG)
     except duckdb.Error as exc:
         raise QueryError(f"{path}: cannot be opened as a DuckDB catalog ({exc})") from exc
+    # Private (0700) and new: nobody else can have planted a link in it.
+    scratch = Path(tempfile.mkdtemp(prefix="auditor-query-")).resolve()
     try:
-        return _sandboxed(path, con)
+        dataset, inputs = _recorded_inputs(con) if manifest is None else _named(manifest)
+        catalog = _sandboxed(path, con, scratch, memory_bytes, dataset, inputs)
     except BaseException:
         con.close()
+        shutil.rmtree(scratch, ignore_errors=True)
         raise
+    catalog.timeout, catalog.memory_limit = timeout, memory_limit
+    return catalog
 
 
-def _sandboxed(path: Path, con: duckdb.DuckDBPyConnection) -> Catalog:
-    dataset, inputs = _recorded_inputs(con)
+def _sandboxed(
+    path: Path,
+    con: duckdb.DuckDBPyConnection,
+    scratch: Path,
+    memory_bytes: int | None,
+    dataset: Path | None,
+    inputs: list[tuple[str, int]],
+) -> Catalog:
     # A dataset read from another file system (a URL) is neither checked nor readable
     # here: the sandbox admits local folders only.
     inputs = [(p, size) for p, size in inputs if not is_remote(p)]
     # Sizes, not hashes: cheap on every query, and a moved or rewritten file shows.
-    missing = tuple(p for p, size in inputs if not Path(p).is_file() or _size(p) != size)
-    # The folders the views read (a dataset's file may be a link to another folder),
-    # and OUTDIR; with a trailing slash, so /data/night does not admit /data/night2.
-    folders = {path.parent.resolve(), *(Path(p).parent for p, _ in inputs)}
-    if dataset is not None:
-        folders.add(dataset)
-    allowed = sorted(str(folder).rstrip("/") + "/" for folder in folders)
+    missing = tuple(p for p, size in inputs if not _as_audited(Path(p), size))
+    # The folders the views read (a dataset's file may be a link to another folder: the
+    # audit recorded where it leads), OUTDIR and our temporary folder, each resolved and
+    # with a trailing slash, so /data/night does not admit /data/night2. A recorded
+    # folder that resolves elsewhere now has a link planted on its way: left out.
+    # The dataset's root is not admitted: the views read its files, whose folders are.
+    folders = [path.parent.resolve(), scratch]
+    folders += [Path(p).parent for p, _ in inputs if p not in missing]
+    allowed = sorted({str(folder.resolve()).rstrip("/") + "/" for folder in folders})
     # The order matters: allowed_directories cannot be set once external access is off,
     # and nothing can be set once the configuration is locked.
+    con.execute("SET temp_directory = $dir", {"dir": str(scratch)})
+    if memory_bytes is not None:
+        con.execute("SET memory_limit = $limit", {"limit": f"{memory_bytes} bytes"})
     con.execute("SET allowed_directories = $dirs", {"dirs": allowed})
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
-    return Catalog(path, con, dataset, missing)
+    return Catalog(path, con, dataset, missing, scratch)
+
+
+def _as_audited(path: Path, size: int) -> bool:
+    """The input file is where and as large as the audit recorded (its resolved path)."""
+    return path.is_file() and path.resolve() == path and _size(str(path)) == size
 
 
 def _size(path: str) -> int | None:
@@ -120,9 +183,17 @@ def _size(path: str) -> int | None:
         return None
 
 
+def _named(manifest: Manifest) -> tuple[Path | None, list[tuple[str, int]]]:
+    """The dataset and input files the verified manifest names (a URL: read elsewhere)."""
+    local = manifest.dataset is not None and not is_remote(manifest.dataset)
+    return (Path(manifest.dataset) if local else None), list(manifest.inputs)
+
+
 def _recorded_inputs(
     con: duckdb.DuckDBPyConnection,
 ) -> tuple[Path | None, list[tuple[str, int]]]:
+    """What the catalog records of its inputs: trusted only from the run that has just
+    written it, before its manifest exists."""
     has_runs = con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = $name", {"name": "runs"}
     ).fetchone()
@@ -156,9 +227,19 @@ def statements(catalog: Catalog, sql: str) -> list[duckdb.Statement]:
 
 
 def run(catalog: Catalog, statement: duckdb.Statement) -> pa.Table:
-    """One checked statement's result."""
+    """One checked statement's result. A statement past the catalog's timeout or memory
+    limit, or interrupted by Ctrl-C (`QueryInterrupted`), is stopped with one message."""
     try:
-        return catalog.con.sql(statement.query).to_arrow_table()
+        return _interruptible(catalog, statement.query)
+    except duckdb.OutOfMemoryException as exc:
+        if catalog.memory_limit is None:
+            raise QueryError(str(exc)) from exc
+        # DuckDB's advice (SET threads, ...) cannot be followed in the sandbox: left out.
+        reason = str(exc).splitlines()[0]
+        raise QueryError(
+            f"query stopped: it exceeded --memory-limit {catalog.memory_limit} ({reason}); "
+            "narrow the query or raise the limit"
+        ) from exc
     except duckdb.PermissionException as exc:
         if catalog.missing:
             raise QueryError(catalog.moved_message()) from exc
@@ -169,6 +250,62 @@ def run(catalog: Catalog, statement: duckdb.Statement) -> pa.Table:
         raise QueryError(str(exc)) from exc
     except duckdb.Error as exc:
         raise QueryError(str(exc)) from exc
+
+
+def _interruptible(catalog: Catalog, sql: str) -> pa.Table:
+    """Run `sql` in a worker thread while this one waits: DuckDB has no statement timeout,
+    and a signal reaches Python only between bytecodes, never inside DuckDB. Waiting here,
+    the timeout and Ctrl-C (KeyboardInterrupt) both end in `connection.interrupt()`."""
+    outcome: dict[str, pa.Table | BaseException] = {}
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome["result"] = catalog.con.sql(sql).to_arrow_table()
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=work, name="auditor-query", daemon=True).start()
+    stopped: QueryError | None = None
+    try:
+        if not _wait(finished, catalog.timeout):
+            stopped = QueryError(f"query stopped after {catalog.timeout:g} s (--timeout)")
+    except KeyboardInterrupt:
+        stopped = QueryInterrupted("query interrupted (Ctrl-C)")
+    if stopped is not None:
+        _interrupt_until_finished(catalog.con, finished)
+        if "error" in outcome:  # else it finished as it was stopped: its result stands
+            raise stopped from outcome["error"]
+    if "error" in outcome:
+        raise outcome["error"]
+    result = outcome["result"]
+    assert isinstance(result, pa.Table)
+    return result
+
+
+def _wait(finished: threading.Event, timeout: float | None) -> bool:
+    """Wait for `finished` up to `timeout` seconds (None: without end), waking often."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = WAKE_SECONDS if deadline is None else deadline - time.monotonic()
+        if left <= 0:
+            return finished.is_set()
+        if finished.wait(min(left, WAKE_SECONDS)):
+            return True
+
+
+def _interrupt_until_finished(con: duckdb.DuckDBPyConnection, finished: threading.Event) -> None:
+    """Interrupt the running statement and wait for its thread; DuckDB stops at its next
+    check (a few ms), and a later call, or another Ctrl-C, interrupts it again."""
+    while True:
+        con.interrupt()
+        try:
+            if _wait(finished, 0.5):
+                return
+        except KeyboardInterrupt:
+            continue
 
 
 def query(catalog: Catalog, sql: str) -> list[pa.Table]:
@@ -261,10 +398,14 @@ def prompt_loop(
     show: Callable[[pa.Table], None],
     say: Callable[[str], None],
     interactive: bool,
-) -> None:
+) -> int:
     """The interactive prompt: read statements (multi-line, ended by ';') and dot commands
-    until end of input; an error is reported and the prompt goes on."""
+    until end of input; an error is reported and the prompt goes on. Ctrl-C clears the
+    line or stops the running statement and the prompt goes on; read from a pipe
+    (`interactive` false) it ends the prompt (`QueryInterrupted`, KeyboardInterrupt).
+    Returns how many statements and dot commands failed."""
     buffer: list[str] = []
+    failed = 0
     while True:
         prompt = ("audit> " if not buffer else "   ...> ") if interactive else ""
         try:
@@ -272,12 +413,18 @@ def prompt_loop(
         except EOFError:
             break
         except KeyboardInterrupt:
+            if not interactive:
+                raise
             buffer = []
             say("")
             continue
         if not buffer and line.strip().startswith("."):
-            if _dot_command(catalog, line.strip(), say):
-                break
+            try:
+                if _dot_command(catalog, line.strip(), say):
+                    break
+            except QueryError as error:
+                say(f"error: {error}")
+                failed += 1
             continue
         if not line.strip() and not buffer:
             continue
@@ -286,21 +433,37 @@ def prompt_loop(
         if not text.endswith(";"):
             continue
         buffer = []
-        try:
-            for result in query(catalog, text):
-                show(result)
-        except QueryError as error:
-            say(f"error: {error}")
-    if buffer and "\n".join(buffer).strip():
-        try:
-            for result in query(catalog, "\n".join(buffer)):
-                show(result)
-        except QueryError as error:
-            say(f"error: {error}")
+        failed += not _run_and_show(catalog, text, show, say, interactive)
+    text = "\n".join(buffer).strip()
+    if text:
+        failed += not _run_and_show(catalog, text, show, say, interactive)
+    return failed
+
+
+def _run_and_show(
+    catalog: Catalog,
+    text: str,
+    show: Callable[[pa.Table], None],
+    say: Callable[[str], None],
+    interactive: bool,
+) -> bool:
+    """Run and show the statements of `text`; False when one failed. An interrupted one
+    did not fail: the person at the prompt stopped it."""
+    try:
+        for result in query(catalog, text):
+            show(result)
+    except (QueryInterrupted, KeyboardInterrupt):
+        if not interactive:
+            raise
+        say("query interrupted (Ctrl-C)")
+    except QueryError as error:
+        say(f"error: {error}")
+        return False
+    return True
 
 
 def _dot_command(catalog: Catalog, line: str, say: Callable[[str], None]) -> bool:
-    """Run a dot command; True when it ends the prompt."""
+    """Run a dot command; True when it ends the prompt. A wrong one raises QueryError."""
     word, _, rest = line.rstrip(";").partition(" ")
     if word in (".quit", ".exit"):
         return True
@@ -312,9 +475,9 @@ def _dot_command(catalog: Catalog, line: str, say: Callable[[str], None]) -> boo
     elif word == ".schema" and rest.strip():
         found = columns(catalog, rest.strip())
         if not found:
-            say(f"error: no table or view {rest.strip()!r}; .tables lists them")
+            raise QueryError(f"no table or view {rest.strip()!r}; .tables lists them")
         for column, dtype in found:
             say(f"  {column:<32} {dtype}")
     else:
-        say(f"error: unknown command {line!r}; .help lists them")
+        raise QueryError(f"unknown command {line!r}; .help lists them")
     return False

@@ -3,9 +3,10 @@
 The same data gives the same bytes: a fixed `svg.hashsalt` names the clip paths, the SVG
 carries no date, and text stays text (`svg.fonttype = none`, no font embedded or fetched).
 Labels come from the data (table, dealer, rule ids), so mathtext is off (a dealer id
-"$x$" is drawn as written, never parsed) and matplotlib escapes them as XML text. Each
-chart's ids are prefixed with its name, so several charts share one page without their
-clip paths colliding.
+"$x$" is drawn as written, never parsed), their control and formatting characters are
+spelled out as on the pages (`render.visible`), and matplotlib escapes them as XML text.
+Each chart's ids are prefixed with its name, so several charts share one page without
+their clip paths colliding.
 
 `svg()` returns the document as `markupsafe.Markup` only after checking it is plain
 drawing: no script, no foreign content, no event attribute, no link out of the document.
@@ -26,6 +27,8 @@ from markupsafe import Markup
 matplotlib.use("svg")  # no display, no GUI toolkit: the SVG backend only
 
 from matplotlib.figure import Figure
+
+from auditor.report.render import visible
 
 SEVERITY_COLOURS = {"high": "#b42318", "medium": "#dc8a0e", "low": "#5b7fa6"}
 OVERPAID, UNDERPAID = "#b42318", "#1f6f43"
@@ -88,6 +91,8 @@ def _check(text: str) -> None:
 
 
 def _short(label: str, width: int = 28) -> str:
+    # Spelled out as on the page: a control character is not even well-formed XML.
+    label = visible(label)
     return label if len(label) <= width else label[: width - 1] + "…"
 
 

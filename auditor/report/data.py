@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
 
-from auditor.output.query import Catalog, QueryError
+from auditor.findings.table import OUTPUT_SCHEMA
+from auditor.output.files import DUCKDB_FILE
+from auditor.output.query import SAFE_CONFIG, Catalog, QueryError, open_catalog
 
 SEVERITIES = ("high", "medium", "low")
 
@@ -34,6 +37,106 @@ WAGER_COLUMNS = (
     "wager_id", "round_id", "seat", "patron_id", "bet", "call", "amount", "rollover",
     "placed_at", "result", "payout", "commission", "award",
 )  # fmt: skip
+FINDING_COLUMNS = tuple(OUTPUT_SCHEMA)
+# The run's record as the pages show it.
+RUN_COLUMNS = (
+    "tool", "tool_version", "contract_version", "command_line", "dataset", "started_at",
+    "rule_packs", "inputs",
+)  # fmt: skip
+CHECK_COLUMNS = ("code", "name", "title", "severity", "citation", "what", "why")
+ROW_COUNT_COLUMNS = ("table", "rows_in", "rows_audited", "rows_quarantined")
+QUARANTINE_COLUMNS = ("table", "file", "row", "row_key", "column", "check", "value", "reason")
+SURVEILLANCE_COLUMNS = (
+    "level", "key", "table_id", "statistic", "observed", "expected", "z", "p_value",
+    "q_value", "detail", "rounds", "wagers", "alert", "alert_fdr",
+)  # fmt: skip
+ALERT_COLUMNS = (*SURVEILLANCE_COLUMNS[:-2], "round_ids", "wager_ids")
+SHOE_RULE_COLUMNS = (
+    "shoe_id", "table_id", "property_id", "ruleset", "ez_baccarat", "commission_percent",
+)  # fmt: skip
+
+# Every table and view the reports read, with the columns they name: what a catalog that
+# fails to answer is checked against, to say what it lacks. The surveillance tables may
+# be absent (a catalog written before surveillance), not incomplete.
+CATALOG_PARTS: dict[str, tuple[str, ...]] = {
+    "runs": RUN_COLUMNS,
+    "row_counts": ROW_COUNT_COLUMNS,
+    "checks": CHECK_COLUMNS,
+    "findings": FINDING_COLUMNS,
+    "quarantine": QUARANTINE_COLUMNS,
+    "rounds": ROUND_COLUMNS,
+    "wagers": WAGER_COLUMNS,
+    "shoes": ("shoe_id", "table_id", "opened_at"),
+    "tables": ("table_id", "property_id", "ruleset", "effective_from"),
+    "shoe_rules": SHOE_RULE_COLUMNS,
+    "commission_collections": ("collection_id", "patron_id"),
+    "surveillance": SURVEILLANCE_COLUMNS,
+    "alerts": ALERT_COLUMNS,
+}
+OPTIONAL_PARTS = ("surveillance", "alerts")
+
+
+def quoted(columns: Sequence[str], alias: str = "") -> str:
+    """A select list naming each column, so that a catalog without one fails in DuckDB
+    (and is explained) rather than in the page."""
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(f'{prefix}"{c}"' for c in columns)
+
+
+def open_report_catalog(outdir: Path, being_written: bool = False) -> Catalog:
+    """`open_catalog`, with a DuckDB error (a catalog whose `runs` lacks a column) told as
+    what the catalog lacks."""
+    try:
+        return open_catalog(outdir, being_written=being_written)
+    except duckdb.Error as exc:
+        path = Path(outdir) / DUCKDB_FILE
+        try:
+            con = duckdb.connect(str(path), read_only=True, config=SAFE_CONFIG)
+        except duckdb.Error:
+            raise QueryError(f"{path}: cannot be read as an audit's catalog ({exc})") from exc
+        try:
+            raise QueryError(catalog_fault(path, con, exc)) from exc
+        finally:
+            con.close()
+
+
+def catalog_fault(path: Path, con: duckdb.DuckDBPyConnection, error: duckdb.Error) -> str:
+    """Why the catalog at `path` could not answer: the tables, views and columns the
+    reports read that it lacks, or DuckDB's own first line when it lacks none."""
+    lacking = missing_parts(con)
+    if not lacking:
+        return f"{path}: {str(error).splitlines()[0]}"
+    return (
+        f"{path}: the catalog lacks {', '.join(lacking)}; it was written by another version "
+        "of the auditor or changed since. Re-run `auditor audit DATASET --out OUTDIR` to "
+        "write it again."
+    )
+
+
+def missing_parts(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The tables or views (`wagers (a table or view)`) and columns (`findings.message`)
+    of `CATALOG_PARTS` the catalog does not have."""
+    present = relations(con)
+    lacking = []
+    for relation, columns in CATALOG_PARTS.items():
+        if relation not in present:
+            if relation not in OPTIONAL_PARTS:
+                lacking.append(f"{relation} (a table or view)")
+            continue
+        lacking += [f"{relation}.{c}" for c in columns if c not in present[relation]]
+    return lacking
+
+
+def relations(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    """The catalog's own tables and views, with their columns."""
+    present: dict[str, set[str]] = {}
+    rows = con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() "
+        "WHERE database_name = current_database() AND schema_name = 'main'"
+    ).fetchall()
+    for relation, column in rows:
+        present.setdefault(relation, set()).add(column)
+    return present
 
 
 def frame(catalog: Catalog, sql: str, params: Mapping[str, Any] | None = None) -> pl.DataFrame:
@@ -46,6 +149,9 @@ def frame(catalog: Catalog, sql: str, params: Mapping[str, Any] | None = None) -
         if catalog.missing:
             raise QueryError(catalog.moved_message()) from exc
         raise QueryError(str(exc)) from exc
+    except (duckdb.CatalogException, duckdb.BinderException) as exc:
+        # A table, view or column the statement names is not in this catalog.
+        raise QueryError(catalog_fault(catalog.path, catalog.con, exc)) from exc
     except duckdb.Error as exc:
         raise QueryError(str(exc)) from exc
     result = pl.from_arrow(table)
@@ -55,19 +161,22 @@ def frame(catalog: Catalog, sql: str, params: Mapping[str, Any] | None = None) -
 
 def run_record(catalog: Catalog) -> dict[str, Any]:
     """The run that wrote the catalog (the latest, should a catalog hold several)."""
-    runs = frame(catalog, "SELECT * FROM runs ORDER BY started_at DESC LIMIT 1")
+    runs = frame(
+        catalog, f"SELECT {quoted(RUN_COLUMNS)} FROM runs ORDER BY started_at DESC LIMIT 1"
+    )
     if runs.height == 0:
         raise QueryError(f"{catalog.path}: the catalog records no run; re-run the audit")
     return runs.row(0, named=True)
 
 
 def row_counts(catalog: Catalog) -> pl.DataFrame:
-    return frame(catalog, "SELECT * FROM row_counts")
+    return frame(catalog, f"SELECT {quoted(ROW_COUNT_COLUMNS)} FROM row_counts")
 
 
 def checks(catalog: Catalog) -> dict[str, dict[str, Any]]:
     """Every check's documentation by code."""
-    rows = frame(catalog, "SELECT * FROM checks ORDER BY code").iter_rows(named=True)
+    statement = f"SELECT {quoted(CHECK_COLUMNS)} FROM checks ORDER BY code"
+    rows = frame(catalog, statement).iter_rows(named=True)
     return {row["code"]: row for row in rows}
 
 
@@ -97,7 +206,8 @@ def located(
     """
     found = frame(
         catalog,
-        f"SELECT f.* FROM findings f {('WHERE (' + where + ')') if where else ''}",
+        f"SELECT {quoted(FINDING_COLUMNS, 'f')} FROM findings f "
+        f"{('WHERE (' + where + ')') if where else ''}",
         params,
     )
     if plain:
@@ -266,15 +376,15 @@ TEST_COLUMNS = (
 def surveillance_summary(catalog: Catalog) -> dict[str, Any] | None:
     """The night's tests, alerts and their false-discovery rate; None for a catalog
     written before surveillance (it has no such table)."""
-    try:
-        row = frame(
-            catalog,
-            "SELECT count(*) AS tests, count(*) FILTER (WHERE alert) AS alerts, "
-            "max(alert_fdr) AS alert_fdr FROM surveillance",
-        ).row(0, named=True)
-    except QueryError:
+    # Absent, not unreadable: a surveillance table that lacks a column is a fault told
+    # like any other, not a catalog of an older auditor.
+    if "surveillance" not in relations(catalog.con):
         return None
-    return row
+    return frame(
+        catalog,
+        "SELECT count(*) AS tests, count(*) FILTER (WHERE alert) AS alerts, "
+        "max(alert_fdr) AS alert_fdr FROM surveillance",
+    ).row(0, named=True)
 
 
 def strongest_alerts(catalog: Catalog, limit: int) -> pl.DataFrame:

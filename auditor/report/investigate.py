@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from auditor.errors import AuditorError
-from auditor.output.query import Catalog, open_catalog
+from auditor.output.query import Catalog
 from auditor.packs.model import load_all
 from auditor.report import data, evidence
 from auditor.report.render import render
@@ -146,7 +146,7 @@ def gather(catalog: Catalog, subject: Subject) -> dict[str, Any]:
     findings = data.located(catalog, where, ids)
     quarantine = data.frame(
         catalog,
-        """SELECT * FROM quarantine q WHERE
+        f"""SELECT {data.quoted(data.QUARANTINE_COLUMNS, "q")} FROM quarantine q WHERE
           (q."table" = 'wagers' AND q.row_key IN (SELECT unnest($wagers::VARCHAR[])))
           OR (q."table" = 'rounds' AND q.row_key IN (SELECT unnest($rounds::VARCHAR[])))
           OR (q."table" = 'shoes' AND q.row_key IN (SELECT unnest($shoes::VARCHAR[])))
@@ -189,7 +189,7 @@ def _check_known(catalog: Catalog, subject: Subject, found: dict[str, Any]) -> N
 
 def render_investigation(outdir: Path, subject: Subject) -> str:
     """The investigation report as one self-contained HTML page."""
-    catalog = open_catalog(outdir)
+    catalog = data.open_report_catalog(outdir)
     try:
         found = gather(catalog, subject)
         _check_known(catalog, subject, found)
@@ -359,7 +359,8 @@ def default_name(subject: Subject, pdf: bool) -> str:
 def write_investigation(
     outdir: Path, subject: Subject, target: Path | None = None, pdf: bool = False
 ) -> Path:
-    """Write the report (HTML, or PDF through Chromium) and return where it went."""
+    """Write the report (HTML, or PDF through Chromium) and return where it went; a
+    target that cannot be written is a `ReportError`, found before the report is built."""
     browser = find_browser() if pdf else None
     if pdf and browser is None:
         raise ReportError(
@@ -367,14 +368,28 @@ def write_investigation(
             f"{', '.join(BROWSERS)} on PATH); install it (Debian: apt-get install chromium) "
             "or leave out --pdf for the HTML page"
         )
-    html = render_investigation(outdir, subject)
     target = Path(target) if target is not None else Path(default_name(subject, pdf))
+    # Checked before the report is built, which can take a while on a busy table.
+    _check_writable(target)
+    html = render_investigation(outdir, subject)
     if not pdf:
-        target.write_text(html, encoding="utf-8")
+        try:
+            target.write_text(html, encoding="utf-8")
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise ReportError(f"{target}: cannot write the report ({reason})") from exc
         return target
     assert browser is not None
     print_pdf(browser, html, target)
     return target
+
+
+def _check_writable(target: Path) -> None:
+    folder = target.parent
+    if not folder.is_dir():
+        raise ReportError(f"{target}: no folder {folder} to write the report into; create it")
+    if target.is_dir():
+        raise ReportError(f"{target} is a folder; --out names the report's file")
 
 
 def find_browser() -> str | None:

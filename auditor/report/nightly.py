@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from auditor.output.query import Catalog, QueryError, open_catalog
+from auditor.output.query import Catalog, QueryError
 from auditor.packs.model import load_all
 from auditor.report import data, evidence
 from auditor.report.render import render
@@ -54,7 +54,7 @@ class Group:
 def write_nightly(folder: Path) -> list[str]:
     """Write the report of the catalog in `folder` beside it; the files written, relative
     to `folder` (the audit adds them to its manifest)."""
-    pages = render_nightly(folder)
+    pages = render_nightly(folder, being_written=True)
     for name, text in pages.items():
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -62,9 +62,10 @@ def write_nightly(folder: Path) -> list[str]:
     return list(pages)
 
 
-def render_nightly(folder: Path) -> dict[str, str]:
-    """Every page of the nightly report, by its path relative to the output folder."""
-    catalog = open_catalog(folder)
+def render_nightly(folder: Path, being_written: bool = False) -> dict[str, str]:
+    """Every page of the nightly report, by its path relative to the output folder;
+    `being_written`: the set in its staging folder, before its manifest."""
+    catalog = data.open_report_catalog(folder, being_written)
     try:
         return _pages(catalog)
     finally:

@@ -1,22 +1,75 @@
-"""The jinja2 environment of the reports: templates shipped in the package, autoescaped
+r"""The jinja2 environment of the reports: templates shipped in the package, autoescaped
 everywhere, and the filters that turn money, counts, times and ids into text.
 
 Nothing that came from the data is marked safe: ids, messages and the regulation texts
 are escaped by jinja2 like any value; only the charts' SVG (checked by `charts.svg`) and
 the CSS shipped with the templates go in as they are.
+
+HTML escaping leaves control and formatting characters alone, and those can still forge a
+line: a right-to-left override turns "evil\u202eexe.txt" into "eviltxt.exe", an ANSI
+escape rewrites a terminal that prints the page. So every value a template writes passes
+`visible` first (the environment's `finalize`), which spells such characters out as
+Python escapes (`\x1b`, `\u202e`): the reader sees that the id holds them.
 """
 
 from __future__ import annotations
 
 import functools
+import unicodedata
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 
 MINUS = "−"  # a real minus sign: "−$12.00" does not wrap or read as a dash
 ID_WIDTH = 120  # ids longer than this (hostile input has megabyte ids) are shortened
+
+
+# Controls, formatting characters (the bidirectional overrides, isolates and marks, zero
+# widths, tags), line and paragraph separators, and lone surrogates (which cannot even be
+# written as UTF-8). Newline and tab lay out long texts and stay.
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+KEPT_CONTROLS = frozenset("\n\t")
+
+
+def escape_of(code: int) -> str:
+    r"""The Python escape of a code point: \x1b, \u202e, \U000e0041."""
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+class _SpellingTable(dict[int, str | int]):
+    """A `str.translate` table filled on first sight of each character: its escape when
+    it is hidden, itself otherwise."""
+
+    def __missing__(self, code: int) -> str | int:
+        character = chr(code)
+        hidden = unicodedata.category(character) in HIDDEN_CATEGORIES
+        spelled = escape_of(code) if hidden and character not in KEPT_CONTROLS else code
+        self[code] = spelled
+        return spelled
+
+
+_SPELLING = _SpellingTable()
+
+
+def visible(text: str) -> str:
+    r"""`text` with every hidden character spelled out: "evil\u202eexe" reads as written,
+    and ESC shows as \x1b."""
+    # isprintable() is False for anything hidden and true for nearly every value: the
+    # pages hold tens of thousands of them, and most never reach the table.
+    return text if text.isprintable() else text.translate(_SPELLING)
+
+
+def finalize(value: Any) -> Any:
+    """Every value a template writes, as the page shows it: text with its hidden
+    characters spelled out, and markup of our own (macros, checked charts) as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
 
 
 def money(value: Any, signed: bool = False) -> str:
@@ -95,6 +148,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=finalize,
     )
     env.filters.update(
         money=money,
