@@ -7,28 +7,17 @@ Exit codes follow ruff and sqlfluff: 0 clean, 1 findings (or quarantined rows fo
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
-from rich.text import Text
 
 from auditor import __version__
+from auditor.commands.progress import progress_bar
 from auditor.commands.query import query
-from auditor.commands.terminal import crash, fail, stderr, stdout
+from auditor.commands.terminal import crash, fail, stdout
 from auditor.errors import AuditorError
 from auditor.input.partition import DEFAULT_MEMORY_LIMIT, parse_size, rounds_within
 from auditor.surveillance.schema import ALERT_FDR
@@ -56,43 +45,6 @@ class _Commands(click.Group):
 @click.version_option(__version__, prog_name="auditor")
 def main() -> None:
     """Compliance hand-history auditor for casino baccarat."""
-
-
-class _RateColumn(ProgressColumn):
-    """Rows (or rounds) per second, once rich has seen enough of them to say."""
-
-    def render(self, task: Task) -> Text:
-        return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="progress.data.speed")
-
-
-@contextmanager
-def _progress(description: str, total: int | None, quiet: bool = False):
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        _RateColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=stderr,
-        transient=True,
-        disable=quiet or not stderr.is_terminal,
-    )
-    with progress:
-        task = progress.add_task(description, total=total)
-
-        def advance(n: int, stage: str | None = None) -> None:
-            progress.update(task, advance=n, description=_stage_name(description, stage))
-
-        yield advance
-
-
-def _stage_name(description: str, stage: str | None) -> str:
-    from auditor.input.validate import STAGES
-
-    if stage is None:
-        return description
-    return STAGES.get(stage, f"validating {stage}")
 
 
 def _rows_in(dataset_path: Path, *counted_twice: str) -> int:
@@ -145,7 +97,7 @@ def validate(dataset: str) -> None:
     try:
         with (
             dataset_folder(dataset) as folder,
-            _progress("validating", _rows_in(folder)) as advance,
+            progress_bar("validating", _rows_in(folder)) as advance,
         ):
             result = run_validation(folder, lambda _table, n: advance(n))
     except AuditorError as error:
@@ -211,7 +163,7 @@ def audit(
         with dataset_folder(dataset) as dataset_path, output_folder(out) as out_path:
             # Validation advances by the rows of every table, then the audit by the rounds.
             total = _rows_in(dataset_path, "rounds")
-            with _progress("auditing", total, quiet) as advance:
+            with progress_bar("auditing", total, quiet) as advance:
                 # The process's command line, program by name, for the catalog's record.
                 command = [Path(sys.argv[0]).name, *sys.argv[1:]]
                 if engine == "dask":
@@ -404,7 +356,7 @@ def simulate(
     from auditor.simulator.simulate import simulate as run_simulation
 
     try:
-        with _progress("dealing", rounds) as advance:
+        with progress_bar("dealing", rounds) as advance:
             summary = run_simulation(
                 out,
                 rounds=rounds,

@@ -1,21 +1,29 @@
 """pandera models of the hand-history contract, one per table."""
 
 from auditor.schemas.models import (
+    MAX_ID_CHARS,
     MODELS,
+    SHOWN_CHARS,
     CommissionCollectionsModel,
     RoundsModel,
     Royal9SeatsModel,
     ShoesModel,
     TablesModel,
     WagersModel,
+    bounded_text_columns,
+    shown_past_bound,
 )
 
 __all__ = [
+    "MAX_ID_CHARS",
     "MODELS",
+    "SHOWN_CHARS",
     "CommissionCollectionsModel",
     "RoundsModel",
     "Royal9SeatsModel",
     "ShoesModel",
     "TablesModel",
     "WagersModel",
+    "bounded_text_columns",
+    "shown_past_bound",
 ]

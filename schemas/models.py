@@ -24,12 +24,39 @@ from auditor.contract import (
     ROUND_KINDS,
     ROYAL9_PAYTABLES,
     RULESETS,
+    TABLES,
 )
 
 ROYAL9_COMBO_PATTERN = r"^[JQK][SHDC]9[SHDC]$"
 Money = pl.Decimal(18, 2)
 Timestamp = pl.Datetime("us", "UTC")
 Cards = pl.List(pl.String)
+
+# Ids are short in every real log (a few dozen characters at most). A longer value is not
+# an id: one 100 MB dealer_id shared by a few hundred rounds took the surveillance's sort
+# past 7 GB. Row checks quarantine it (`auditor.input.validate`, one vectorized pass per
+# batch rather than a pandera check per column) before any later stage holds it. The
+# bound applies to every id column (`*_id`) and to `award`, the one free-text name; every
+# other string column is held to an enumeration or a pattern already.
+MAX_ID_CHARS = 1_000
+# A value past the bound is shown (in the quarantine, in a message) by its first
+# characters and its length, never whole.
+SHOWN_CHARS = 64
+
+
+def shown_past_bound(start: pl.Expr, length: pl.Expr) -> pl.Expr:
+    """How a value longer than `MAX_ID_CHARS` is shown, from its first `SHOWN_CHARS`
+    characters and its length: `DDDD… (104857600 characters)`."""
+    return pl.format("{}… ({} characters)", start, length)
+
+
+def bounded_text_columns(table: str) -> list[str]:
+    """The string columns of `table` held to `MAX_ID_CHARS`: its ids and `award`."""
+    return [
+        column
+        for column, (dtype, _) in TABLES[table].items()
+        if dtype == pl.String and (column.endswith("_id") or column == "award")
+    ]
 
 
 def _cards_match(column: str) -> pl.Expr:

@@ -246,8 +246,10 @@ def test_an_intact_set_verifies(audited):
         (lambda out: (out / "notes.txt").write_text("mine"), "extra: notes.txt"),
         (lambda out: (out / "report" / "x").symlink_to("/etc"), "extra: report/x"),
         (
-            lambda out: (out / "findings.parquet").unlink()
-            or (out / "findings.parquet").symlink_to(out / "alerts.parquet"),
+            lambda out: (
+                (out / "findings.parquet").unlink()
+                or (out / "findings.parquet").symlink_to(out / "alerts.parquet")
+            ),
             "changed: findings.parquet (no longer a regular file)",
         ),
     ],

@@ -67,9 +67,9 @@ def test_a_dataset_and_outdir_at_urls_give_the_local_runs_outputs(memory, tmp_pa
     # The report names the dataset by its URL, not by the copy the run read.
     report = fs.cat_file(f"{root}/out/report.html").decode()
     assert f"Dataset memory://{root}/night<" in report and "auditor-dataset-" not in report
+    # The whole set, downloaded: a reader verifies it against its manifest first.
     catalog = tmp_path / "copied" / "audit.duckdb"
-    catalog.parent.mkdir()
-    catalog.write_bytes(fs.cat_file(f"{root}/out/audit.duckdb"))
+    fs.get(f"{root}/out/", str(catalog.parent) + "/", recursive=True)
     with duckdb.connect(str(catalog), read_only=True) as con:
         dataset, paths = con.execute(
             "SELECT dataset, [i.path FOR i IN inputs] FROM runs"

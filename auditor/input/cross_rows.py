@@ -123,7 +123,9 @@ class _HashedIds:
         if repeated.is_empty():
             return ids
         is_repeated = pl.col(HASH).is_in(repeated.implode())
-        shared = ids.filter(is_repeated).unique()
+        # One row per distinct id is one per distinct (hash, id), since equal ids hash
+        # equal; `unique` over both columns would copy each id, once per row holding it.
+        shared = ids.filter(is_repeated).filter(pl.col(PARENT).is_first_distinct())
         if shared.get_column(HASH).n_unique() < shared.height:
             return None
         return pl.concat([ids.filter(~is_repeated), shared])

@@ -1,5 +1,11 @@
 """The quarantine's rows: one per failed check of an input row, with the row's file,
-place and id, so that a person finds it, and the reason in words."""
+place and id, so that a person finds it, and the reason in words.
+
+A value or id longer than `MAX_ID_CHARS` (a 100 MB "id", a list of ten thousand cards) is
+shown by its first `SHOWN_CHARS` characters and its length (`shown_past_bound`), so that
+the quarantine stays small whatever the input holds. A quarantined row is taken out of
+the audit by its `file` and `row`, never by the id shown, so shortening it lets no row
+through."""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import polars as pl
 
 from auditor.contract import ROW_KEYS
 from auditor.input.load import FILE_COLUMN, ROW_COLUMN
+from auditor.schemas import MAX_ID_CHARS, SHOWN_CHARS, shown_past_bound
 
 QUARANTINE_SCHEMA = {
     "table": pl.String(),
@@ -42,14 +49,30 @@ def quarantine_rows(
         row_key_expr(table).alias("row_key"),
         lit(column).cast(pl.String).alias("column"),
         lit(check).cast(pl.String).alias("check"),
-        value.cast(pl.String).alias("value"),
+        shortened(value.cast(pl.String)).alias("value"),
         lit(reason).cast(pl.String).alias("reason"),
     )
 
 
 def row_key_expr(table: str) -> pl.Expr:
-    parts = [pl.col(c).cast(pl.String).fill_null("<null>") for c in ROW_KEY[table]]
+    # Each part shortened before they are joined: joining copies every value, and rows
+    # sharing one 100 MB id would each get a copy.
+    parts = [shortened(pl.col(c).cast(pl.String)).fill_null("<null>") for c in ROW_KEY[table]]
     return pl.concat_str(parts, separator="/")
+
+
+def shortened(text: pl.Expr) -> pl.Expr:
+    """`text`, or its start and length where it is longer than `MAX_ID_CHARS`."""
+    length = text.str.len_chars()
+    shown = shown_past_bound(text.str.slice(0, SHOWN_CHARS), length)
+    return pl.when(length > MAX_ID_CHARS).then(shown).otherwise(text)
+
+
+def shortened_text(text: str) -> str:
+    """`shortened` for one value, for a message."""
+    if len(text) <= MAX_ID_CHARS:
+        return text
+    return pl.select(shortened(pl.lit(text))).item()
 
 
 def empty_quarantine() -> pl.DataFrame:

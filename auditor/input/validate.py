@@ -35,9 +35,10 @@ from auditor.input.quarantine import (
     concat_quarantine,
     empty_quarantine,
     quarantine_rows,
+    shortened_text,
 )
 from auditor.packs.model import load_all
-from auditor.schemas import MODELS
+from auditor.schemas import MAX_ID_CHARS, MODELS, bounded_text_columns
 
 COUNTS_SCHEMA = {
     "table": pl.String(),
@@ -147,7 +148,8 @@ def _reject_unknown_rulesets(dataset: Dataset) -> None:
         if bad.height:
             row, value = bad.row(0)
             raise RulesetError(
-                f"{source.name}: column 'ruleset', row {row}: unknown ruleset {value!r}; "
+                f"{source.name}: column 'ruleset', row {row}: unknown ruleset "
+                f"{shortened_text(value)!r}; "
                 f"expected one of {', '.join(RULESETS)}",
                 path=str(source.path),
                 column="ruleset",
@@ -159,6 +161,7 @@ class _Batch:
     source: SourceFile
     rows: pl.DataFrame  # in contract types, with provenance
     overflows: pl.DataFrame  # quarantine rows of integers that do not fit the contract type
+    too_long: pl.DataFrame  # quarantine rows of ids longer than any real one
 
 
 def _row_checks(dataset: Dataset, progress: ProgressCallback | None) -> pl.DataFrame:
@@ -172,7 +175,7 @@ def _row_checks(dataset: Dataset, progress: ProgressCallback | None) -> pl.DataF
                 on=["file", "row", "column"],
                 how="anti",
             )
-        found += [batch.overflows, failures]
+        found += [batch.overflows, batch.too_long, failures]
         if progress:
             progress(batch.source.table, batch.rows.height)
     return concat_quarantine(found)
@@ -184,7 +187,7 @@ def _batches(dataset: Dataset) -> Iterator[_Batch]:
             normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source)]
             for raw in iter_batches(source):
                 rows = raw.select(normalize)
-                yield _Batch(source, rows, _overflows(source, raw))
+                yield _Batch(source, rows, _overflows(source, raw), _too_long(source, raw, rows))
 
 
 def _read_ahead(batches: Iterator[_Batch]) -> Iterator[_Batch]:
@@ -220,6 +223,40 @@ def _overflows(source: SourceFile, raw: pl.DataFrame) -> pl.DataFrame:
                 )
             )
     return concat_quarantine(frames)
+
+
+def _too_long(source: SourceFile, raw: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """Quarantine rows of ids past `MAX_ID_CHARS`, measured in the file's own column
+    (`rows` holds a dictionary-encoded one already shortened, `load._dictionary_text`)."""
+    frames = []
+    for column in bounded_text_columns(source.table):
+        if column not in raw.columns:
+            continue
+        long = rows.filter(_longer_than_bound(raw.get_column(column)))
+        if long.height:
+            frames.append(
+                quarantine_rows(
+                    source.table,
+                    long,
+                    column=column,
+                    check="max_length",
+                    value=pl.col(column),
+                    reason=f"longer than {MAX_ID_CHARS:,} characters, the contract's bound "
+                    "for an id or a name (real ones are short)",
+                )
+            )
+    return concat_quarantine(frames)
+
+
+def _longer_than_bound(text: pl.Series) -> pl.Series:
+    if isinstance(text.dtype, (pl.Categorical, pl.Enum)):
+        return text.cat.len_chars() > MAX_ID_CHARS  # counted once per distinct value
+    # Bytes are never fewer than characters and cost nothing to count: only the values
+    # past the bound in bytes have their characters counted.
+    past = text.str.len_bytes() > MAX_ID_CHARS
+    if not past.any():
+        return past
+    return past & (text.str.len_chars() > MAX_ID_CHARS)
 
 
 def _pandera_failures(source: SourceFile, batch: pl.DataFrame) -> pl.DataFrame:

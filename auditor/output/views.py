@@ -2,13 +2,20 @@
 contract table, each file named by the caller), and the views that join them.
 
 Building them costs file footers, not rows. A contract column a file lacks reads as NULL;
-naive timestamps read as UTC, as the auditor reads them; hive partitions are kept.
+naive timestamps read as UTC, as the auditor reads them; hive partitions are kept, as the
+loader found them inside the table's folder (`SourceFile.partition`): DuckDB's own hive
+reading would take any `KEY=VALUE` folder of a file's whole path, the dataset's parent
+folders too, and a file's symlink target has none of its link's folders.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
+from datetime import date
+from urllib.parse import unquote
 
+import duckdb
 import polars as pl
 
 from auditor.contract import MONEY, TABLES, TIMESTAMP
@@ -72,13 +79,75 @@ def _input_view(
     replace = ", ".join(f"timezone({utc}, {c}) AS {c}" for c in naive)
     replace = f" REPLACE ({replace})" if naive else ""
     extra = "".join(f", CAST(NULL AS {_sql_type(columns[c][0])}) AS {c}" for c in missing)
-    paths = sql_literal([where(s) for s in sources])
-    # A folder of files may be hive-partitioned (gaming_date=...): keep those columns.
-    hive = "true" if any("/" in s.name for s in sources) else "false"
-    return (
-        f"CREATE VIEW {table} AS SELECT *{replace}{extra} FROM read_parquet({paths}, "
-        f"hive_partitioning = {hive}, union_by_name = true)"
-    )
+    return f"CREATE VIEW {table} AS SELECT *{replace}{extra} FROM {_files(sources, where)}"
+
+
+def _read_parquet(paths: list[str]) -> str:
+    return f"read_parquet({sql_literal(paths)}, hive_partitioning = false, union_by_name = true)"
+
+
+def _files(sources: Sequence[SourceFile], where: Callable[[SourceFile], str]) -> str:
+    """The files as one relation; hive-partitioned (gaming_date=...), one `read_parquet`
+    per partition with its keys as constant columns (a query filtering on a key reads only
+    its partitions' files)."""
+    if not any(s.partition for s in sources):
+        return _read_parquet([where(s) for s in sources])
+    types = _partition_types(sources)
+    branches: dict[tuple, list[str]] = {}
+    for source in sources:
+        # A key the file also holds as a column is read from the file, like the audit.
+        held = {name.lower() for name in source.arrow_schema.names}
+        keys = tuple((k, v) for k, v in source.partition if k.lower() not in held)
+        branches.setdefault(keys, []).append(where(source))
+    selects = [
+        f"SELECT *{''.join(_partition_column(k, v, types[k]) for k, v in keys)} "
+        f"FROM {_read_parquet(paths)}"
+        for keys, paths in branches.items()
+    ]
+    return "(" + " UNION ALL BY NAME ".join(selects) + ")"
+
+
+# Spark's folder for a null partition value; other values are percent-encoded, as Spark,
+# Hive and DuckDB write and read them.
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}")
+INTEGER_TEXT = re.compile(r"-?[1-9]\d{0,17}|0")
+
+
+def _partition_value(raw: str) -> str | None:
+    return None if raw == NULL_PARTITION else unquote(raw)
+
+
+def _partition_types(sources: Sequence[SourceFile]) -> dict[str, str]:
+    """Each key's SQL type, as DuckDB would choose it: DATE when every value is a date,
+    BIGINT when every one is an integer (written as DuckDB writes it back), else VARCHAR."""
+    values: dict[str, set[str]] = {}
+    for source in sources:
+        for key, raw in source.partition:
+            value = _partition_value(raw)
+            values.setdefault(key, set()).update([] if value is None else [value])
+    return {key: _sql_type_of(texts) for key, texts in values.items()}
+
+
+def _sql_type_of(texts: set[str]) -> str:
+    if texts and all(DATE_TEXT.fullmatch(t) and _is_date(t) for t in texts):
+        return "DATE"
+    if texts and all(INTEGER_TEXT.fullmatch(t) for t in texts):
+        return "BIGINT"
+    return "VARCHAR"
+
+
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _partition_column(key: str, raw: str, sql_type: str) -> str:
+    name = str(duckdb.ColumnExpression(key))
+    return f", CAST({sql_literal(_partition_value(raw))} AS {sql_type}) AS {name}"
 
 
 def _sql_type(dtype: pl.DataType) -> str:
