@@ -133,6 +133,18 @@ def test_a_dataset_at_a_url_validates_as_the_local_one(memory) -> None:
     assert remote.output == local.output
 
 
+def test_a_stray_file_in_a_remote_tables_folder_is_refused_as_in_place(memory, tmp_path) -> None:
+    """The copy carries every file of a table's folder: a file that is not Parquet is
+    refused as it is in a local dataset, never skipped by the copy."""
+    fs, root = memory
+    fs.put(str(SAMPLE) + "/", f"{root}/night/", recursive=True)
+    fs.mv(f"{root}/night/wagers.parquet", f"{root}/night/wagers/part-0.parquet")
+    fs.pipe_file(f"{root}/night/wagers/part-1.parq", b"rows the copy must not skip")
+    code, output = audit(f"memory://{root}/night", "--out", str(tmp_path / "o"))
+    assert code == 2, output
+    assert "part-1.parq" in output
+
+
 def test_a_url_without_parquet_files_is_a_clear_input_error(memory, tmp_path) -> None:
     fs, root = memory
     fs.pipe_file(f"{root}/empty/readme.txt", b"nothing here")

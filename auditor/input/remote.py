@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
+from auditor.contract import TABLES
 from auditor.errors import InputError
 from auditor.input.load import sha256_files
 
@@ -74,10 +75,13 @@ def file_system(location: str) -> tuple[Any, str]:
 
 
 def copy_dataset(location: str, folder: Path) -> None:
-    """Copy the Parquet files under `location` into `folder`, keeping their relative paths."""
+    """Copy the tables' files under `location` into `folder`, keeping their relative
+    paths: each `NAME.parquet` and everything in a table's folder `NAME/`, Parquet or
+    not, so that the copy is judged as the dataset would be in place (a stray file in a
+    table's folder is refused there, not left behind here)."""
     fs, root = file_system(location)
     try:
-        files = sorted(p for p in fs.find(root) if p.endswith(".parquet"))
+        files = sorted(p for p in fs.find(root) if _belongs_to_a_table(_relative(p, root)))
     except OSError as exc:
         raise InputError(f"{location}: cannot list the dataset ({exc})", path=location) from exc
     if not files:
@@ -137,6 +141,13 @@ def worker_copy(location: str, digest: str, run: str) -> Path:
 def remove_worker_copies(run: str) -> None:
     """Remove this machine's copies for the run `run`, if any."""
     shutil.rmtree(Path(tempfile.gettempdir()) / WORKER_COPIES / run, ignore_errors=True)
+
+
+def _belongs_to_a_table(relative: str) -> bool:
+    first, _, rest = relative.partition("/")
+    if rest:
+        return first in TABLES
+    return first.endswith(".parquet") and first.removesuffix(".parquet") in TABLES
 
 
 def _relative(path: str, root: str) -> str:
