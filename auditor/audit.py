@@ -14,6 +14,7 @@ from typing import Protocol
 
 import polars as pl
 
+from auditor.defaults import ALERT_FDR
 from auditor.errors import AuditorError
 from auditor.findings.check import Check, documented
 from auditor.findings.table import combine
@@ -44,7 +45,6 @@ from auditor.settlement import wagers as settlement_stage
 from auditor.settlement.wagers import wager_findings
 from auditor.surveillance.gather import NightCells, partition_cells
 from auditor.surveillance.night import survey
-from auditor.surveillance.schema import ALERT_FDR
 from auditor.surveillance.store import CellStore
 
 

@@ -18,9 +18,8 @@ from auditor import __version__
 from auditor.commands.progress import progress_bar
 from auditor.commands.query import query
 from auditor.commands.terminal import crash, fail, stdout
+from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
-from auditor.input.partition import DEFAULT_MEMORY_LIMIT, parse_size, rounds_within
-from auditor.surveillance.schema import ALERT_FDR
 
 
 class _Commands(click.Group):
@@ -153,6 +152,7 @@ def audit(
     'auditor[dask]')."""
     from auditor.audit import run_audit
     from auditor.commands.locations import dataset_folder, is_remote, output_folder
+    from auditor.input.partition import rounds_within
 
     if scheduler and engine != "dask":
         raise click.UsageError("--scheduler needs --engine dask")
@@ -242,9 +242,9 @@ def rules(code: str | None, schema: bool, by_section: bool) -> None:
     if by_section:
         _sections_table()
         return
-    from auditor.audit import all_checks
+    from auditor.check_docs import check_docs
 
-    checks = all_checks()
+    checks = check_docs()
     if code:
         chosen = [c for c in checks if c.code == code.upper()]
         if not chosen:

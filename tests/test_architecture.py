@@ -16,7 +16,14 @@ PACKAGE = Path(auditor.__file__).parent
 # Lower floors first. A module may import from its own floor's package or from a lower
 # floor; the simulator is a second product apart, standing on the contract alone.
 FLOORS = (
-    ("auditor", "auditor.contract", "auditor.errors", "auditor.codes"),
+    (
+        "auditor",
+        "auditor.contract",
+        "auditor.errors",
+        "auditor.codes",
+        "auditor.defaults",
+        "auditor.check_docs",
+    ),
     # The pandera models read the contract; installed, they live in auditor.schemas.
     ("auditor.schemas", "auditor.packs"),
     ("auditor.findings",),

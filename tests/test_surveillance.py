@@ -24,6 +24,7 @@ from scipy import stats
 
 from auditor.audit import find, run_audit, run_validation, survey_cells
 from auditor.cli import main
+from auditor.defaults import ALERT_FDR
 from auditor.odds.shoe import enumerate_rounds
 from auditor.odds.wagers import dragon_bonus_net
 from auditor.packs.model import load_pack
@@ -33,7 +34,7 @@ from auditor.report.nightly import render_nightly
 from auditor.simulator.simulate import simulate
 from auditor.surveillance import night, store
 from auditor.surveillance.expected import WagerKey, pair_chances, round_chances, wager_price
-from auditor.surveillance.schema import ALERT_FDR, ALERTS_SCHEMA, LEVELS, SURVEILLANCE_SCHEMA
+from auditor.surveillance.schema import ALERTS_SCHEMA, LEVELS, SURVEILLANCE_SCHEMA
 from auditor.surveillance.stats import (
     _null_distribution,
     benjamini_hochberg,

@@ -17,37 +17,20 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from auditor.errors import InputError
 from auditor.input.load import FILE_COLUMN, ROW_COLUMN
 
 PARTITION_ROUNDS = 1_500_000
 # Sizing partitions to a memory limit, from measured peaks of whole audits (bench/): what
 # a run holds whatever its partitions (the interpreter, the libraries, validation's
 # batches and id hashes), and what each round of a partition adds with its wagers.
-DEFAULT_MEMORY_LIMIT = "2GB"
 BASELINE_BYTES = 700 * 2**20
 BYTES_PER_ROUND = 2_600
 MIN_PARTITION_ROUNDS = 20_000
-_UNITS = {"": 1, "B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
 # A replayed round's row in its partition: the integer wagers and rounds are joined on.
 ROUND_ROW = "_round_row"
 
 # The tables restricted to a group by their own `table_id`; wagers follow their rounds.
 TABLE_KEYED = ("tables", "shoes", "rounds", "commission_collections", "royal9_seats")
-
-
-def parse_size(text: str) -> int:
-    """Bytes from "2GB", "1500MB", "512 MiB" or a plain number of bytes."""
-    cleaned = text.strip().upper().replace("IB", "B").replace(" ", "")
-    number = cleaned.rstrip("KMGTB")
-    unit = cleaned[len(number) :]
-    try:
-        value = float(number)
-    except ValueError:
-        value = -1.0
-    if unit not in _UNITS or value <= 0:
-        raise InputError(f"memory limit {text!r}: expected a size such as 2GB or 1500MB")
-    return int(value * _UNITS[unit])
 
 
 def rounds_within(limit_bytes: int) -> int:

@@ -23,6 +23,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from auditor.contract import TABLES, empty_frame
+from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.input.load import (
     BATCH_ROWS,
     FILE_COLUMN,
@@ -33,10 +34,8 @@ from auditor.input.load import (
     normalize_exprs,
 )
 from auditor.input.partition import (
-    DEFAULT_MEMORY_LIMIT,
     TABLE_KEYED,
     Partition,
-    parse_size,
     partition_bytes,
     rounds_within,
 )

@@ -39,8 +39,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from auditor.defaults import parse_size
 from auditor.errors import AuditorError
-from auditor.input.partition import parse_size
 from auditor.input.remote import is_remote
 from auditor.output.files import DUCKDB_FILE
 from auditor.output.verify import Manifest, verified

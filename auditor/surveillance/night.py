@@ -22,12 +22,12 @@ import numpy as np
 import polars as pl
 
 from auditor.contract import BETS
+from auditor.defaults import ALERT_FDR
 from auditor.surveillance.gather import covered_rounds, covered_wagers
 from auditor.surveillance.holds import table_holds
 from auditor.surveillance.patrons import FAMILIES, MONEY, patron_tests
 from auditor.surveillance.rounds import LEVEL_KEYS, chances_frame, level_tests, night_totals
 from auditor.surveillance.schema import (
-    ALERT_FDR,
     ALERTS_SCHEMA,
     LEVELS,
     SURVEILLANCE_SCHEMA,

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import polars as pl
 
-# The false-discovery rate the alerts are held to: among the night's alerts, the
-# expected share raised on fair play is at most this.
-ALERT_FDR = 0.01
-
 LEVELS = ("table", "shoe", "dealer", "patron")
 
 # One row per test, as the tests build them (before the night's threshold).
