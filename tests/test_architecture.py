@@ -5,6 +5,8 @@ module outside the simulator outgrows one sitting's reading."""
 from __future__ import annotations
 
 import ast
+import re
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -16,14 +18,10 @@ PACKAGE = Path(auditor.__file__).parent
 # Lower floors first. A module may import from its own floor's package or from a lower
 # floor; the simulator is a second product apart, standing on the contract alone.
 FLOORS = (
-    (
-        "auditor",
-        "auditor.contract",
-        "auditor.errors",
-        "auditor.codes",
-        "auditor.defaults",
-        "auditor.check_docs",
-    ),
+    ("auditor", "auditor.contract", "auditor.errors", "auditor.codes"),
+    # What the commands need without the pipeline (defaults, the checks' documentation)
+    # and the one money formatter every stage writes with.
+    ("auditor.defaults", "auditor.money", "auditor.check_docs"),
     # The pandera models read the contract; installed, they live in auditor.schemas.
     ("auditor.schemas", "auditor.packs"),
     ("auditor.findings",),
@@ -148,3 +146,29 @@ def test_the_cycle_finder_finds_a_circle() -> None:
 def test_no_module_outgrows_a_sitting(name: str) -> None:
     lines = MODULES[name].read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_LINES, f"{name}: {lines} lines"
+
+
+README = PACKAGE.parent / "README.md"
+FLOOR_NUMBERS = {"½": Fraction(1, 2), "¾": Fraction(3, 4)}
+
+
+def readme_floors() -> list[set[str]]:
+    """The README's layout table as floors: each row's packages by its floor number, lower
+    floors first (`apart` rows left out)."""
+    text = README.read_text(encoding="utf-8")
+    table = text.split("| floor | package | what lives there |", 1)[1].split("\n\n", 1)[0]
+    floors: dict[Fraction, set[str]] = {}
+    for row in table.splitlines()[2:]:
+        number, packages = (cell.strip() for cell in row.strip("|").split("|")[:2])
+        if number == "apart":
+            continue
+        whole = number.rstrip("".join(FLOOR_NUMBERS))
+        value = Fraction(int(whole or 0)) + FLOOR_NUMBERS.get(number[-1], Fraction(0))
+        names = re.findall(r"`([a-z_]+)(?:\.py|/)`", packages)
+        floors.setdefault(value, set()).update(f"auditor.{name}" for name in names)
+    return [floors[k] for k in sorted(floors)]
+
+
+def test_the_readmes_layout_table_is_these_floors() -> None:
+    """One house: the README's table of floors says what FLOORS enforces."""
+    assert readme_floors() == [set(floor) - {"auditor"} for floor in FLOORS]

@@ -127,6 +127,18 @@ def test_benjamini_hochberg_matches_its_definition() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([0.0, 1e-9, 0.001, 0.01, 0.04, 0.5, 1.0]) | st.floats(0, 1)))
+def test_benjamini_hochberg_equals_the_step_written_out(values) -> None:
+    """Ties included: scipy's step equals BH's definition, min over j >= i of p_(j) m / j."""
+    p = np.array(values, dtype=float)
+    m = len(p)
+    by_hand = [
+        min(1.0, min(sorted(p)[j] * m / (j + 1) for j in range(sorted(p).index(v), m))) for v in p
+    ]
+    np.testing.assert_allclose(benjamini_hochberg(p), by_hand, rtol=1e-12, atol=0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1e-9, 0.001, 0.01, 0.04, 0.5, 1.0]) | st.floats(0, 1)))
 def test_q_values_looked_up_test_by_test_equal_the_whole_nights(values) -> None:
     """Ties included: a test's q-value is a function of its p-value and the night's."""
     p = np.array(values, dtype=float)

@@ -19,6 +19,7 @@ import polars as pl
 
 from auditor import __version__
 from auditor.findings.check import Check
+from auditor.money import usd_text
 from auditor.output import outdir
 from auditor.output.catalog import RunInfo, point_views_at_origin, write_catalog
 from auditor.surveillance.schema import empty_alerts, empty_surveillance
@@ -204,4 +205,4 @@ def surveillance_lines(results: AuditOutputs) -> list[str]:
 
 
 def _dollars(amount: object) -> str:
-    return f"${Decimal(str(amount)):,.2f}"
+    return usd_text(Decimal(str(amount)))

@@ -18,6 +18,7 @@ import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.input.partition import ROUND_ROW
+from auditor.money import usd
 from auditor.packs.model import RulePack
 from auditor.procedures.frames import (
     HELD_ROW,
@@ -27,7 +28,6 @@ from auditor.procedures.frames import (
     of_round,
     rulesets_with,
     suivi_keys,
-    usd,
 )
 
 # Marks, in a forward fill, "nobody" (no preceding wager, nobody may call Suivi) as

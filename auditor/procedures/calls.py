@@ -21,8 +21,9 @@ import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.input.partition import ROUND_ROW
+from auditor.money import usd
 from auditor.packs.model import RulePack
-from auditor.procedures.frames import ids, rulesets_with, usd
+from auditor.procedures.frames import ids, rulesets_with
 
 CALL_CHECKS = CheckSet()
 BANKER_WAGER_CHECKS = CheckSet()

@@ -126,13 +126,6 @@ def money(cents_expr: pl.Expr) -> pl.Expr:
     return cents_expr.cast(pl.Decimal(18, 2)) / 100
 
 
-def usd(cents_expr: pl.Expr) -> pl.Expr:
-    """Integer cents as "$1234.50" for messages."""
-    whole = (cents_expr // 100).cast(pl.String)
-    part = (cents_expr % 100).cast(pl.String).str.zfill(2)
-    return pl.format("${}.{}", whole, part)
-
-
 def ids(round_id: pl.Expr = NO_ID, wager_id: pl.Expr = NO_ID) -> dict[str, pl.Expr]:
     """The id columns of a finding: table and shoe always, round and wager when named."""
     return {

@@ -10,6 +10,7 @@ import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.input.partition import ROUND_ROW
+from auditor.money import usd
 from auditor.packs.model import RulePack
 from auditor.procedures.frames import (
     SHOE_ORDER,
@@ -18,7 +19,6 @@ from auditor.procedures.frames import (
     money,
     of_round,
     rulesets_with,
-    usd,
 )
 
 MARKER_CHECKS = CheckSet()

@@ -19,8 +19,9 @@ import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.findings.table import NO_ID
+from auditor.money import usd
 from auditor.packs.model import SEAT_COLUMNS, RulePack
-from auditor.procedures.frames import cents, ids, usd
+from auditor.procedures.frames import cents, ids
 
 TABLE_CHECKS = CheckSet()
 HOLDER_CHECKS = CheckSet()

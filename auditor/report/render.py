@@ -23,6 +23,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from auditor.money import usd_text
+
 MINUS = "−"  # a real minus sign: "−$12.00" does not wrap or read as a dash
 ID_WIDTH = 120  # ids longer than this (hostile input has megabyte ids) are shortened
 
@@ -73,12 +75,8 @@ def finalize(value: Any) -> Any:
 
 
 def money(value: Any, signed: bool = False) -> str:
-    """$1,234.50; −$12.00; "—" for no amount."""
-    if value is None:
-        return "—"
-    amount = Decimal(value) if not isinstance(value, Decimal) else value
-    sign = MINUS if amount < 0 else ("+" if signed and amount > 0 else "")
-    return f"{sign}${abs(amount):,.2f}"
+    """$1,234.50; -$12.00; "—" for no amount: `auditor.money`, as the messages write it."""
+    return usd_text(value, signed)
 
 
 def count(value: Any) -> str:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
+from auditor.money import usd
 from auditor.settlement.correct import WIN
-from auditor.settlement.terms import SAME_RESULT, Terms, dollars, stake_words, usd
+from auditor.settlement.terms import SAME_RESULT, Terms, dollars, stake_words
 
 COMMISSION_CHECKS = CheckSet()
 commission_check = COMMISSION_CHECKS.check

@@ -16,9 +16,10 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
+from auditor.money import usd
 from auditor.packs.model import TABLE_OPTIONS
 from auditor.settlement.correct import FREE, SIMULATED, WIN
-from auditor.settlement.terms import Terms, is_bet, usd
+from auditor.settlement.terms import Terms, is_bet
 
 PERMIT_CHECKS = CheckSet()
 permit_check = PERMIT_CHECKS.check
@@ -61,7 +62,9 @@ def rollovers(side: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
     rollover, with Royal 9) with each seat's authorised House Money share: per winning
     House Money wager, floor(payout x `house_money_rollover_percent` / 100) to the
     cent, the payout due by the cards, summed over the seat's House Money wagers of the
-    round; against it, all the rollover the seat's wagers carry."""
+    round; against it, the rollover the seat's wagers of the pack's rollover bets
+    (Banker, Player) carry. A rollover on any other wager is WAG010 on that wager alone
+    and stays out of the seat's total (INDEX Ambiguity 29)."""
     seat = ["round_id", "seat"]
     won = is_bet("house_money") & (pl.col("_due") == WIN)
     share = pl.col("due_payout_c") * pl.col("house_money_rollover_percent").cast(pl.Int64) // 100
@@ -71,12 +74,17 @@ def rollovers(side: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
         pl.when(won).then(share).otherwise(0).sum().alias("share_c"),
         pl.when(won).then(pl.col("due_payout_c")).sum().alias("house_money_payout_c"),
         won.any().alias("_won"),
-        pl.col("rollover_c").sum().alias("seat_rollover_c"),
+        pl.when(pl.col("_rollover_target"))
+        .then(pl.col("rollover_c"))
+        .otherwise(0)
+        .sum()
+        .alias("seat_rollover_c"),
     )
-    return side.with_columns(
-        per_seat.over(seat).alias("_per_seat"),
-        terms.rb("rollover_target").alias("_rollover_target"),
-    ).unnest("_per_seat")
+    return (
+        side.with_columns(terms.rb("rollover_target").alias("_rollover_target"))
+        .with_columns(per_seat.over(seat).alias("_per_seat"))
+        .unnest("_per_seat")
+    )
 
 
 def permit_enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
@@ -425,7 +433,11 @@ def _rollover_violation(when: pl.Expr) -> Violation:
         "§8(c)(3)(i)a); elsewhere the permissible wagers",
         what="A wager carries a `rollover` although it is not a Banker or Player wager, "
         "the ruleset has no House Money rollover (Maryland, Chemin de Fer), or no House "
-        "Money wager at the same seat won in the round by the cards.",
+        "Money wager at the same seat won in the round by the cards. A rollover on a side "
+        "wager is this one finding, on that wager: it stays out of the seat's total, so "
+        "the seat's Banker or Player wager is not flagged for it (INDEX Ambiguity 29). The "
+        "wager is still settled on amount + rollover (a Chemin de Fer Bank too: "
+        "Ambiguity 30).",
         why="A rollover is a House Money payout riding on the hand; without a winning "
         "House Money wager it is an unexplained addition to a live wager.",
         example="Banker wager of $50.00 at seat 1 carries a $30.00 rollover; no House Money "

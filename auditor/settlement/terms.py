@@ -17,6 +17,7 @@ import polars as pl
 
 from auditor.codes import code
 from auditor.contract import BETS, CALLS, DRAGON_BONUS_PAYTABLES
+from auditor.money import usd
 from auditor.packs.model import TABLE_OPTIONS, Royal9Limits, RulePack
 
 NB = len(BETS)
@@ -47,17 +48,6 @@ def dollars(cents_expr: pl.Expr) -> pl.Expr:
     return cents_expr.cast(pl.Decimal(38, 2)) / 100
 
 
-def usd(cents_expr: pl.Expr) -> pl.Expr:
-    """Cents as "$37.50" / "-$0.25" for messages."""
-    a = cents_expr.abs()
-    return pl.concat_str(
-        pl.when(cents_expr < 0).then(pl.lit("-$")).otherwise(pl.lit("$")),
-        (a // 100).cast(pl.String),
-        pl.lit("."),
-        (a % 100).cast(pl.String).str.zfill(2),
-    )
-
-
 # ---- the packs as lookup series ------------------------------------------------------
 
 
@@ -71,12 +61,15 @@ SAME_RESULT = pl.col("_result") == pl.col("_due")
 
 def stake_words() -> pl.Expr:
     """ "$37.50", "$25.00 + $75.00 rollover", or "$500.00, covered $300.00" """
-    return (
+    own = (
         pl.when(pl.col("rollover_c") > 0)
         .then(pl.format("{} + {} rollover", usd(pl.col("amount_c")), usd(pl.col("rollover_c"))))
-        .when(is_bet("banker") & pl.col("_covered_basis"))
-        .then(pl.format("{}, covered {}", usd(pl.col("amount_c")), usd(pl.col("basis_c"))))
         .otherwise(usd(pl.col("amount_c")))
+    )
+    return (
+        pl.when(is_bet("banker") & pl.col("_covered_basis"))
+        .then(pl.format("{}, covered {}", own, usd(pl.col("basis_c"))))
+        .otherwise(own)
     )
 
 
@@ -88,6 +81,7 @@ class Terms:
     """
 
     rulesets: tuple[str, ...]
+    covering_bets: tuple[str, ...]  # the bets some pack counts against a Bank (`covers_bank`)
     by_bet: pl.DataFrame  # row _r * NB + _b
     by_ruleset: pl.DataFrame  # row _r
     steps: pl.Series  # row _r * PERCENTS + percent: rounding step in cents
@@ -165,6 +159,9 @@ def build_terms(packs: Mapping[str, RulePack]) -> Terms:
                     else None,
                     "calls": sorted(entry.calls) if entry else [],
                     "rollover_target": rollover is not None and bet in rollover["onto"],
+                    # A wager of this bet is against the Bank, whatever its call (INDEX
+                    # Ambiguity 27): the Bank covers its stake.
+                    "covers_bank": bet in (pay.banker.covered_by or ()),
                 }
             )
             calls_ok += [(call in entry.calls) if entry else False for call in CALLS] + [
@@ -187,6 +184,10 @@ def build_terms(packs: Mapping[str, RulePack]) -> Terms:
             {
                 "bets_cite": pack.cite(pack.bets_cite),
                 "covered": pay.banker.basis == "covered",
+                # A Natural given a third card: its round's wagers are settled on each
+                # hand's first two cards (INDEX Ambiguity 28).
+                "natural_drawn_two": pack.natural_drawn.value == "first_two_cards",
+                "natural_drawn_cite": pack.cite(pack.natural_drawn.cite),
                 "push_event": pack.ez.banker_push_on.value if pack.ez.banker_push_on else None,
                 "push_cite": pack.cite(pack.ez.banker_push_on.cite)
                 if pack.ez.banker_push_on
@@ -229,6 +230,11 @@ def build_terms(packs: Mapping[str, RulePack]) -> Terms:
                     dragon_odds.append(table.win_by.get(key))
     return Terms(
         rulesets=rulesets,
+        covering_bets=tuple(
+            bet
+            for bet in BETS
+            if any(bet in (p.payouts.banker.covered_by or ()) for p in packs.values())
+        ),
         by_bet=pl.DataFrame(
             bet_rows,
             schema={
@@ -241,6 +247,7 @@ def build_terms(packs: Mapping[str, RulePack]) -> Terms:
                 "exempt_cite": pl.String,
                 "calls": pl.List(pl.String),
                 "rollover_target": pl.Boolean,
+                "covers_bank": pl.Boolean,
             },
         ),
         by_ruleset=pl.DataFrame(ruleset_rows, infer_schema_length=None).with_columns(

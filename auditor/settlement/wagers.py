@@ -34,6 +34,7 @@ import polars as pl
 from auditor.codes import names_of
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
 from auditor.findings.check import Check, CheckSet, Violation
+from auditor.money import usd
 from auditor.packs.model import RulePack
 from auditor.settlement.commission import COMMISSION_CHECKS, commission_enrich
 from auditor.settlement.correct import VOID, WIN, dragon_odds, settle
@@ -52,7 +53,6 @@ from auditor.settlement.terms import (
     dollars,
     is_bet,
     stake_words,
-    usd,
 )
 
 WAGER_CHECKS = CheckSet()
@@ -149,6 +149,7 @@ def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
         .otherwise(terms.rb("odds"))
         .alias("_odds"),
         terms.r("tie_cite").alias("_tie_cite"),
+        terms.r("natural_drawn_cite").alias("_drawn_cite"),
     )
 
 
@@ -166,12 +167,25 @@ def _counts() -> pl.Expr:
         hand: pl.when(pl.col(f"_{hand}_natural")).then(pl.lit(" (a Natural)")).otherwise(pl.lit(""))
         for hand in ("player", "banker")
     }
-    return pl.format(
+    counts = pl.format(
         "Player {}{} against Banker {}{}",
         pl.col("player_final"),
         natural["player"],
         pl.col("banker_final"),
         natural["banker"],
+    )
+    # A Natural given a third card: settled on the round as it should have been dealt.
+    return (
+        pl.when(pl.col("_drawn"))
+        .then(
+            pl.format(
+                "{} on each hand's first two cards, as the round should have been dealt: no "
+                "card is dealt after a Natural ({}; the card dealt is a draw finding)",
+                counts,
+                pl.col("_drawn_cite"),
+            )
+        )
+        .otherwise(counts)
     )
 
 
@@ -209,7 +223,9 @@ def _stax_reading() -> pl.Expr:
         severity="high",
         citation="the wager's winning conditions (ma-baccarat §8(a)(1)-(7), §13(i); "
         "md-mini-baccarat .07A; ma-chemin-de-fer §5(a), §6); void rounds §15(e) and twins",
-        what="The logged `result` differs from the one the cards as dealt give: the "
+        what="The logged `result` differs from the one the cards as dealt give (in a round "
+        "where a Natural was wrongly given a third card, the round as it should have been "
+        "dealt: each hand's first two cards, INDEX Ambiguity 28): the "
         "higher count wins and equal counts push Banker and Player wagers (an EZ Banker "
         "wager pushes on a Dragon 7; a Panda 8 is an ordinary Player win), a void round "
         "returns every wager, side wagers by their own conditions (Dragon Bonus margins "

@@ -29,6 +29,7 @@ import functools
 import numpy as np
 from scipy import stats
 from scipy.special import gammaln
+from scipy.stats import false_discovery_control
 
 EXACT_CHI2_ROUNDS = 300
 MIX_GRID = np.linspace(0.0, 1.0, 41)  # mixes of the two strategies a chi-square tries
@@ -177,14 +178,10 @@ def _null_distribution(n: int, chances: tuple[float, ...]) -> tuple[np.ndarray, 
 def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
     """The BH-adjusted p-values (q-values): a test is an alert at rate q when its q-value
     is at most q, which keeps the expected share of false alerts among all alerts at
-    most q (independent or positively dependent tests)."""
+    most q (independent or positively dependent tests). scipy's own step: the bucketed
+    night needs nothing else of it, as it looks each test's q-value up from the
+    night's sorted p-values alone (`night.q_values`)."""
     p = np.asarray(p, dtype=float)
-    m = len(p)
-    if m == 0:
+    if len(p) == 0:  # scipy refuses an empty set of tests; a night may have none
         return p
-    order = np.argsort(p, kind="stable")
-    scaled = p[order] * m / np.arange(1, m + 1)
-    adjusted = np.minimum.accumulate(scaled[::-1])[::-1]
-    out = np.empty(m)
-    out[order] = np.minimum(adjusted, 1.0)
-    return out
+    return false_discovery_control(p, method="bh")
