@@ -15,9 +15,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from auditor import __version__
-from auditor.commands.progress import progress_bar
+from auditor.commands.archive import add_after_audit, archive, review
+from auditor.commands.progress import progress_bar, shows_progress
 from auditor.commands.query import query
 from auditor.commands.terminal import crash, fail, stdout
+from auditor.commands.verify import verify
 from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
 
@@ -46,11 +48,14 @@ def main() -> None:
     """Compliance hand-history auditor for casino baccarat."""
 
 
-def _rows_in(dataset_path: Path, *counted_twice: str) -> int:
+def _rows_in(dataset_path: Path, *counted_twice: str, quiet: bool = False) -> int | None:
     """The rows of every table, and those of `counted_twice` once more (the audit's
-    progress counts the rounds again as it audits them); one look at the footers."""
+    progress counts the rounds again as it audits them); one look at the footers, taken
+    only for a bar that is drawn (ten thousand files' footers take a second)."""
     from auditor.input.load import open_dataset
 
+    if not shows_progress(quiet):
+        return None
     dataset = open_dataset(dataset_path)
     rows = {table: sum(s.rows for s in sources) for table, sources in dataset.files.items()}
     return sum(rows.values()) + sum(rows.get(table, 0) for table in counted_twice)
@@ -124,6 +129,12 @@ def validate(dataset: str) -> None:
     help="Memory the audit may use (e.g. 1GB, 1500MB); partitions are sized to it.",
 )
 @click.option("--quiet", is_flag=True, help="No progress bars on stderr.")
+@click.option(
+    "--archive",
+    "archive_folder",
+    type=click.Path(path_type=Path),
+    help="Add the finished run to this archive folder (created when missing).",
+)
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True)
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="Dask's (default: a local cluster).")
 @click.option(
@@ -143,6 +154,7 @@ def audit(
     engine: str,
     scheduler: str | None,
     alert_fdr: float,
+    archive_folder: Path | None,
 ) -> None:
     """Audit DATASET and write findings, quarantine, row counts and a DuckDB file to
     OUTDIR. Either may be a local folder, a file:// URL or another fsspec URL (s3://,
@@ -162,7 +174,7 @@ def audit(
             partition_rounds = rounds_within(limit_bytes)
         with dataset_folder(dataset) as dataset_path, output_folder(out) as out_path:
             # Validation advances by the rows of every table, then the audit by the rounds.
-            total = _rows_in(dataset_path, "rounds")
+            total = _rows_in(dataset_path, "rounds", quiet=quiet)
             with progress_bar("auditing", total, quiet) as advance:
                 # The process's command line, program by name, for the catalog's record.
                 command = [Path(sys.argv[0]).name, *sys.argv[1:]]
@@ -183,6 +195,8 @@ def audit(
                     origin=dataset if is_remote(dataset) else None,
                 )
                 findings, alerts = results.findings.height, results.alerts.height
+            if archive_folder is not None:
+                add_after_audit(archive_folder, out_path)
     except AuditorError as error:
         fail(error)
     stdout.print(_counts_table(results.counts))
@@ -332,8 +346,8 @@ def diff(before: Path, after: Path, output: Path | None) -> None:
 
 @main.command()
 @click.argument("out", type=click.Path(path_type=Path))
-@click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds to deal.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds a night.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Random seed.")
 @click.option(
     "--faults",
     "fault_rate",
@@ -346,28 +360,39 @@ def diff(before: Path, after: Path, output: Path | None) -> None:
     "--shoe-faults",
     "shoe_fault_rate",
     type=click.FloatRange(0.0, 1.0),
-    default=None,
     help="Share of shoes that receive one injected shoe fault (default: --faults).",
 )
-def simulate(
-    out: Path, rounds: int, seed: int, fault_rate: float, shoe_fault_rate: float | None
-) -> None:
-    """Deal ROUNDS rounds at tables of every ruleset and write a dataset to OUT."""
-    from auditor.simulator.simulate import simulate as run_simulation
+@click.option(
+    "--start",
+    type=click.DateTime(["%Y-%m-%d"]),
+    metavar="YYYY-MM-DD",
+    help="First gaming day (noon to noon UTC): each night in a folder OUT/YYYY-MM-DD/ "
+    "[default: one night in OUT itself; with --nights, from 2026-11-24].",
+)
+@click.option(
+    "--nights",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Consecutive gaming days: the same tables, dealers and patrons, ids unique across "
+    "nights, each night dealt from the seed and its date.",
+)
+def simulate(out: Path, rounds: int, seed: int, start, nights: int, **rates) -> None:
+    """Deal ROUNDS rounds at tables of every ruleset and write a dataset to OUT; with
+    --start or --nights, one dataset a night in OUT/YYYY-MM-DD/. OUT must be missing,
+    empty or a previous simulation's (marked by its _simulation.json), which is
+    replaced; anything else is refused with exit status 2."""
+    from auditor.simulator.nights import deal
 
+    archive = start is not None or nights > 1  # click gives --start as a datetime
+    label = f"dealing {nights:,} night{'s' * (nights > 1)}" if archive else "dealing"
+    day = start and start.date()
     try:
-        with progress_bar("dealing", rounds) as advance:
-            summary = run_simulation(
-                out,
-                rounds=rounds,
-                seed=seed,
-                fault_rate=fault_rate,
-                progress=advance,
-                shoe_fault_rate=shoe_fault_rate,
-            )
+        with progress_bar(label, rounds * nights) as advance:
+            summary = deal(out, rounds, seed, day, nights, archive, advance, **rates)
     except AuditorError as error:
         fail(error)
-    stdout.print(summary)
+    click.echo(summary.text())
 
 
 @main.command()
@@ -443,31 +468,10 @@ def report(outdir: Path, target: Path | None, pdf: bool, **subject) -> None:
     click.echo(f"report written to {written}")
 
 
-@main.command()
-@click.argument("outdir", type=click.Path(path_type=Path))
-def verify(outdir: Path) -> None:
-    """Check the output set in OUTDIR against its manifest: every file there, of its size
-    and SHA-256, no other file, and the catalog's tables equal to their Parquet files.
-
-    Exit status 0 when the set is intact, 1 naming each changed, missing or extra file,
-    2 when OUTDIR holds no manifest to check against.
-    """
-    from auditor.output.verify import verify_set
-
-    try:
-        problems = verify_set(outdir)
-    except AuditorError as error:
-        fail(error)
-    for problem in problems:
-        click.echo(problem)
-    if problems:
-        plural = "" if len(problems) == 1 else "s"
-        click.echo(f"{outdir}: {len(problems):,} difference{plural} from the manifest", err=True)
-        sys.exit(1)
-    click.echo(f"{outdir}: intact, every file as the audit wrote it")
-
-
 main.add_command(query)
+main.add_command(archive)
+main.add_command(review)
+main.add_command(verify)
 
 if __name__ == "__main__":
     main()

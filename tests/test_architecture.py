@@ -31,6 +31,8 @@ FLOORS = (
     # Surveillance prices the night with the odds; the outputs write its tests.
     ("auditor.surveillance",),
     ("auditor.output",),
+    # The archive keeps the outputs' sets across nights; the reports read its catalog.
+    ("auditor.archive",),
     # The reports read the catalog the outputs write (so they stand just above them, not
     # beside them: packages side by side never import each other); the pipeline calls
     # the nightly one.
@@ -149,7 +151,7 @@ def test_no_module_outgrows_a_sitting(name: str) -> None:
 
 
 README = PACKAGE.parent / "README.md"
-FLOOR_NUMBERS = {"½": Fraction(1, 2), "¾": Fraction(3, 4)}
+FLOOR_NUMBERS = {"¼": Fraction(1, 4), "½": Fraction(1, 2), "¾": Fraction(3, 4)}
 
 
 def readme_floors() -> list[set[str]]:

@@ -28,6 +28,11 @@ class _RateColumn(ProgressColumn):
         return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="progress.data.speed")
 
 
+def shows_progress(quiet: bool = False) -> bool:
+    """Whether a progress bar is drawn: a caller need not count its steps otherwise."""
+    return not quiet and stderr.is_terminal
+
+
 @contextmanager
 def progress_bar(
     description: str, total: int | None, quiet: bool = False
@@ -42,7 +47,7 @@ def progress_bar(
         TimeRemainingColumn(),
         console=stderr,
         transient=True,
-        disable=quiet or not stderr.is_terminal,
+        disable=not shows_progress(quiet),
     )
     with progress:
         task = progress.add_task(description, total=total)

@@ -91,7 +91,7 @@ def _run_query(
     try:
         if output is not None:
             _check_folder_of(output)  # before a long query, not after it
-        catalog = catalog_query.open_catalog(outdir, memory_limit=memory_limit, timeout=timeout)
+        catalog = _open(outdir, memory_limit, timeout)
     except AuditorError as error:
         fail(error)
     try:
@@ -203,3 +203,16 @@ def _query_prompt(catalog, fmt: str) -> int:
         if readline is not None:
             with suppress(OSError):
                 readline.write_history_file(history)
+
+
+def _open(folder: Path, memory_limit: str, timeout: float):
+    """A run's catalog, or an archive's (`auditor.archive`), in the same sandbox."""
+    from auditor.archive.check import is_archive
+
+    if is_archive(folder):
+        from auditor.archive.query import open_archive_catalog
+
+        return open_archive_catalog(folder, memory_limit=memory_limit, timeout=timeout)
+    from auditor.output.query import open_catalog
+
+    return open_catalog(folder, memory_limit=memory_limit, timeout=timeout)

@@ -22,6 +22,7 @@ from auditor.findings.check import Check
 from auditor.money import usd_text
 from auditor.output import outdir
 from auditor.output.catalog import RunInfo, point_views_at_origin, write_catalog
+from auditor.output.located import write_located
 from auditor.surveillance.schema import empty_alerts, empty_surveillance
 
 FINDINGS_FILE = "findings.parquet"
@@ -106,7 +107,10 @@ def _write_set(
         write_catalog(staging / DUCKDB_FILE, tables, run, outdir=out)
         checks = run.checks if run is not None else ()
         (staging / SUMMARY_FILE).write_text(summary_text(results, checks), encoding="utf-8")
-        extra_files = tuple(extra(staging)) if extra is not None else ()
+        # Where and when each finding happened, and what the night covered, while the
+        # dataset is in place: what an archive of runs reads instead of the dataset.
+        located = write_located(staging / DUCKDB_FILE, staging) if run is not None else ()
+        extra_files = located + (tuple(extra(staging)) if extra is not None else ())
         if run is not None and run.origin is not None:
             point_views_at_origin(staging / DUCKDB_FILE, run)
         written_at = datetime.now(UTC).isoformat(timespec="microseconds")

@@ -22,6 +22,7 @@ import os
 import socket
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -54,6 +55,28 @@ def holding(folder: Path, what: str = "an audit") -> Iterator[None]:
                 path.unlink()
         finally:
             os.close(handle)
+
+
+@contextmanager
+def waiting(folder: Path, what: str, wait: float) -> Iterator[None]:
+    """Hold `folder`'s lock, waiting up to `wait` seconds for another holder to end (for
+    short holders, such as an archive add); FolderBusy past that."""
+    deadline = time.monotonic() + wait
+    pause = 0.005
+    while True:
+        try:
+            held = holding(folder, what)
+            held.__enter__()
+            break
+        except FolderBusy:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+    try:
+        yield
+    finally:
+        held.__exit__(None, None, None)
 
 
 def _acquire(path: Path, folder: Path, what: str) -> int:

@@ -115,13 +115,27 @@ def open_catalog(
     that; with `timeout`, a statement is stopped after that many seconds.
     `being_written`: the set in its staging folder, before its manifest, read by the run
     writing it (the nightly report): the inputs are those the run has just recorded."""
-    memory_bytes = None if memory_limit is None else parse_size(memory_limit)
     path = Path(outdir) / DUCKDB_FILE
     manifest = None if being_written else verified(outdir)
     if not path.is_file():
         raise QueryError(
             f"{path}: no catalog here; `auditor audit DATASET --out {outdir}` writes one"
         )
+    named = None if manifest is None else _named(manifest)
+    return open_sandboxed(path, named, memory_limit=memory_limit, timeout=timeout)
+
+
+def open_sandboxed(
+    path: Path,
+    named: tuple[Path | None, list[tuple[str, int]]] | None,
+    *,
+    memory_limit: str | None = None,
+    timeout: float | None = None,
+) -> Catalog:
+    """The DuckDB file at `path`, read-only in the sandbox, which admits its own folder,
+    and the folders of the input files `named` (the dataset and its files with their
+    sizes) or, with None, those the catalog records (the run writing it, alone)."""
+    memory_bytes = None if memory_limit is None else parse_size(memory_limit)
     try:
         con = duckdb.connect(str(path), read_only=True, config=SAFE_CONFIG)
     except duckdb.Error as exc:
@@ -129,7 +143,7 @@ def open_catalog(
     # Private (0700) and new: nobody else can have planted a link in it.
     scratch = Path(tempfile.mkdtemp(prefix="auditor-query-")).resolve()
     try:
-        dataset, inputs = _recorded_inputs(con) if manifest is None else _named(manifest)
+        dataset, inputs = _recorded_inputs(con) if named is None else named
         catalog = _sandboxed(path, con, scratch, memory_bytes, dataset, inputs)
     except BaseException:
         con.close()

@@ -6,15 +6,21 @@ millions of rounds) plus `fault_key.parquet`, one row per injected fault. The sa
 arguments give byte-identical files: all randomness comes from `numpy.default_rng(seed)`
 and all times from a fixed base timestamp.
 
-Dealing and settlement live in `settle`, fault injection in `faults`.
+Without a gaming day, the night is the fixed evening of 2026-11-24, dealt at the floor's
+usual pace however long that takes, with plain ids. With one (`gaming_day`, as `nights`
+deals an archive), the tables are the same but every shoe and round falls within that
+day, noon to noon UTC, the ids carry its date and the dealing its own random streams.
+
+Dealing and settlement live in `settle`, fault injection in `faults`, the output folder's
+checks and marker in `folder`, archives of many nights in `nights`.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
@@ -33,6 +39,7 @@ from auditor.simulator.faults import (
     applicable,
     inject,
 )
+from auditor.simulator.folder import claim
 from auditor.simulator.settle import (
     BURN_VALUES,
     CARD_CODES,
@@ -60,6 +67,17 @@ SECOND = 1_000_000  # timestamps are epoch microseconds
 MINUTE = 60 * SECOND
 BASE_US = int(datetime(2026, 11, 24, 18, 0, tzinfo=UTC).timestamp()) * SECOND
 OPTIONS_FROM_US = BASE_US - 6 * 60 * MINUTE  # first `tables` rows, before any shoe
+HOUR = 60 * MINUTE
+CLOSING = 10 * MINUTE  # a gaming day's last shoe closes this long before noon
+
+# Intervals drawn for the clock: "no more bets" after the previous round and the deal
+# (milliseconds), the burn and first bets of a shoe and the shuffle after it (seconds).
+BETTING_MS = (15_000, 45_000)
+DEALING_MS = (2_000, 8_000)
+OPENING_S = (60, 150)
+SHUFFLE_S = (240, 600)
+ROUND_LONGEST = (BETTING_MS[1] + DEALING_MS[1]) * 1000
+SHOE_LONGEST = (OPENING_S[1] + SHUFFLE_S[1]) * SECOND
 
 ROUND_CHUNK = 50_000  # rows per Parquet row group
 SHOE_CHUNK = 500  # shoes carry a full card_sequence each
@@ -127,15 +145,88 @@ class TableSpec:
 
 
 @dataclass(frozen=True)
+class Schedule:
+    """When one dataset is dealt, and how its ids read.
+
+    The default is the fixed evening of a one-night run, at the usual pace however long
+    it lasts. A gaming day (noon to noon UTC) opens its tables the same six hours after
+    noon, closes them by `closes`, before the next noon, and tags every id with its date.
+    """
+
+    options_from: int  # the tables' first rows, before any shoe
+    opens: int  # the first table opens; the others a few minutes apart
+    closes: int | None = None  # every shoe closed by then (None: no bound)
+    day_end: int | None = None
+    tag: str = ""  # in every shoe, round, wager and commission collection id
+
+    @classmethod
+    def gaming_day(cls, day: date) -> Schedule:
+        noon = int(datetime(day.year, day.month, day.day, 12, tzinfo=UTC).timestamp()) * SECOND
+        end = noon + 24 * HOUR
+        return cls(noon, noon + 6 * HOUR, end - CLOSING, end, f"{day:%Y%m%d}-")
+
+
+EVENING = Schedule(OPTIONS_FROM_US, BASE_US)
+
+
+@dataclass(frozen=True)
 class SimulationSummary:
     out: Path
     rows: dict[str, int]  # rows written per file (contract tables and fault_key)
     rounds_per_table: dict[str, int]
     faults: dict[str, int]  # injected faults per kind
+    rulesets: dict[str, str] = field(default_factory=dict)  # table_id -> ruleset
+    gaming_day: date | None = None
 
     @property
     def total_faults(self) -> int:
         return sum(self.faults.values())
+
+    def text(self) -> str:
+        """What was written, for a person: rows, tables per ruleset and faults."""
+        day = f" (gaming day {self.gaming_day})" if self.gaming_day else ""
+        return "\n".join(
+            [
+                f"{counts_text(self.rows)}{day}, written to {self.out}",
+                *ruleset_lines(self.rulesets, self.rounds_per_table),
+                *fault_lines(self.faults, f"{self.out / 'fault_key.parquet'}"),
+            ]
+        )
+
+
+def counts_text(rows: dict[str, int]) -> str:
+    return (
+        f"{rows['rounds']:,} rounds in {rows['shoes']:,} shoes, {rows['wagers']:,} wagers, "
+        f"{rows['commission_collections']:,} commission collections"
+    )
+
+
+def ruleset_lines(rulesets: dict[str, str], rounds_per_table: dict[str, int]) -> list[str]:
+    """One line per ruleset: its tables and their rounds."""
+    tables: dict[str, list[str]] = {}
+    for table_id, ruleset in rulesets.items():
+        tables.setdefault(ruleset, []).append(table_id)
+    lines = [f"{len(rulesets)} tables:"]
+    width = max(map(len, tables), default=0)
+    for ruleset, ids in tables.items():
+        rounds = sum(rounds_per_table.get(t, 0) for t in ids)
+        lines.append(f"  {ruleset:<{width}}  {len(ids)} tables  {rounds:>12,} rounds")
+    return lines
+
+
+def fault_lines(faults: dict[str, int], key: str) -> list[str]:
+    """The injected faults: their number, where they are keyed, and each kind's count."""
+    total = sum(faults.values())
+    if not total:
+        return ["faults injected: none"]
+    lines = [f"faults injected: {total:,} of {len(faults)} kinds, keyed in {key}"]
+    for kind, count in sorted(faults.items()):  # a few kinds to a line
+        item = f"{kind} {count:,}"
+        if len(lines) > 1 and len(lines[-1]) + len(item) < 86:
+            lines[-1] += f", {item}"
+        else:
+            lines.append(f"  {item}")
+    return lines
 
 
 def table_specs(rs: Rand) -> list[TableSpec]:
@@ -290,18 +381,19 @@ class Outputs:
 
     CHUNKS: ClassVar[dict[str, int]] = {"shoes": SHOE_CHUNK, "wagers": 3 * ROUND_CHUNK}
 
-    def __init__(self, out: Path, progress: Callable[[int], None] | None):
+    def __init__(self, out: Path, progress: Callable[[int], None] | None, tag: str = ""):
         self.sinks = {
             name: Sink(out / f"{name}.parquet", cols, self.CHUNKS.get(name, ROUND_CHUNK))
             for name, cols in [*TABLES.items(), ("fault_key", FAULT_KEY_COLUMNS)]
         }
         self.counters = dict.fromkeys(("S", "R", "W", "CC"), 0)
+        self.tag = tag
         self.faults: dict[str, int] = {}
         self.progress, self.pending = progress, 0
 
     def next_id(self, prefix: str, width: int) -> str:
         self.counters[prefix] += 1
-        return f"{prefix}{self.counters[prefix]:0{width}d}"
+        return f"{prefix}{self.tag}{self.counters[prefix]:0{width}d}"
 
     def add(self, table: str, row: tuple) -> None:
         self.sinks[table].add(row)
@@ -383,16 +475,19 @@ class TableRun:
         out: Outputs,
         fault_rate: float,
         shoe_fault_rate: float,
+        schedule: Schedule = EVENING,
     ):
         self.spec, self.index, self.budget, self.rs, self.out = spec, index, budget, rs, out
         self.fault_rate = fault_rate
         self.shoe_fault_rate = shoe_fault_rate
+        self.schedule = schedule
         self.options = spec.options
-        self.option_rows: list[tuple[int, TableOptions]] = [(OPTIONS_FROM_US, spec.options)]
+        self.option_rows: list[tuple[int, TableOptions]] = [(schedule.options_from, spec.options)]
         # An options row that breaks a limit and the row that restores the table's own,
         # both before any shoe opens: a table fault, governing no shoe.
         self.faulty_rows: list[tuple[int, TableOptions]] = []
-        self.clock = BASE_US + index * 7 * MINUTE  # tables open a few minutes apart
+        self.clock = schedule.opens + index * 7 * MINUTE  # tables open a few minutes apart
+        self.room = self.need = 1  # the pace of the shoe in play: intervals x room / need
         self.produced = 0
         self.dealers = [f"D{index + 1:02d}{k:02d}" for k in range(1, 6)]
         self.curator: int | None = None
@@ -417,7 +512,10 @@ class TableRun:
         if self.spec.change and len(self.option_rows) == 1:
             # The run ended before the change: the row still exists, for later shoes.
             changed = replace(self.options, **self.spec.change)
-            self.option_rows.append((self.clock + 24 * 60 * MINUTE, changed))
+            later = self.clock + 24 * HOUR
+            if self.schedule.day_end is not None:  # within the gaming day, after its shoes
+                later = min(later, self.schedule.day_end - MINUTE)
+            self.option_rows.append((later, changed))
 
     def maybe_table_fault(self) -> None:
         # A dataset has a dozen tables: four times the shoes' rate shows each table fault.
@@ -441,7 +539,8 @@ class TableRun:
         else:
             faulty = replace(o, commission_collection="marker")
             detail = "options row collecting commission by marker"
-        self.faulty_rows = [(OPTIONS_FROM_US + MINUTE, faulty), (OPTIONS_FROM_US + 2 * MINUTE, o)]
+        first = self.schedule.options_from
+        self.faulty_rows = [(first + MINUTE, faulty), (first + 2 * MINUTE, o)]
         self.out.fault(kind, self.spec.table_id, None, None, None, detail)
 
     def maybe_post_a_suited_combination(self) -> None:
@@ -471,7 +570,7 @@ class TableRun:
         if self.spec.change and len(self.option_rows) == 1 and half_played:
             self.options = replace(self.options, **self.spec.change)
             # Between the last round of the previous shoe and the opening of the next.
-            self.option_rows.append((self.clock - MINUTE, self.options))
+            self.option_rows.append((self.clock - self.paced(MINUTE), self.options))
 
     # -- shoes -------------------------------------------------------------------------
 
@@ -516,8 +615,24 @@ class TableRun:
             kinds += ["extra_hand_after_cover", "void_with_cards_left", "played_out_void"]
         return self.rs.pick(kinds)
 
+    def set_pace(self) -> None:
+        """A gaming day's table deals its rounds before the day closes: when the rounds
+        left, each as long as the draws allow, and one more shoe's opening and shuffle
+        would run past the close, this shoe's intervals shrink in proportion. As rounds
+        take less than the longest, the pace eases again later in the day; and as each
+        shoe takes at most its share of the time left, the last closes by the close."""
+        closes = self.schedule.closes
+        if closes is not None:
+            left = self.budget - self.produced
+            self.room, self.need = closes - self.clock, SHOE_LONGEST + left * ROUND_LONGEST
+
+    def paced(self, interval: int) -> int:
+        """An interval of the clock (microseconds) at the pace of the shoe in play."""
+        return interval if self.room >= self.need else interval * self.room // self.need
+
     def open_shoe(self, fault: str | None) -> Shoe:
         o, rs = self.options, self.rs
+        self.set_pace()
         shoe = Shoe(self.out.next_id("S", 6), o, self.clock, fault)
         shoe.decks = self.faulty_decks(o) if fault == "decks_out_of_range" else o.decks
         n = 52 * shoe.decks
@@ -546,7 +661,7 @@ class TableRun:
         shoe.reader = rs.u() < READER_RATE
         shoe.seats = self.seat_patrons(o)
         shoe.dealer = rs.pick(self.dealers)
-        self.clock += rs.between(60, 150) * SECOND  # burn and first bets
+        self.clock += self.paced(rs.between(*OPENING_S) * SECOND)  # burn and first bets
         self.record_shoe_fault(shoe, value)
         self.start_holders(shoe)
         return shoe
@@ -595,7 +710,7 @@ class TableRun:
         )  # fmt: skip
         self.out.add("shoes", row)
         self.collect_markers(shoe)
-        self.clock += self.rs.between(240, 600) * SECOND  # shuffle before the next shoe
+        self.clock += self.paced(self.rs.between(*SHUFFLE_S) * SECOND)  # shuffle, next shoe
 
     def collect_markers(self, shoe: Shoe) -> None:
         """§13(d)(2)(i): marked commission collected before the next shoe opens."""
@@ -603,7 +718,7 @@ class TableRun:
             self.collect_without_marker(shoe)
         if not shoe.owed:
             return
-        at = self.clock + self.rs.between(20, 120) * SECOND
+        at = self.clock + self.paced(self.rs.between(20, 120) * SECOND)
         keys = sorted(shoe.owed, key=lambda k: (k[0], k[1] or ""))
         faulty = self.rs.pick(keys) if shoe.fault == "marker_uncollected" else None
         for key in keys:
@@ -633,7 +748,7 @@ class TableRun:
         """A marker collection logged at a table that collects commission at payout."""
         seat, patron = self.rs.pick(shoe.seats)
         amount = 25 * (1 + self.rs.below(40))
-        at = self.clock + self.rs.between(20, 120) * SECOND
+        at = self.clock + self.paced(self.rs.between(20, 120) * SECOND)
         row = (
             self.out.next_id("CC", 6),
             self.spec.table_id,
@@ -689,8 +804,8 @@ class TableRun:
         rd.round_id = self.out.next_id("R", 7)
         shoe.round_no += 1
         rd.round_no = shoe.round_no
-        rd.nmb = self.clock + rs.between(15_000, 45_000) * 1000
-        rd.dealt = self.clock = rd.nmb + rs.between(2_000, 8_000) * 1000
+        rd.nmb = self.clock + self.paced(rs.between(*BETTING_MS) * 1000)
+        rd.dealt = self.clock = rd.nmb + self.paced(rs.between(*DEALING_MS) * 1000)
         rd.dealer = shoe.dealer
         self.assign_holders(rd, shoe)
         if kind == "regular":
@@ -885,7 +1000,7 @@ class TableRun:
     def placed_at(self, rd: Round, always: bool = False) -> int | None:
         if not always and self.rs.u() < 0.02:
             return None  # not every system logs placement times
-        return rd.nmb - self.rs.between(500, 90_000) * 1000
+        return rd.nmb - self.paced(self.rs.between(500, 90_000) * 1000)
 
     def make_wagers(self, rd: Round, shoe: Shoe) -> list[Wager]:
         if shoe.opts.chemin:
@@ -1017,10 +1132,12 @@ def _play_tables(
     outputs: Outputs,
     fault_rate: float,
     shoe_fault_rate: float,
+    schedule: Schedule,
 ) -> list[TableRun]:
     runs = []
     for index, (spec, gen, budget) in enumerate(zip(specs, streams, budgets, strict=True)):
-        run = TableRun(spec, index, budget, Rand(gen), outputs, fault_rate, shoe_fault_rate)
+        rs = Rand(gen)
+        run = TableRun(spec, index, budget, rs, outputs, fault_rate, shoe_fault_rate, schedule)
         run.run()
         runs.append(run)
     for run in runs:
@@ -1038,6 +1155,22 @@ def _play_tables(
     return runs
 
 
+def checked_arguments(
+    rounds: int, seed: int, fault_rate: float, shoe_fault_rate: float | None
+) -> float:
+    """ValueError for an argument out of range; the shoes' fault rate, resolved."""
+    if rounds < 0:
+        raise ValueError(f"rounds must be >= 0, got {rounds}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    if not 0.0 <= fault_rate <= 1.0:
+        raise ValueError(f"fault_rate must lie in [0, 1], got {fault_rate}")
+    shoe_fault_rate = fault_rate if shoe_fault_rate is None else shoe_fault_rate
+    if not 0.0 <= shoe_fault_rate <= 1.0:
+        raise ValueError(f"shoe_fault_rate must lie in [0, 1], got {shoe_fault_rate}")
+    return shoe_fault_rate
+
+
 def simulate(
     out: Path,
     rounds: int,
@@ -1045,32 +1178,41 @@ def simulate(
     fault_rate: float = 0.0,
     progress: Callable[[int], None] | None = None,
     shoe_fault_rate: float | None = None,
+    gaming_day: date | None = None,
 ) -> SimulationSummary:
     """Write a dataset of `rounds` rounds into the folder `out` (created if missing).
 
-    Files: the six contract tables and `fault_key.parquet`. With `fault_rate` > 0 each
+    `out` must be missing, empty or hold a previous simulation's output, which is
+    replaced; anything else is refused (`folder.FolderInUse`, see `folder`).
+    Files: the six contract tables, `fault_key.parquet` and the marker
+    `_simulation.json` (the arguments, written first). With `fault_rate` > 0 each
     round, and each shoe, independently receives at most one fault with that probability;
     `shoe_fault_rate` sets the shoes' probability apart (a shoe spans some sixty rounds, so
     a small dataset needs a higher one to show a handful of each shoe fault).
     `progress(n)` is called with the number of rounds produced since the last call.
+
+    With `gaming_day`, the night is that day's (see `Schedule`): the same tables as without
+    it, for the same seed, but dealt from random streams of the seed and the date, so
+    that a day is dealt the same, with the same arguments, in any archive that holds it.
     """
-    if rounds < 0:
-        raise ValueError(f"rounds must be >= 0, got {rounds}")
-    if not 0.0 <= fault_rate <= 1.0:
-        raise ValueError(f"fault_rate must lie in [0, 1], got {fault_rate}")
-    shoe_fault_rate = fault_rate if shoe_fault_rate is None else shoe_fault_rate
-    if not 0.0 <= shoe_fault_rate <= 1.0:
-        raise ValueError(f"shoe_fault_rate must lie in [0, 1], got {shoe_fault_rate}")
+    shoe_fault_rate = checked_arguments(rounds, seed, fault_rate, shoe_fault_rate)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    day = None if gaming_day is None else gaming_day.isoformat()
+    arguments = {"rounds": rounds, "seed": seed, "faults": fault_rate, "gaming_day": day}
+    claim(out, arguments | {"shoe_faults": shoe_fault_rate})
     root = np.random.default_rng(seed)
     specs = table_specs(Rand(root))
     # One stream per table: a table's data does not shift when another table changes.
-    streams = root.spawn(len(specs))
+    if gaming_day is None:
+        schedule, streams = EVENING, root.spawn(len(specs))
+    else:
+        schedule = Schedule.gaming_day(gaming_day)
+        days = np.random.SeedSequence([seed, gaming_day.toordinal()])
+        streams = [np.random.default_rng(child) for child in days.spawn(len(specs))]
     budgets = split_budget(rounds, [s.weight for s in specs])
-    outputs = Outputs(out, progress)
+    outputs = Outputs(out, progress, schedule.tag)
     try:
-        runs = _play_tables(specs, streams, budgets, outputs, fault_rate, shoe_fault_rate)
+        runs = _play_tables(specs, streams, budgets, outputs, fault_rate, shoe_fault_rate, schedule)
     except BaseException:
         outputs.abort()
         raise
@@ -1080,4 +1222,6 @@ def simulate(
         rows=rows,
         rounds_per_table={run.spec.table_id: run.produced for run in runs},
         faults=dict(sorted(outputs.faults.items())),
+        rulesets={spec.table_id: spec.options.ruleset for spec in specs},
+        gaming_day=gaming_day,
     )

@@ -1,0 +1,157 @@
+"""`ARCHIVE/archive.duckdb`: one catalog over every run of the archive, rebuilt on each add
+(views only: nothing is copied, so a rebuild costs the same whatever the archive's size).
+Storage v1.4.0, as a run's own catalog, so the 1.x command-line client opens it.
+
+Every row carries its `run_id` and a `gaming_day` (noon to noon UTC, as the reports draw
+it): a finding's is the day of its round, shoe or table (`output.located`); the rows that
+belong to no moment (quarantine, row counts, surveillance tests and alerts) take their
+run's gaming day when the run covers one, and null when it covers several.
+
+A re-audit supersedes: for each table and gaming day, the run in force is the one whose
+audit started last among those that cover it (`coverage_current`); `findings_current`
+holds the findings of the runs in force, while `findings` keeps every run's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+
+from auditor.archive.ledger import LEDGER_FILE
+from auditor.output.catalog import STORAGE_VERSION
+from auditor.output.files import (
+    ALERTS_FILE,
+    COUNTS_FILE,
+    FINDINGS_FILE,
+    QUARANTINE_FILE,
+    SURVEILLANCE_FILE,
+)
+from auditor.output.located import COVERAGE_FILE, LOCATED_FILE
+from auditor.output.macros import sql_literal
+
+CATALOG_FILE = "archive.duckdb"
+RUNS = "runs"  # ARCHIVE/runs/RUN_ID/set/: a run's output set
+SET = "set"
+# The files of a run's set the catalog reads, by the view they become.
+RUN_FILES = {
+    "_findings": FINDINGS_FILE,
+    "_located": LOCATED_FILE,
+    "coverage": COVERAGE_FILE,
+    "_quarantine": QUARANTINE_FILE,
+    "_row_counts": COUNTS_FILE,
+    "_surveillance": SURVEILLANCE_FILE,
+    "_alerts": ALERTS_FILE,
+}
+
+
+def rebuild_catalog(archive: Path) -> Path:
+    """Write the archive's catalog anew beside the runs, switched in at once."""
+    target = archive / CATALOG_FILE
+    tmp = archive / f".{CATALOG_FILE}.tmp"
+    tmp.unlink(missing_ok=True)
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(
+            f"ATTACH {sql_literal(str(tmp))} AS archive (STORAGE_VERSION '{STORAGE_VERSION}')"
+        )
+        con.execute("USE archive")
+        for statement in view_statements(archive):
+            con.execute(statement)
+        con.execute("USE memory")
+        con.execute("DETACH archive")
+    finally:
+        con.close()
+    os.replace(tmp, target)
+    return target
+
+
+def view_statements(archive: Path) -> list[str]:
+    runs_glob = str(archive / RUNS / "*" / "run.json")
+    statements = [
+        f"CREATE VIEW runs AS SELECT * FROM read_json({sql_literal(runs_glob)}, "
+        "format = 'auto', columns = {run_id: 'VARCHAR', added_at: 'TIMESTAMPTZ', "
+        "started_at: 'TIMESTAMPTZ', ended_at: 'TIMESTAMPTZ', dataset: 'VARCHAR', "
+        "command_line: 'VARCHAR', gaming_days: 'DATE[]', tables: 'VARCHAR[]', "
+        "properties: 'VARCHAR[]', findings: 'BIGINT'})"
+    ]
+    for view, name in RUN_FILES.items():
+        glob = sql_literal(str(archive / RUNS / "*" / SET / name))
+        statements.append(
+            f"CREATE VIEW {view} AS SELECT * EXCLUDE (filename), "
+            f"regexp_extract(filename, '/{RUNS}/([^/]+)/{SET}/', 1) AS run_id "
+            f"FROM read_parquet({glob}, filename = true, union_by_name = true)"
+        )
+    return statements + _joined_views(archive)
+
+
+def _joined_views(archive: Path) -> list[str]:
+    ledger = sql_literal(str(archive / LEDGER_FILE))
+    return [
+        # The run in force for each table and gaming day: the last audit to cover it.
+        """CREATE VIEW coverage_current AS
+SELECT c.* FROM coverage c JOIN runs r USING (run_id)
+QUALIFY row_number() OVER (PARTITION BY c.table_id, c.gaming_day
+                           ORDER BY r.started_at DESC, c.run_id DESC) = 1""",
+        """CREATE VIEW run_days AS
+SELECT run_id, CASE WHEN len(gaming_days) = 1 THEN gaming_days[1] END AS gaming_day
+FROM runs""",
+        """CREATE VIEW findings AS
+SELECT f.*, l.gaming_day, l.property_id, l.ruleset, l.dealer_id, l.patron_id,
+       coalesce(f.table_id, l.table_id) AS located_table_id
+FROM _findings f LEFT JOIN _located l USING (run_id, finding_id)""",
+        # A finding is in force when its run is in force for its table and gaming day.
+        """CREATE VIEW findings_current AS
+SELECT f.* FROM findings f
+JOIN coverage_current c
+  ON c.run_id = f.run_id AND c.table_id = f.located_table_id
+ AND c.gaming_day IS NOT DISTINCT FROM f.gaming_day""",
+        """CREATE VIEW superseded_runs AS
+SELECT r.run_id,
+       count(*) FILTER (WHERE c.run_id <> r.run_id) AS days_superseded,
+       count(*) AS days_covered
+FROM runs r JOIN coverage v ON v.run_id = r.run_id
+JOIN coverage_current c ON c.table_id = v.table_id AND c.gaming_day = v.gaming_day
+GROUP BY r.run_id""",
+        *(
+            f"CREATE VIEW {name} AS SELECT t.*, d.gaming_day "
+            f"FROM _{name} t JOIN run_days d USING (run_id)"
+            for name in ("quarantine", "row_counts", "surveillance", "alerts")
+        ),
+        # The review ledger, every record; a finding's status is its latest record.
+        f"""CREATE VIEW reviews AS
+SELECT * FROM read_json({ledger}, format = 'newline_delimited', columns = {{
+  seq: 'BIGINT', finding_id: 'VARCHAR', run_id: 'VARCHAR', status: 'VARCHAR',
+  note: 'VARCHAR', "by": 'VARCHAR', "at": 'TIMESTAMPTZ', prev: 'VARCHAR', hash: 'VARCHAR'}})""",
+        # Each finding ever found: its nights, its current review status (its latest
+        # record; "open" until reviewed), and whether it is still found, or the run that
+        # audited its table and night again without finding it.
+        """CREATE VIEW finding_status AS
+WITH occurrences AS (
+  SELECT f.*, r.started_at FROM findings f JOIN runs r USING (run_id)
+), seen AS (
+  SELECT finding_id,
+         arg_max(rule, started_at) AS rule, arg_max(severity, started_at) AS severity,
+         arg_max(located_table_id, started_at) AS table_id,
+         arg_max(property_id, started_at) AS property_id,
+         arg_max(dealer_id, started_at) AS dealer_id,
+         arg_max(impact, started_at) AS impact,
+         arg_max(gaming_day, started_at) AS gaming_day,
+         min(gaming_day) AS first_night, max(gaming_day) AS last_night,
+         count(DISTINCT gaming_day) AS nights, arg_max(run_id, started_at) AS last_run_id
+  FROM occurrences GROUP BY finding_id
+), latest AS (
+  SELECT * FROM reviews
+  QUALIFY row_number() OVER (PARTITION BY finding_id ORDER BY seq DESC) = 1
+)
+SELECT s.*, coalesce(l.status, 'open') AS status, l.note, l."by" AS reviewed_by,
+       l."at" AS reviewed_at,
+       s.finding_id IN (SELECT finding_id FROM findings_current) AS in_force,
+       CASE WHEN s.finding_id NOT IN (SELECT finding_id FROM findings_current)
+            THEN c.run_id END AS not_found_since
+FROM seen s
+LEFT JOIN latest l USING (finding_id)
+LEFT JOIN coverage_current c
+  ON c.table_id = s.table_id AND c.gaming_day IS NOT DISTINCT FROM s.gaming_day""",
+    ]

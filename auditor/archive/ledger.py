@@ -1,0 +1,485 @@
+"""The review ledger, `ARCHIVE/reviews.jsonl`: how the compliance team resolved each
+archived finding, one JSON record per line (UTF-8), appended and never rewritten.
+
+    {"seq":1,"finding_id":"…","run_id":"…","status":"explained","note":"…","by":"…",
+     "at":"2026-11-25T09:14:03.512044+00:00","prev":"000…0","hash":"…"}
+
+`hash` is the SHA-256 of the record's other fields as canonical JSON (keys sorted, no
+spaces, UTF-8), `prev` included, and `prev` is the hash of the record before (64 zeros
+for the first): a chain, so that an edited, deleted, inserted or reordered record shows
+(`verify_ledger`). A finding's current status is its latest record (`current_status`).
+
+A batch is all or nothing: an unknown finding, status or an empty reviewer refuses it
+whole. Appends hold the ledger's lock (`.reviews.jsonl.lock` in the archive), waiting for
+another append to end, and write the batch in one write, then fsync.
+
+A torn last line (an append killed mid-write) is reported by verification, never repaired
+here: `append_reviews` refuses to chain from a half-written record and names the byte
+count to cut the file back to; whoever cuts it keeps a copy and enters that batch again.
+
+A chain alone cannot show records removed from the end, or the last one changed with its
+hash recomputed: keep the last `seq` and `hash` elsewhere (a report) and compare them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from auditor.errors import AuditorError, InputError, summarize
+from auditor.output.lock import FolderBusy, waiting
+
+STATUSES = ("open", "explained", "corrected", "escalated", "dismissed")
+LEDGER_FILE = "reviews.jsonl"
+FIELDS = ("seq", "finding_id", "run_id", "status", "note", "by", "at", "prev", "hash")
+REVIEW_COLUMNS = ("finding_id", "status", "note", "by")
+GENESIS = "0" * 64
+LOCK_WAIT_SECONDS = 30.0
+RUNS_GLOB = "runs/*/set/findings.parquet"
+RUN_FILE = "run.json"
+
+
+class LedgerError(AuditorError):
+    """The review ledger or a batch for it cannot be used; nothing was written (exit 2)."""
+
+    def __init__(self, message: str, *, problems: Sequence[str] = ()):
+        self.problems = list(problems)
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class ReviewInput:
+    finding_id: str
+    status: str
+    note: str
+    by: str
+
+
+def ledger_path(archive: Path) -> Path:
+    return Path(archive) / LEDGER_FILE
+
+
+def record_hash(record: dict) -> str:
+    """The SHA-256 of every field but `hash`, as canonical JSON."""
+    fields = {key: value for key, value in record.items() if key != "hash"}
+    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def append_reviews(
+    archive: Path, reviews: Sequence[ReviewInput], *, lock_wait: float = LOCK_WAIT_SECONDS
+) -> list[dict]:
+    """Append `reviews` to the ledger, all or none; returns the records written. The
+    record chained from, the last, is checked; the whole chain is `verify_ledger`'s."""
+    archive = Path(archive)
+    if not archive.is_dir():
+        raise LedgerError(f"{archive}: no such archive folder")
+    reviews = list(reviews)
+    if not reviews:
+        return []
+    runs = latest_runs(archive, {r.finding_id for r in reviews if isinstance(r.finding_id, str)})
+    problems = batch_problems(reviews, runs)
+    ledger = ledger_path(archive)
+    if problems:
+        raise LedgerError(
+            f"{ledger}: batch of {len(reviews)} refused, nothing written:\n" + summarize(problems),
+            problems=problems,
+        )
+    with _ledger_lock(ledger, lock_wait):
+        records = _chained(reviews, runs, _last_record(ledger))
+        _append_lines(ledger, records)
+    return records
+
+
+def batch_problems(reviews: Sequence[ReviewInput], runs: dict[str, str]) -> list[str]:
+    """One line per bad entry (numbered from 1), naming what is wrong with it."""
+    return [
+        f"entry {number} ({review.finding_id!r}): {'; '.join(reasons)}"
+        for number, review in enumerate(reviews, start=1)
+        if (reasons := _review_problems(review, runs))
+    ]
+
+
+def _review_problems(review: ReviewInput, runs: dict[str, str]) -> list[str]:
+    reasons = []
+    if not isinstance(review.finding_id, str) or not review.finding_id:
+        reasons.append("no finding_id")
+    elif review.finding_id not in runs:
+        reasons.append("finding_id is in no archived run's findings")
+    if review.status not in STATUSES:
+        reasons.append(f"status {review.status!r} is not one of {', '.join(STATUSES)}")
+    if not isinstance(review.by, str) or not review.by.strip():
+        reasons.append("`by` is empty or not text: name who reviewed it")
+    if not isinstance(review.note, str):
+        reasons.append("note is not text")
+        return reasons
+    try:
+        json.dumps(asdict(review), ensure_ascii=False).encode("utf-8")
+    except (TypeError, UnicodeEncodeError):  # a lone surrogate, say
+        reasons.append("holds what cannot be written as UTF-8 text")
+    return reasons
+
+
+def latest_runs(archive: Path, finding_ids: set[str]) -> dict[str, str]:
+    """Each of `finding_ids` found in the archive, with the run it is read from: the last
+    to start (by its run.json) among the runs whose findings hold it."""
+    files = [
+        path
+        for path in sorted(Path(archive).glob(RUNS_GLOB))
+        if not path.parents[1].name.startswith(".")  # an add in progress or killed
+    ]
+    if not files or not finding_ids:
+        return {}
+    hits = _scan_finding_ids(files, finding_ids)
+    dated = {source: _run_of(Path(source).parents[1]) for source in hits["source"].unique()}
+    latest: dict[str, tuple[datetime, str]] = {}
+    for finding_id, source in hits.iter_rows():
+        if finding_id not in latest or dated[source] > latest[finding_id]:
+            latest[finding_id] = dated[source]
+    return {finding_id: run_id for finding_id, (_, run_id) in latest.items()}
+
+
+def _scan_finding_ids(files: list[Path], finding_ids: set[str]) -> pl.DataFrame:
+    try:
+        # A list rather than a glob: an archive path may hold glob characters itself.
+        scan = pl.scan_parquet(
+            files, glob=False, include_file_paths="source", extra_columns="ignore"
+        )
+        return (
+            scan.select("finding_id", "source")
+            .filter(pl.col("finding_id").is_in(sorted(finding_ids)))
+            .unique()
+            .collect()
+        )
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise LedgerError(f"{_unreadable_findings(files) or files[0].parents[3]}: {exc}") from exc
+
+
+def _unreadable_findings(files: list[Path]) -> Path | None:
+    """The first findings file without a readable finding_id column: polars' error on a
+    scan of many files does not say which."""
+    for path in files:
+        try:
+            if "finding_id" not in pl.read_parquet_schema(path):
+                return path
+        except (pl.exceptions.PolarsError, OSError):
+            return path
+    return None
+
+
+def _run_of(run_folder: Path) -> tuple[datetime, str]:
+    """When the run started and its id, from its run.json."""
+    path = run_folder / RUN_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        run_id, started = data["run_id"], datetime.fromisoformat(data["started_at"])
+        if not isinstance(run_id, str) or not run_id:
+            raise ValueError("run_id is not a name")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise LedgerError(f"{path}: no run_id and started_at to be read ({exc})") from exc
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)  # run.json records UTC
+    return started, run_id
+
+
+def _chained(reviews: list[ReviewInput], runs: dict[str, str], last: dict | None) -> list[dict]:
+    at = datetime.now(UTC).isoformat(timespec="microseconds")
+    last_seq, prev = (last["seq"], last["hash"]) if last else (0, GENESIS)
+    records = []
+    for seq, review in enumerate(reviews, start=last_seq + 1):
+        record = {"seq": seq, **asdict(review), "run_id": runs[review.finding_id]}
+        record |= {"at": at, "prev": prev}
+        record["hash"] = prev = record_hash(record)
+        records.append(record)
+    return records
+
+
+def _encoded(record: dict) -> bytes:
+    """A record's line, as the ledger writes it (without its line end)."""
+    ordered = {key: record[key] for key in FIELDS}
+    return json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+@contextmanager
+def _ledger_lock(ledger: Path, wait: float) -> Iterator[None]:
+    """Hold the ledger's lock, waiting up to `wait` seconds for another holder to end."""
+    try:
+        with waiting(ledger, "an append to the review ledger", wait):
+            yield
+    except FolderBusy:
+        busy = f"held by another process for over {wait:g} s; try again later"
+        raise LedgerError(f"{ledger}: {busy}") from None
+
+
+def _last_record(ledger: Path) -> dict | None:
+    """The record to chain from: the last line, which must be whole and as written."""
+    data = _read_bytes(ledger)
+    if not data:
+        return None
+    line_start = data.rfind(b"\n", 0, len(data) - 1) + 1
+    whole_lines = data.count(b"\n")
+    if not data.endswith(b"\n"):
+        raise LedgerError(
+            f"{ledger}: line {whole_lines + 1}, the last, is incomplete: an append was "
+            "cut off while writing it. Nothing was appended: records are never rewritten, "
+            "and none may chain from a partial one. To go on, keep a copy of the file, cut "
+            f"it back to its complete lines (`truncate -s {line_start} {ledger}`), verify "
+            "the archive and enter the cut-off batch again"
+        )
+    line = _checked_line(whole_lines, data[line_start:-1])
+    if line.record is None or not line.hash_ok:
+        raise LedgerError(
+            f"{ledger}: its last record cannot be chained from "
+            f"({line.problem or 'its content does not match its hash'}); nothing was "
+            "appended; `auditor verify` on the archive lists what is wrong"
+        )
+    return line.record
+
+
+def _append_lines(ledger: Path, records: list[dict]) -> None:
+    data = b"".join(_encoded(record) + b"\n" for record in records)
+    created = not ledger.exists()
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        handle = os.open(ledger, flags, 0o644)
+    except OSError as exc:
+        raise LedgerError(f"{ledger}: cannot be opened to append ({exc.strerror})") from exc
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise LedgerError(f"{ledger}: not a regular file")
+        start = info.st_size
+        try:
+            _write_all(handle, data)
+            os.fsync(handle)
+        except OSError as exc:
+            # Still under the lock: our own partial lines go before anyone chains from them.
+            os.ftruncate(handle, start)
+            raise LedgerError(f"{ledger}: append failed ({exc.strerror}); nothing kept") from exc
+    finally:
+        os.close(handle)
+    if created:
+        _fsync_folder(ledger.parent)
+
+
+def _write_all(handle: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view) :]
+
+
+def _fsync_folder(folder: Path) -> None:
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+@dataclass(frozen=True)
+class _Line:
+    number: int
+    record: dict | None  # None when the line is not a record as the ledger writes one
+    problem: str | None
+    hash_ok: bool
+
+    @property
+    def seq(self) -> int:
+        return self.record["seq"]
+
+    @property
+    def where(self) -> str:
+        return f"line {self.number} (seq {self.seq})"
+
+
+def read_reviews(archive: Path) -> list[dict]:
+    """Every record in file order; the chain is not checked here (`verify_ledger` does),
+    but a line that is not a whole record is refused."""
+    ledger = ledger_path(archive)
+    lines = _lines(ledger)
+    for line in lines:
+        if line.record is None:
+            raise LedgerError(
+                f"{ledger}: line {line.number}: {line.problem}; `auditor verify` on the "
+                "archive lists what is wrong"
+            )
+    return [line.record for line in lines]
+
+
+def verify_ledger(archive: Path) -> list[str]:
+    """Every break in the ledger, first one first, naming its line and seq; empty when
+    intact (or when there is no ledger yet)."""
+    try:
+        lines = _lines(ledger_path(archive))
+    except LedgerError as exc:
+        return [str(exc)]
+    return _chain_problems(lines)
+
+
+def current_status(records: Sequence[dict]) -> dict[str, dict]:
+    """Each finding's latest record (the highest seq)."""
+    return {record["finding_id"]: record for record in sorted(records, key=lambda r: r["seq"])}
+
+
+def _lines(ledger: Path) -> list[_Line]:
+    pieces = _read_settled(ledger).split(b"\n")
+    lines = [_checked_line(number, raw) for number, raw in enumerate(pieces[:-1], start=1)]
+    if pieces[-1]:
+        torn = "incomplete: the file ends inside it (an append was cut off mid-write)"
+        lines.append(_Line(len(pieces), None, torn, False))
+    return lines
+
+
+def _read_settled(ledger: Path) -> bytes:
+    """The ledger's bytes; when they end mid-line, read again under the lock, for an
+    append may have been under way (a reader on a read-only copy keeps the first read)."""
+    data = _read_bytes(ledger)
+    if not data or data.endswith(b"\n"):
+        return data
+    try:
+        with _ledger_lock(ledger, LOCK_WAIT_SECONDS):
+            return _read_bytes(ledger)
+    except (InputError, LedgerError, OSError):  # a read-only copy: keep the first read
+        return data
+
+
+def _read_bytes(ledger: Path) -> bytes:
+    try:
+        return ledger.read_bytes()
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        raise LedgerError(f"{ledger}: unreadable ({exc.strerror})") from exc
+
+
+def _checked_line(number: int, raw: bytes) -> _Line:
+    record, problem = _parse_line(raw)
+    if problem:
+        return _Line(number, None, problem, False)
+    return _Line(number, record, None, record_hash(record) == record["hash"])
+
+
+def _parse_line(raw: bytes) -> tuple[dict | None, str | None]:
+    """The record on a line, or why it is none."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None, "not a JSON record"
+    if not isinstance(record, dict) or set(record) != set(FIELDS):
+        return None, f"not a review record (its fields must be {', '.join(FIELDS)})"
+    seq = record["seq"]
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+        return None, "its seq is not a whole number from 1"
+    if not all(isinstance(record[key], str) for key in FIELDS if key != "seq"):
+        return None, "a field that must be text is not"
+    if _encoded(record) != raw:
+        return None, "not written as the ledger writes a record: its bytes were changed"
+    return record, None
+
+
+def _chain_problems(lines: list[_Line]) -> list[str]:
+    """Walk the chain, each record against the one it must follow. A record the next one
+    chains past is an insertion; two whose order fits only swapped are swapped; a record
+    the next one was chained to with another hash was changed and re-hashed."""
+    problems: list[str] = []
+    expected_seq, expected_prev = 1, GENESIS  # None: after an unreadable line, unknown
+    at = 0
+    while at < len(lines):
+        line, after, later = (*lines[at : at + 3], None, None)[:3]
+        if line.record is None:
+            problems.append(f"line {line.number} (seq {expected_seq} expected): {line.problem}")
+            expected_seq, expected_prev = expected_seq + 1, None
+            at += 1
+            continue
+        if _follows(after, expected_seq, expected_prev) and after.record["prev"] != _hash(line):
+            # The next record is the one due here: this one was put in, or swapped with it.
+            swapped = _follows(line, after.seq + 1, _hash(after))
+            how = "out of order, swapped with" if swapped else "inserted: skipped by"
+            problems.append(
+                f"{line.where}: {how} line {after.number} (seq {after.seq}), which chains "
+                "from the record before it"
+            )
+            if swapped:
+                expected_seq, expected_prev = line.seq + 1, _hash(line)
+            at += 2 if swapped else 1
+            continue
+        reasons = _link_problems(line, expected_seq, expected_prev)
+        expected_seq, expected_prev = line.seq + 1, _hash(line)
+        if reasons:
+            problems.append(f"{line.where}: {'; '.join(reasons)}")
+        elif (
+            _follows(after, expected_seq, None)
+            and after.record["prev"] != _hash(line)
+            and not _follows(later, expected_seq, _hash(line))  # else `after` was inserted
+        ):
+            problems.append(
+                f"{line.where}: changed and re-hashed: line {after.number} (seq {after.seq}) "
+                "was chained to another version of it (or was itself)"
+            )
+            expected_prev = after.record["prev"]  # reported once, not again at the next line
+        at += 1
+    return problems
+
+
+def _hash(line: _Line) -> str:
+    return line.record["hash"]
+
+
+def _follows(line: _Line | None, seq: int, prev: str | None) -> bool:
+    """Whether `line` is an intact record with this seq, chained to `prev` (None: any)."""
+    if line is None or line.record is None or not line.hash_ok or line.seq != seq:
+        return False
+    return prev is None or line.record["prev"] == prev
+
+
+def _link_problems(line: _Line, expected_seq: int, expected_prev: str | None) -> list[str]:
+    reasons = []
+    if not line.hash_ok:
+        reasons.append("edited: its content does not match its hash")
+    if line.seq != expected_seq:
+        why = "missing or moved" if line.seq > expected_seq else "moved or repeated"
+        reasons.append(f"seq {line.seq} where {expected_seq} was expected (records {why})")
+    if expected_prev is not None and line.record["prev"] != expected_prev:
+        reasons.append("its prev is not the hash of the record before it")
+    return reasons
+
+
+def read_review_file(path: Path) -> list[ReviewInput]:
+    """A batch from a CSV (UTF-8, a header row) or Parquet file with the columns
+    finding_id, status, note and by; an empty note may be left blank."""
+    path = Path(path)
+    frame = _read_frame(path)
+    missing = [column for column in REVIEW_COLUMNS if column not in frame.columns]
+    if missing:
+        needed = ", ".join(REVIEW_COLUMNS)
+        raise LedgerError(f"{path}: no column {', '.join(missing)} (needs {needed})")
+    try:
+        frame = frame.select([pl.col(column).cast(pl.String) for column in REVIEW_COLUMNS])
+    except pl.exceptions.PolarsError as exc:
+        raise LedgerError(f"{path}: a review column is not text ({exc})") from exc
+    frame = frame.with_columns(pl.col("note").fill_null(""))
+    return [ReviewInput(**row) for row in frame.iter_rows(named=True)]
+
+
+def _read_frame(path: Path) -> pl.DataFrame:
+    kind = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}.get(path.suffix.lower())
+    if kind is None:
+        raise LedgerError(f"{path}: a review batch is a .csv or .parquet file")
+    try:
+        if kind == "Parquet":
+            return pl.read_parquet(path)
+        # utf-8-sig: a spreadsheet's export often starts with a byte-order mark.
+        text = path.read_bytes().decode("utf-8-sig").encode("utf-8")
+        return pl.read_csv(io.BytesIO(text), infer_schema=False, empty_string_is_null=False)
+    except (OSError, UnicodeDecodeError, pl.exceptions.PolarsError) as exc:
+        raise LedgerError(f"{path}: not a readable {kind} file ({exc})") from exc

@@ -1,0 +1,243 @@
+"""The archive folder: every run's output set, kept across nights.
+
+    ARCHIVE/archive.json            what the folder is (tool, format)
+    ARCHIVE/archive.duckdb          the catalog across runs (`archive.catalog`), rebuilt on add
+    ARCHIVE/reviews.jsonl           the review ledger (`archive.ledger`)
+    ARCHIVE/runs/RUN_ID/set/        a run's output set, as verified against its manifest
+    ARCHIVE/runs/RUN_ID/run.json    what the archive records of it (added, nights, tables)
+
+Adding is atomic: the set is copied into a new folder under `runs/`, verified there
+against its own manifest, and renamed into place in one step; a killed add leaves a
+`.adding-*` folder that no reader looks at and the next add removes. Adds hold the
+archive's lock, so two at once both land, one after the other. The archive keeps output
+sets, not datasets: a run's `located.parquet` and `coverage.parquet` say where and when
+its findings happened and which tables and gaming days it audited.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from auditor.archive.catalog import CATALOG_FILE, RUNS, SET, rebuild_catalog
+from auditor.archive.ledger import LEDGER_FILE
+from auditor.errors import AuditorError
+from auditor.output.files import DUCKDB_FILE, FINDINGS_FILE
+from auditor.output.located import COVERAGE_FILE, LOCATED_FILE
+from auditor.output.lock import waiting
+from auditor.output.outdir import resolved
+from auditor.output.verify import file_problems, read_manifest, verified
+
+ARCHIVE_FILE = "archive.json"
+RUN_FILE = "run.json"
+ARCHIVE_FORMAT = 1
+ADD_WAIT_SECONDS = 300.0
+# What an archive being made holds before its marker (an add killed while making it).
+_PARTS = {RUNS, LEDGER_FILE, f".{ARCHIVE_FILE}.tmp"}
+TOOL = "auditor"
+
+
+class ArchiveError(AuditorError):
+    """The archive or the run to add cannot be used; nothing was changed (exit 2)."""
+
+
+@dataclass(frozen=True)
+class ArchivedRun:
+    run_id: str
+    record: dict  # run.json
+    folder: Path  # ARCHIVE/runs/RUN_ID
+
+
+def open_archive(archive: Path, create: bool = False) -> Path:
+    """The archive folder, resolved; created (with its marker) when missing and asked."""
+    folder = resolved(archive)
+    marker = folder / ARCHIVE_FILE
+    if marker.is_file():
+        _check_marker(marker)
+        return folder
+    if not create:
+        raise ArchiveError(
+            f"{folder}: not an archive (no {ARCHIVE_FILE}); `auditor archive add` makes one"
+        )
+    if folder.exists() and any(p.name not in _PARTS for p in folder.iterdir()):
+        raise ArchiveError(
+            f"{folder}: holds files but no {ARCHIVE_FILE}: not an archive; choose an empty "
+            "or new folder"
+        )
+    (folder / RUNS).mkdir(parents=True, exist_ok=True)
+    (folder / LEDGER_FILE).touch()  # the review ledger starts empty
+    # The marker last, and whole: a folder with it is an archive with its parts.
+    staged = folder / f".{ARCHIVE_FILE}.tmp"
+    _write_json(staged, {"tool": TOOL, "kind": "archive", "format": ARCHIVE_FORMAT})
+    os.replace(staged, marker)
+    return folder
+
+
+def _check_marker(marker: Path) -> None:
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ArchiveError(f"{marker}: unreadable ({exc})") from exc
+    if data.get("tool") != TOOL or data.get("kind") != "archive":
+        raise ArchiveError(f"{marker}: not an archive of {TOOL}")
+    if data.get("format") != ARCHIVE_FORMAT:
+        raise ArchiveError(
+            f"{marker}: archive format {data.get('format')!r}; this auditor reads {ARCHIVE_FORMAT}"
+        )
+
+
+def add_run(archive: Path, outdir: Path) -> tuple[ArchivedRun, bool]:
+    """Add the verified output set in `outdir` to the archive (created when missing);
+    returns the archived run and whether it was new (a run already there is left as it
+    is). The archive's catalog is rebuilt to include it."""
+    manifest = verified(outdir)
+    for needed in (LOCATED_FILE, COVERAGE_FILE):
+        if needed not in manifest.files:
+            raise ArchiveError(
+                f"{outdir}: the set has no {needed} (written by an earlier auditor): audit the "
+                "night again with this version to archive it"
+            )
+    run_id = _run_id(Path(outdir))
+    # Held before the archive is made, so that two first adds do not both make it; a
+    # second add waits for the first (each takes seconds), then lands after it.
+    with waiting(resolved(archive), "an archive add", ADD_WAIT_SECONDS):
+        folder = open_archive(archive, create=True)
+        _clear_partial_adds(folder)
+        place = folder / RUNS / run_id
+        if place.exists():
+            return ArchivedRun(run_id, _read_json(place / RUN_FILE), place), False
+        partial = Path(tempfile.mkdtemp(prefix=".adding-", dir=folder / RUNS))
+        mask = os.umask(0o022)
+        os.umask(mask)
+        partial.chmod(0o777 & ~mask)  # a folder's usual permissions, not a temporary one's
+        try:
+            shutil.copytree(outdir, partial / SET, symlinks=True)
+            problems = file_problems(read_manifest(partial / SET))
+            if problems:
+                raise ArchiveError(
+                    f"{outdir}: changed while it was copied ({problems[0]}); add it again"
+                )
+            record = _run_record(run_id, partial / SET)
+            _write_json(partial / RUN_FILE, record)
+            _fsync_tree(partial)
+            os.rename(partial, place)
+            _fsync(folder / RUNS)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+        rebuild_catalog(folder)
+    return ArchivedRun(run_id, record, place), True
+
+
+def _run_id(outdir: Path) -> str:
+    try:
+        con = duckdb.connect(str(outdir / DUCKDB_FILE), read_only=True)
+    except duckdb.Error as exc:
+        raise ArchiveError(f"{outdir}: its catalog cannot be read ({exc})") from exc
+    try:
+        row = con.execute("SELECT run_id FROM runs ORDER BY ended_at DESC LIMIT 1").fetchone()
+    except duckdb.Error as exc:
+        raise ArchiveError(f"{outdir}: its catalog records no run ({exc})") from exc
+    finally:
+        con.close()
+    if row is None or not str(row[0]).isalnum():
+        raise ArchiveError(f"{outdir}: its catalog records no run")
+    return str(row[0])
+
+
+def _run_record(run_id: str, folder: Path) -> dict:
+    """What the archive keeps beside a run's set: when it was audited and added, and what
+    it covers (tables, properties, gaming days) and found."""
+    con = duckdb.connect(str(folder / DUCKDB_FILE), read_only=True)
+    try:
+        started, ended, dataset, command = con.execute(
+            "SELECT started_at, ended_at, dataset, command_line FROM runs WHERE run_id = $id",
+            {"id": run_id},
+        ).fetchone()
+    finally:
+        con.close()
+    coverage = pl.read_parquet(folder / COVERAGE_FILE)
+    findings = pl.scan_parquet(folder / FINDINGS_FILE).select(pl.len()).collect().item()
+    days = sorted({d.isoformat() for d in coverage["gaming_day"].drop_nulls()})
+    return {
+        "run_id": run_id,
+        "added_at": datetime.now(UTC).isoformat(timespec="microseconds"),
+        "started_at": started.astimezone(UTC).isoformat(timespec="microseconds"),
+        "ended_at": ended.astimezone(UTC).isoformat(timespec="microseconds"),
+        "dataset": dataset,
+        "command_line": command,
+        "gaming_days": days,
+        "tables": sorted(set(coverage["table_id"].drop_nulls())),
+        "properties": sorted(set(coverage["property_id"].drop_nulls())),
+        "findings": int(findings),
+    }
+
+
+def archived_runs(archive: Path) -> list[ArchivedRun]:
+    """Every run of the archive, oldest audit first (by its start, then its id)."""
+    folder = open_archive(archive)
+    runs = []
+    for place in sorted((folder / RUNS).iterdir()):
+        if place.name.startswith(".") or not (place / RUN_FILE).is_file():
+            continue
+        runs.append(ArchivedRun(place.name, _read_json(place / RUN_FILE), place))
+    return sorted(runs, key=lambda r: (r.record["started_at"], r.run_id))
+
+
+def _clear_partial_adds(folder: Path) -> None:
+    """Folders of adds that were killed: never read, removed under the lock."""
+    for partial in (folder / RUNS).glob(".adding-*"):
+        if partial.is_dir() and not partial.is_symlink():
+            shutil.rmtree(partial, ignore_errors=True)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ArchiveError(f"{path}: unreadable ({exc})") from exc
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _fsync_tree(folder: Path) -> None:
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            with path.open("rb") as handle:
+                os.fsync(handle.fileno())
+    for path in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
+        _fsync(path)
+
+
+def _fsync(folder: Path) -> None:
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def superseded(archive: Path) -> dict[str, str]:
+    """Each run a later run supersedes, wholly or in part: "superseded" or "partly
+    superseded (N of M table-days)"."""
+    folder = open_archive(archive)
+    if not (folder / CATALOG_FILE).is_file():
+        return {}
+    con = duckdb.connect(str(folder / CATALOG_FILE), read_only=True)
+    try:
+        rows = con.execute("SELECT * FROM superseded_runs WHERE days_superseded > 0").fetchall()
+    finally:
+        con.close()
+    return {
+        run_id: "superseded" if gone == days else f"partly superseded ({gone} of {days} table-days)"
+        for run_id, gone, days in rows
+    }

@@ -1,0 +1,38 @@
+"""`auditor verify OUTDIR|ARCHIVE`: an output set against its manifest, or every run of an
+archive with its review ledger."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from auditor.commands.terminal import fail, visible
+from auditor.errors import AuditorError
+
+
+@click.command()
+@click.argument("folder", metavar="OUTDIR|ARCHIVE", type=click.Path(path_type=Path))
+def verify(folder: Path) -> None:
+    """Check the output set in OUTDIR against its manifest: every file there, of its size
+    and SHA-256, no other file, and the catalog's tables equal to their Parquet files. For
+    an ARCHIVE, every run's set so, and the review ledger's chain of records.
+
+    Exit status 0 when intact, 1 naming each changed, missing or extra file (or the first
+    bad review record), 2 when there is no manifest or archive to check.
+    """
+    from auditor.archive.check import is_archive, verify_archive
+    from auditor.output.verify import verify_set
+
+    try:
+        problems = verify_archive(folder) if is_archive(folder) else verify_set(folder)
+    except AuditorError as error:
+        fail(error)
+    for problem in problems:
+        click.echo(visible(problem))
+    if problems:
+        plural = "" if len(problems) == 1 else "s"
+        click.echo(f"{folder}: {len(problems):,} difference{plural} found", err=True)
+        sys.exit(1)
+    click.echo(f"{folder}: intact, every file as written")
