@@ -42,7 +42,7 @@ class _Commands(click.Group):
             crash(error)
 
 
-@click.group(cls=_Commands)
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="auditor")
 def main() -> None:
     """Compliance hand-history auditor for casino baccarat."""
@@ -161,7 +161,12 @@ def audit(
     gs://, ...: a dataset there is copied to local disk first, and to each machine of a
     --scheduler's cluster; an OUTDIR there receives the written set). --engine dask audits
     the partitions on the Dask cluster at --scheduler, or on a local one (pip install
-    'auditor[dask]')."""
+    'auditor[dask]').
+
+    \b
+    Exit status: 0 no finding, 1 findings written (0 with --exit-zero), 2 unusable input
+    or output folder (nothing written), 3 internal error (details in a file), 130 Ctrl-C.
+    Example: auditor audit /exports/2026-11-24 --out /audits/2026-11-24 --archive /audits/archive"""
     from auditor.audit import run_audit
     from auditor.commands.locations import dataset_folder, is_remote, output_folder
     from auditor.input.partition import rounds_within

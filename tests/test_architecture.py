@@ -43,6 +43,7 @@ FLOORS = (
     # Commands kept apart from the command line's module, which adds them.
     ("auditor.commands",),
     ("auditor.cli",),
+    ("auditor.__main__",),
 )
 APART = {"auditor.simulator": FLOORS[0]}
 MAX_LINES = 500

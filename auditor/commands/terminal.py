@@ -15,7 +15,9 @@ from rich.console import Console
 from auditor.errors import AuditorError
 
 stderr = Console(stderr=True)
-stdout = Console()
+# Piped or redirected, a table is not squeezed into 80 columns: `auditor rules | grep`
+# must see whole names. A terminal keeps its own width.
+stdout = Console() if sys.stdout.isatty() else Console(width=1_000, soft_wrap=True)
 
 
 # What a terminal obeys or reorders rather than shows: C0 and C1 controls and DEL (ANSI
