@@ -38,6 +38,7 @@ import polars as pl
 
 from auditor.errors import AuditorError, InputError, summarize
 from auditor.output.lock import FolderBusy, waiting
+from auditor.output.outdir import fsync_folder
 
 STATUSES = ("open", "explained", "corrected", "escalated", "dismissed")
 LEDGER_FILE = "reviews.jsonl"
@@ -269,21 +270,13 @@ def _append_lines(ledger: Path, records: list[dict]) -> None:
     finally:
         os.close(handle)
     if created:
-        _fsync_folder(ledger.parent)
+        fsync_folder(ledger.parent)
 
 
 def _write_all(handle: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(handle, view) :]
-
-
-def _fsync_folder(folder: Path) -> None:
-    handle = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(handle)
-    finally:
-        os.close(handle)
 
 
 @dataclass(frozen=True)

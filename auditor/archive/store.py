@@ -33,7 +33,7 @@ from auditor.errors import AuditorError
 from auditor.output.files import DUCKDB_FILE, FINDINGS_FILE
 from auditor.output.located import COVERAGE_FILE, LOCATED_FILE
 from auditor.output.lock import waiting
-from auditor.output.outdir import resolved
+from auditor.output.outdir import fsync_folder, resolved
 from auditor.output.verify import file_problems, read_manifest, verified
 
 ARCHIVE_FILE = "archive.json"
@@ -129,7 +129,7 @@ def add_run(archive: Path, outdir: Path) -> tuple[ArchivedRun, bool]:
             _write_json(partial / RUN_FILE, record)
             _fsync_tree(partial)
             os.rename(partial, place)
-            _fsync(folder / RUNS)
+            fsync_folder(folder / RUNS)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
         rebuild_catalog(folder)
@@ -215,15 +215,7 @@ def _fsync_tree(folder: Path) -> None:
             with path.open("rb") as handle:
                 os.fsync(handle.fileno())
     for path in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
-        _fsync(path)
-
-
-def _fsync(folder: Path) -> None:
-    handle = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(handle)
-    finally:
-        os.close(handle)
+        fsync_folder(path)
 
 
 def superseded(archive: Path) -> dict[str, str]:

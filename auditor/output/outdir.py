@@ -166,7 +166,7 @@ def sha256_of(path: Path) -> str:
 
 def switch_in(staging: Path, out: Path) -> None:
     """Put the complete set in `staging` in OUTDIR's place, and drop the previous set."""
-    _fsync_folder(staging)
+    fsync_folder(staging)
     if not out.exists():
         os.rename(staging, out)
     elif _exchange(staging, out):
@@ -177,7 +177,7 @@ def switch_in(staging: Path, out: Path) -> None:
         os.rename(out, aside)
         os.rename(staging, out)
         shutil.rmtree(aside)
-    _fsync_folder(out.parent)
+    fsync_folder(out.parent)
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -220,7 +220,9 @@ def _clear_staging(out: Path) -> None:
             shutil.rmtree(leftover, ignore_errors=True)
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
+    """The folder's entries on disk (a rename in it survives a power cut); nothing where
+    it cannot be opened."""
     try:
         handle = os.open(folder, os.O_RDONLY)
     except OSError:
