@@ -28,6 +28,7 @@ from auditor.packs.vocabulary import (
     DEFAULT_SEVERITY,
     STOOD,
     BankerAction,
+    NaturalDrawnSettlement,
     PlayerAction,
     Severity,
     Stood,
@@ -87,10 +88,21 @@ def check_rank_values(rules: tuple[RankValueRule, ...]) -> None:
         raise refuse(f"no value for rank(s) {', '.join(missing)}")
 
 
+class NaturalDrawn(Entry):
+    """What a round's wagers are settled on where a hand whose first two cards are a
+    Natural was given a third card: the cards `as_dealt`, or `first_two_cards`, the round
+    as it should have been dealt (a Natural stops both hands). The misdeal itself is a
+    draw finding either way."""
+
+    settle_on: NaturalDrawnSettlement
+
+
 class Naturals(Entry):
-    """The two-card totals that are a Natural."""
+    """The two-card totals that are a Natural, and the settlement of a round in which a
+    Natural was wrongly given a third card."""
 
     totals: NonEmpty[between(0, 9)]
+    drawn_in_error: NaturalDrawn
 
 
 class PlayerDrawRule(Entry):

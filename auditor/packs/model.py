@@ -84,6 +84,7 @@ from auditor.packs.vocabulary import (
     DEFAULT_SEVERITY,
     DRAGON_BONUS_MARGINS,
     HANDS,
+    NATURAL_DRAWN_SETTLEMENTS,
     PAYOUT_BETS,
     PLAYER_ACTIONS,
     ROYAL9_MATCHES,
@@ -101,6 +102,7 @@ __all__ = [
     "DEFAULT_SEVERITY",
     "DRAGON_BONUS_MARGINS",
     "HANDS",
+    "NATURAL_DRAWN_SETTLEMENTS",
     "PAYOUT_BETS",
     "PLAYER_ACTIONS",
     "PROCEDURES",
@@ -176,6 +178,8 @@ class RulePack:
     card_values: dict[str, Cited[int]]  # rank -> point value
     burn_values: dict[str, Cited[int]]  # rank -> cards burned after it
     naturals: Cited[tuple[int, ...]]
+    # What a round's wagers are settled on where a Natural was given a third card.
+    natural_drawn: Cited[str]
     player_draw: dict[int, Cited[str]]  # two-card total 0-7 -> draw | stand | either
     banker_draw: dict[Cell, BankerDrawCell]  # (total, third or None)
     announce: Announce
@@ -304,6 +308,11 @@ def _rule_pack(pack: PackFile) -> RulePack:
         card_values=_by_rank(pack.card_values),
         burn_values=_by_rank(pack.burn_values),
         naturals=Cited(pack.naturals.totals, pack.naturals.cite, pack.naturals.note),
+        natural_drawn=Cited(
+            pack.naturals.drawn_in_error.settle_on,
+            pack.naturals.drawn_in_error.cite,
+            pack.naturals.drawn_in_error.note,
+        ),
         player_draw=dict(
             sorted(
                 (total, Cited(rule.action, rule.cite, rule.note))

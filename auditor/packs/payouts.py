@@ -29,6 +29,7 @@ from auditor.packs.entries import (
 from auditor.packs.vocabulary import (
     DRAGON_BONUS_MARGINS,
     BankerPayoutBasis,
+    BetName,
     DragonBonusPaytableName,
     Margin,
     Royal9Match,
@@ -44,10 +45,21 @@ class Odds(Entry):
 
 class BankerOdds(Entry):
     """The Banker wager's odds; `basis` is what wins: the stake (amount and rollover) or
-    only what the wagers against the Bank cover."""
+    only what the wagers against the Bank cover, min(the Bank's stake, their stakes
+    together). `covered_by`: the bets whose wagers are against the Bank, each counted
+    whatever its call (given with `basis: covered` only)."""
 
     odds: Count
     basis: BankerPayoutBasis
+    covered_by: NonEmpty[BetName] | None = None
+
+    @model_validator(mode="after")
+    def _covered_by_with_covered_basis(self) -> BankerOdds:
+        if self.basis == "covered" and self.covered_by is None:
+            raise refuse("basis covered needs covered_by: the bets against the Bank")
+        if self.basis != "covered" and self.covered_by is not None:
+            raise refuse(f"covered_by given, but basis is {self.basis}", "covered_by")
+        return self
 
 
 class TieOdds(Entry):

@@ -327,6 +327,7 @@ class PackFile(PackModel):
         self._ez_bets_agree()
         self._payouts_match_bets()
         self._commission_names_permitted_bets()
+        self._bank_covered_by_permitted_bets()
         return self
 
     def _ez_bets_agree(self) -> None:
@@ -361,6 +362,19 @@ class PackFile(PackModel):
                         "bets",
                         i,
                     )
+
+    def _bank_covered_by_permitted_bets(self) -> None:
+        permitted = [item.bet for item in self.bets.permitted]
+        for i, bet in enumerate(self.payouts.banker.covered_by or ()):
+            if bet not in permitted or bet == "banker":
+                raise refuse(
+                    f"{bet!r} is not one of the permitted bets against the Bank "
+                    f"({', '.join(b for b in permitted if b != 'banker')})",
+                    "payouts",
+                    "banker",
+                    "covered_by",
+                    i,
+                )
 
 
 def pack_json_schema() -> dict[str, Any]:

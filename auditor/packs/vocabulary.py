@@ -30,6 +30,10 @@ Dealer = Literal["curator", "dealer", "banker"]
 SeatColumn = Literal["curator_seat", "banker_seat"]
 # stake: the amount and any rollover win; covered: only what the wagers against it cover
 BankerPayoutBasis = Literal["stake", "covered"]
+# What the wagers of a round are settled on where a hand whose first two cards are a
+# Natural holds a third card: the cards as dealt, or the round as it should have been
+# dealt (no hand draws on a Natural: each hand's first two cards).
+NaturalDrawnSettlement = Literal["as_dealt", "first_two_cards"]
 Margin = Literal[4, 5, 6, 7, 8, 9]  # Dragon Bonus: a non-Natural win by this many points
 
 PLAYER_ACTIONS: tuple[str, ...] = get_args(PlayerAction)
@@ -42,6 +46,7 @@ CALL_AMOUNTS: tuple[str, ...] = get_args(CallAmount)
 DEALERS: tuple[str, ...] = get_args(Dealer)
 SEAT_COLUMNS: tuple[str, ...] = get_args(SeatColumn)
 BANKER_PAYOUT_BASIS: tuple[str, ...] = get_args(BankerPayoutBasis)
+NATURAL_DRAWN_SETTLEMENTS: tuple[str, ...] = get_args(NaturalDrawnSettlement)
 DRAGON_BONUS_MARGINS: tuple[int, ...] = get_args(Margin)
 
 # What a Royal 9 paytable line requires of the first two cards of each hand. The

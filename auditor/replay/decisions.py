@@ -138,10 +138,16 @@ def _shared_card_values(packs: Mapping[str, RulePack]) -> dict[str, int]:
     return next(iter(tables.values()))
 
 
-def event_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
-    """Whether each EZ event (Dragon 7, Panda 8) occurred, by the definition in the pack."""
-    final = {"player": pl.col("player_final"), "banker": pl.col("banker_final")}
-    count = {"player": pl.col("player_count"), "banker": pl.col("banker_count")}
+def event_exprs(
+    packs: Mapping[str, RulePack],
+    final: Mapping[str, pl.Expr] | None = None,
+    count: Mapping[str, pl.Expr] | None = None,
+) -> dict[str, pl.Expr]:
+    """Whether each EZ event (Dragon 7, Panda 8) occurred, by the definition in the pack:
+    of the hands as dealt, or of the hands whose point counts (`final`) and numbers of
+    cards (`count`) are given, by hand."""
+    final = final or {"player": pl.col("player_final"), "banker": pl.col("banker_final")}
+    count = count or {"player": pl.col("player_count"), "banker": pl.col("banker_count")}
     other = {"player": "banker", "banker": "player"}
     occurred: dict[str, pl.Expr] = {}
     for index, pack in enumerate(packs.values()):

@@ -2,10 +2,13 @@
 
 Each wager is settled again against the cards as dealt (the replayed totals and EZ
 events, not the logged outcome) and the `tables` options in force when its shoe
-opened, from the packs' payouts and commission. The result is the wagers frame with
-the due result (`_due`, a code like the logged `_result`: `WIN`, `LOSE`, `PUSH`),
-`due_payout_c`, `due_commission_c` and the patron's net both ways (`logged_net_c`,
-`due_net_c`), money in integer cents.
+opened, from the packs' payouts and commission. In a round where a Natural was wrongly
+given a third card, every wager is settled on the round as it should have been dealt,
+each hand's first two cards, where the pack says so (`naturals.drawn_in_error`, INDEX
+Ambiguity 28); the misdeal itself is a draw finding on the round. The result is the
+wagers frame with the due result (`_due`, a code like the logged `_result`: `WIN`,
+`LOSE`, `PUSH`), `due_payout_c`, `due_commission_c` and the patron's net both ways
+(`logged_net_c`, `due_net_c`), money in integer cents.
 
 The due settlement is null where it cannot be decided: a bet the ruleset has no
 payout for (Panda 8 in Maryland), a Dragon Bonus or Royal 9 at a table without a
@@ -20,9 +23,11 @@ Rules applied (CONTRACT, "Meanings that the auditor must apply"; INDEX readings)
   Naturals push); Dragon 7 40:1; Panda 8 25:1; House Money 15:1 or 3:1 on pairs by
   rank in the first two cards; a Royal 9 line's fixed amount (`royal9.py`).
 - A rolled-over wager settles on `amount + rollover`.
-- A Chemin de Fer Bank wins or loses only the covered amount, min(its amount, the
-  round's wagers against it), and pays commission on that; wagers against it win or
-  lose their own amount; a tie voids all.
+- A Chemin de Fer Bank wins or loses only the covered amount, min(its amount +
+  rollover, the stakes of the round's wagers against it together: the bets its pack
+  lists under `covered_by`, with a call or without), and pays commission on that;
+  wagers against it win or lose their own stake; a tie voids all (INDEX Ambiguities
+  27, 30).
 - A void round settles every wager push.
 - Commission: the table's percent (clipped to those the ruleset allows) of the amount
   won, rounded up to the pack's step where `commission_rounding`, else half up to the
@@ -38,6 +43,7 @@ import polars as pl
 from auditor.codes import code
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
 from auditor.packs.model import RulePack
+from auditor.replay.decisions import event_exprs
 from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
 from auditor.settlement.royal9 import royal9_hands, royal9_lines
 from auditor.settlement.terms import NATURAL_KEY, NB, PERCENTS, Terms, build_terms, cents, is_bet
@@ -66,15 +72,44 @@ def code(column: str, values: tuple[str, ...]) -> pl.Expr:
 
 
 def round_terms(
-    replayed: pl.LazyFrame, options: pl.LazyFrame, against: pl.LazyFrame, terms: Terms
+    replayed: pl.LazyFrame, options: pl.LazyFrame, terms: Terms, packs: Mapping[str, RulePack]
 ) -> pl.LazyFrame:
-    """Per round, what settlement needs, as small numbers: each wager joins this once."""
+    """Per round, what settlement needs, as small numbers: each wager joins this once.
+
+    The counts, Naturals, outcome and EZ events are those of the cards as dealt, except
+    in a round where a hand whose first two cards are a Natural holds a third card
+    (`_drawn`) and its pack settles such a round on each hand's first two cards, the
+    round as it should have been dealt (INDEX Ambiguity 28)."""
     first_rank = [
         pl.col(c).list.get(i, null_on_oob=True).str.head(1)
         for c in ("player_cards", "banker_cards")
         for i in (0, 1)
     ]
-    player, banker = pl.col("player_final"), pl.col("banker_final")
+    player_natural = pl.col("player_natural").fill_null(False)
+    banker_natural = pl.col("banker_natural").fill_null(False)
+    drawn = (
+        terms.r("natural_drawn_two")
+        & (
+            (player_natural & (pl.col("player_count") >= 3))
+            | (banker_natural & (pl.col("banker_count") >= 3))
+        )
+    ).fill_null(False)
+    # EZ events of two-card hands, by the packs' definitions (none needs fewer than three
+    # cards in the packs as written, but the definition decides, not this module).
+    two_card_events = event_exprs(
+        packs,
+        final={"player": pl.col("player_two"), "banker": pl.col("banker_two")},
+        count={"player": pl.lit(2, dtype=pl.Int8), "banker": pl.lit(2, dtype=pl.Int8)},
+    )
+    player = pl.when("_drawn").then(pl.col("player_two")).otherwise(pl.col("player_final"))
+    banker = pl.when("_drawn").then(pl.col("banker_two")).otherwise(pl.col("banker_final"))
+    outcome = (
+        pl.when(player > banker)
+        .then(pl.lit(PLAYER_WINS, dtype=pl.Int8))
+        .when(player < banker)
+        .then(pl.lit(BANKER_WINS, dtype=pl.Int8))
+        .otherwise(pl.lit(TIE, dtype=pl.Int8))
+    )
     return (
         replayed.select(
             "round_id",
@@ -82,13 +117,18 @@ def round_terms(
             "shoe_id",
             "ez_baccarat",
             "no_more_bets_at",
+            "ruleset_index",
             code("kind", ROUND_KINDS).cast(pl.Int8).alias("_kind"),
             terms.ruleset_index().alias("_r"),
-            player,
-            banker,
+            "player_final",
+            "banker_final",
+            "player_two",
+            "banker_two",
+            "player_count",
+            "banker_count",
+            "player_natural",
+            "banker_natural",
             pl.col("expected_outcome_code").alias("_outcome"),
-            pl.col("player_natural").fill_null(False).alias("_player_natural"),
-            pl.col("banker_natural").fill_null(False).alias("_banker_natural"),
             *(pl.col(f"event_{name}") for name in EZ_EVENTS),
             # House Money (§8(a)(7)): a pair of the same rank in the first two cards.
             (
@@ -98,8 +138,32 @@ def round_terms(
             .fill_null(0)
             .alias("_pairs"),
         )
+        .with_columns(drawn.alias("_drawn"))
+        .with_columns(
+            player.alias("player_final"),
+            banker.alias("banker_final"),
+            pl.when("_drawn").then(outcome).otherwise(pl.col("_outcome")).alias("_outcome"),
+            *(
+                pl.when("_drawn")
+                .then(two_card_events[name])
+                .otherwise(pl.col(f"event_{name}"))
+                .alias(f"event_{name}")
+                for name in EZ_EVENTS
+                if name in two_card_events
+            ),
+            player_natural.alias("_player_natural"),
+            banker_natural.alias("_banker_natural"),
+        )
+        .drop(
+            "ruleset_index",
+            "player_two",
+            "banker_two",
+            "player_count",
+            "banker_count",
+            "player_natural",
+            "banker_natural",
+        )
         .join(options.select("shoe_id", *OPTION_COLUMNS), on="shoe_id", how="left")
-        .join(against, on="round_id", how="left")
         .with_columns(
             _ez_push(terms).alias("ez_push"),
             code("dragon_bonus_paytable", DRAGON_BONUS_PAYTABLES).alias("_paytable"),
@@ -123,13 +187,21 @@ def wager_terms(wagers: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def against_bank(coded: pl.LazyFrame) -> pl.LazyFrame:
-    """Per round, the wagers against a Chemin de Fer Banker (`player` rows with a call,
-    CONTRACT) together: what the Bank can win or lose (§6(e), §9(b)-(c))."""
+def against_bank(coded: pl.LazyFrame, rounds: pl.DataFrame, terms: Terms) -> pl.LazyFrame:
+    """Per round of a ruleset whose Bank wins or loses only what is covered (Chemin de
+    Fer; `rounds`: the round terms), the stakes (amount + rollover) of the wagers against
+    the Banker together: the bets its pack lists under `covered_by`, with a call or
+    without (INDEX Ambiguity 27). The Bank wins or loses min(its own stake, this)
+    (§6(e), §9(b)-(c); Ambiguity 30)."""
+    bets = pl.Series([BETS.index(bet) for bet in terms.covering_bets], dtype=pl.Int32)
+    covered = rounds.lazy().select("round_id", "_r").filter(terms.r("covered").fill_null(False))
     return (
-        coded.filter(is_bet("player") & pl.col("call").is_not_null())
+        coded.filter(pl.col("_b").is_in(pl.lit(bets).implode()))
+        .join(covered, on="round_id", how="inner")
+        .with_columns((pl.col("_r") * NB + pl.col("_b")).alias("_rb"))
+        .filter(terms.rb("covers_bank"))
         .group_by("round_id")
-        .agg(pl.col("amount_c").sum().alias("against_c"))
+        .agg((pl.col("amount_c") + pl.col("rollover_c")).sum().alias("against_c"))
     )
 
 
@@ -161,11 +233,11 @@ def settle(
     # The round terms are collected once: both frames join them, and polars would
     # otherwise replay the rounds once per frame. They are narrow (small codes per
     # round); the wagers stay lazy and stream through the joins.
-    rounds = (
-        round_terms(replayed, options, against_bank(coded), terms)
-        .collect(engine="streaming")
-        .lazy()
-    )
+    rounds = round_terms(replayed, options, terms, packs).collect(engine="streaming")
+    # What each Chemin de Fer Bank can win or lose: the few rounds of such rulesets, held
+    # now, pick their wagers against the Bank out of the wagers.
+    against = against_bank(coded, rounds, terms).collect(engine="streaming")
+    rounds = rounds.join(against, on="round_id", how="left").lazy()
     frames = {}
     for name, chosen in FRAMES.items():
         frame = (
@@ -317,8 +389,10 @@ def _due_result(terms: Terms) -> pl.Expr:
 
 def _basis() -> pl.Expr:
     """What a lost wager loses and a won Banker wager is paid on: the stake (amount +
-    rollover), or for a Chemin de Fer Bank the covered amount."""
-    covered = pl.min_horizontal(pl.col("amount_c"), pl.col("against_c").fill_null(0))
+    rollover), or for a Chemin de Fer Bank the covered amount, min(its stake, the stakes
+    against it together): a rollover on the Bank counts in its stake as on every other
+    wager (INDEX Ambiguity 30)."""
+    covered = pl.min_horizontal(pl.col("stake_c"), pl.col("against_c").fill_null(0))
     return (
         pl.when(is_bet("banker") & pl.col("_covered_basis"))
         .then(covered)

@@ -298,7 +298,7 @@ def paytable_candidates(rd: Round) -> list[tuple[Wager, int, str]]:
     for w in rd.wagers:
         if table is None or w.result != "win" or not w.bet.startswith("dragon_bonus"):
             continue
-        margin = dragon_margin(w.bet, rd.facts)
+        margin = dragon_margin(w.bet, rd.settled)
         if margin is None:
             continue
         for other, odds in DRAGON_PAYTABLES.items():
@@ -355,7 +355,7 @@ def impermissible_options(rd: Round) -> list[tuple[str, int]]:
 def dragon_sides_all_tables_agree(rd: Round) -> list[str]:
     # A Dragon Bonus at a table without a paytable has no stated odds; only place one
     # where paytables A, B and C would settle it alike.
-    f = rd.facts
+    f = rd.settled
     out = []
     for bet, args in (
         ("dragon_bonus_banker", (f.bt, f.b_nat, f.pt, f.p_nat)),
@@ -451,7 +451,7 @@ def _wager_on_free_round(rd: Round, ctx: RoundContext) -> Fault:
         seat, patron, bet, ctx.rs.pick((2500, 5000, 10000)), ctx.placed_at(), ctx.rs.u(), call
     )
     # Chemin de Fer wagers against the Banker settle like a 1:1 Player wager.
-    settle_wager(w, rd.facts, rd.opts)
+    settle_wager(w, rd.settled, rd.opts)
     rd.wagers.append(w)
     return Fault("wager_on_free_round", f"{bet} wager on a {rd.kind} round", wager=w)
 
@@ -500,7 +500,7 @@ def _impermissible_bet(rd: Round, ctx: RoundContext) -> Fault:
     seats = [(s, p) for s, p in ctx.seats if s != rd.banker_seat] or ctx.seats
     seat, patron = ctx.rs.pick(seats)
     w = Wager(seat, patron, bet, amount, ctx.placed_at(), ctx.rs.u())
-    settle_wager(w, rd.facts, rd.opts)
+    settle_wager(w, rd.settled, rd.opts)
     rd.wagers.append(w)
     why = "royal9 wager other than $5.00" if bet == "royal9" and amount != ROYAL9_STAKE else bet
     return Fault("impermissible_bet", f"{why} not permitted at this table", wager=w)
@@ -609,7 +609,7 @@ def _rollover_excess(rd: Round, ctx: RoundContext) -> Fault:
     hm, target = ctx.rs.pick(rollover_candidates(rd))
     share = hm.payout * rd.opts.house_money_rollover_percent // 100
     target.rollover = hm.payout if share < hm.payout else hm.payout + 500
-    settle_wager(target, rd.facts, rd.opts)
+    settle_wager(target, rd.settled, rd.opts)
     what = f"rollover {usd(target.rollover)} exceeds the authorised share {usd(share)}"
     return Fault("rollover_excess", what, wager=target)
 

@@ -217,6 +217,21 @@ class Facts:
         self.b_r9 = royal9_combo(bc[:2])
 
 
+def natural_drew(pc: Sequence[int], bc: Sequence[int]) -> bool:
+    """A hand whose first two cards are a Natural holds a third card (§11(a): no card may
+    be dealt to either hand after a Natural)."""
+    return any(len(hand) == 3 and point_count(hand[:2]) >= 8 for hand in (pc, bc))
+
+
+def settled_facts(pc: Sequence[int], bc: Sequence[int]) -> Facts:
+    """What the wagers are settled on: the cards as dealt, except where a Natural was
+    wrongly given a third card, where every wager is settled on the round as it should
+    have been dealt, each hand's first two cards (INDEX Ambiguity 28)."""
+    if natural_drew(pc, bc):
+        return Facts(pc[:2], bc[:2])
+    return Facts(pc, bc)
+
+
 def ez_event(facts: Facts, opts: TableOptions) -> str | None:
     """The announcement due (§12(a)); Maryland announces Dragon 7 only (.11A(2))."""
     if not opts.ez_baccarat:
@@ -449,16 +464,14 @@ def main_wager_at(wagers: list[Wager], seat: int) -> Wager | None:
 
 def settle_chemin(wagers: list[Wager], f: Facts, opts: TableOptions) -> None:
     """Chemin de Fer §5(a), §6(e)-(g), §9: the Banker wins or loses the covered amount."""
-    bank = next(w for w in wagers if w.bet == "banker")
-    against = [w for w in wagers if w.bet == "player"]
-    covered = min(bank.amount, sum(w.amount for w in against))
+    covered = covered_amount(wagers)
     for w in wagers:
         if w.bet == "house_money":  # only ever an injected impermissible wager
             settle_wager(w, f, opts)
         elif f.outcome == "tie":
             w.set("push")
         elif (w.bet == "banker") == (f.outcome == "banker"):
-            won = covered if w.bet == "banker" else w.amount
+            won = covered if w.bet == "banker" else w.stake
             vig = commission(won, *_vig(opts)) if w.bet == "banker" else 0
             w.set("win", won, vig)
         else:
@@ -466,8 +479,11 @@ def settle_chemin(wagers: list[Wager], f: Facts, opts: TableOptions) -> None:
 
 
 def covered_amount(wagers: list[Wager]) -> int:
+    """§6(e), §9(b): what the wagers against the Bank cover, the Bank's stake at most.
+    Every `player` wager is against the Bank, with a call or without (INDEX Ambiguity
+    27), and a rollover counts in a wager's stake, the Bank's too (Ambiguity 30)."""
     bank = next(w for w in wagers if w.bet == "banker")
-    return min(bank.amount, sum(w.amount for w in wagers if w.bet == "player"))
+    return min(bank.stake, sum(w.stake for w in wagers if w.bet == "player"))
 
 
 def net_result(w: Wager, wagers: list[Wager], chemin: bool) -> int:
@@ -510,6 +526,7 @@ class Round:
         "round_id",
         "round_no",
         "seq",
+        "settled",
         "start",
         "swap",
         "used",
@@ -551,7 +568,10 @@ class Round:
         if self.replace is not None:
             hand, idx, code = self.replace
             (self.pc if hand == "P" else self.bc)[idx] = code
+        # The announcements follow the cards as dealt; the wagers, the round as it should
+        # have been dealt (the same round unless a Natural was given a third card).
         f = self.facts = Facts(self.pc, self.bc)
+        self.settled = settled_facts(self.pc, self.bc)
         self.player_total, self.banker_total, self.outcome = f.pt, f.bt, f.outcome
         self.ez_event = ez_event(f, self.opts)
         self.settle()
@@ -575,6 +595,6 @@ class Round:
         if not self.wagers:
             return
         if self.opts.chemin:
-            settle_chemin(self.wagers, self.facts, self.opts)
+            settle_chemin(self.wagers, self.settled, self.opts)
         else:
-            settle_round(self.wagers, self.facts, self.opts)
+            settle_round(self.wagers, self.settled, self.opts)

@@ -3,7 +3,7 @@ DRW001-DRW004 and TOT001-TOT004."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .finding import Finding
 from .tables import (
@@ -13,6 +13,7 @@ from .tables import (
     STAND,
     banker_rule,
     is_dragon7,
+    is_natural,
     is_panda8,
     player_rule,
     point_count,
@@ -73,6 +74,33 @@ def deal(ruleset: str, rnd: dict) -> Deal:
         void=rnd["kind"] == "void",
         player_rule=p_rule,
         banker_rule=b_rule,
+        dragon7=is_dragon7(banker, b_total, p_total),
+        panda8=is_panda8(player, p_total, b_total),
+    )
+
+
+def natural_drew(player: list[str], banker: list[str]) -> bool:
+    """A hand whose first two cards are a Natural holds a third card: no card may be dealt
+    to either hand after a Natural (ma §11(a), midi §10(a), md .10A, CdF §8(a)(4), §8(b))."""
+    return any(len(hand) == 3 and is_natural(point_count(hand[:2])) for hand in (player, banker))
+
+
+def as_it_should_have_been_dealt(d: Deal) -> Deal:
+    """The round the wagers are settled on. INDEX Ambiguity 28: where a Natural was
+    wrongly given a third card, every wager is settled on the round as it should have
+    been dealt, each hand's first two cards (so the Naturals' two-card counts decide the
+    Dragon Bonus, and no hand holds the three cards of a Dragon 7 or Panda 8); the misdeal
+    itself is the draw finding. Otherwise the cards as dealt (the contract)."""
+    if d.void or not natural_drew(d.player, d.banker):
+        return d
+    player, banker = d.player[:2], d.banker[:2]
+    p_total, b_total = point_count(player), point_count(banker)
+    return replace(
+        d,
+        player=player,
+        banker=banker,
+        player_total=p_total,
+        banker_total=b_total,
         dragon7=is_dragon7(banker, b_total, p_total),
         panda8=is_panda8(player, p_total, b_total),
     )

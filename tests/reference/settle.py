@@ -72,8 +72,12 @@ def settle(
     at_risk = stake
     if ruleset == CDF and bet == "banker":
         # §6(e): the uncovered part of the Bank is withdrawn; §9(b): the Banker wins or
-        # loses only what the wagers against him cover.
-        against = sum(w["amount"] for w in round_wagers if w["bet"] == "player")
+        # loses only what the wagers against him cover. Every `player` row is a wager
+        # against him, with a call or without (INDEX Ambiguity 27), and each covers its
+        # stake; the Bank's own stake includes its rollover (Ambiguity 30).
+        against = sum(
+            w["amount"] + (w["rollover"] or 0) for w in round_wagers if w["bet"] == "player"
+        )
         at_risk = min(stake, against)
     if d.void:
         # ma §15(e), midi §13(e), md .13E, CdF §11(k): every wager returned.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .finding import Finding, dollars
-from .hands import Deal
+from .hands import Deal, as_it_should_have_been_dealt
 from .settle import Settlement, net_result, settle
 from .tables import (
     CDF,
@@ -36,6 +36,8 @@ def wager_findings(
 ) -> list[Finding]:
     settled: dict[str, Settlement] = {}
     found: list[Finding] = []
+    # The wagers are settled on the round as it should have been dealt (Ambiguity 28).
+    d = as_it_should_have_been_dealt(d)
     for w in wagers:
         found += permissibility(ruleset, table, rnd, w)
         # An impermissible wager is still settled where the ruleset's text fixes its terms
