@@ -5,6 +5,7 @@ Each stage is a function of frames; this module only wires them together.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -266,6 +267,7 @@ def run_audit(
     report: bool = True,
     alert_fdr: float = ALERT_FDR,
     origin: str | None = None,
+    archive: Path | None = None,
 ) -> AuditOutputs:
     """Audit the dataset and write the outputs; `command` (the command line, when there
     is one) goes into the catalog's record of the run. `finder` runs stages 3-5, `find`
@@ -273,7 +275,9 @@ def run_audit(
     leaves the nightly HTML report out (the benchmark measures what it adds). Surveillance
     runs after the findings, over the audited rows, with its alerts held to `alert_fdr`.
     `origin`: the URL the dataset was copied from, when `dataset_path` is a local copy
-    (the catalog names the dataset by it)."""
+    (the catalog names the dataset by it). `archive`: the archive the run will be added
+    to, whose earlier runs the nightly report compares the night with (the run itself is
+    added by the caller, once its set is in)."""
     started_at = datetime.now(UTC)
     # OUTDIR is checked before any work and held until its set is in: a second run into
     # it is refused rather than clearing this one's staging folder.
@@ -297,9 +301,8 @@ def run_audit(
             run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at, origin)
             if progress:
                 progress("outputs", 0)
-            written = write_outputs(
-                out, results, run, extra=write_nightly if report else None, claimed=True
-            )
+            nightly = functools.partial(write_nightly, archive=archive) if report else None
+            written = write_outputs(out, results, run, extra=nightly, claimed=True)
         # The night's tests are not held in memory: the result reads OUTDIR's file, the working
         # copy being gone.
         return replace(results, surveillance=pl.scan_parquet(written / SURVEILLANCE_FILE))

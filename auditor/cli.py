@@ -18,6 +18,7 @@ from auditor import __version__
 from auditor.commands.archive import add_after_audit, archive, review
 from auditor.commands.progress import progress_bar, shows_progress
 from auditor.commands.query import query
+from auditor.commands.report import report
 from auditor.commands.terminal import crash, fail, stdout
 from auditor.commands.verify import verify
 from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
@@ -198,6 +199,7 @@ def audit(
                     command=command,
                     alert_fdr=alert_fdr,
                     origin=dataset if is_remote(dataset) else None,
+                    archive=archive_folder,
                 )
                 findings, alerts = results.findings.height, results.alerts.height
             if archive_folder is not None:
@@ -444,39 +446,16 @@ def odds(
         return
     # Piped, rich would squeeze the table into 80 columns; a file reads better wide.
     console = stdout if stdout.is_terminal else Console(width=160)
-    for report in reports:
-        for part in render(report):
+    for ruleset_report in reports:
+        for part in render(ruleset_report):
             console.print(part, highlight=False)
-
-
-@main.command()
-@click.argument("outdir", type=click.Path(path_type=Path))
-@click.option("--patron", help="A patron id (wagers.patron_id).")
-@click.option("--dealer", help="A dealer id (rounds.dealer_id).")
-@click.option("--table", help="A table id.")
-@click.option("--round", "round_id", help="A round id.")
-@click.option("--from", "start", type=click.DateTime(["%Y-%m-%d"]), help="First day (UTC).")
-@click.option("--to", "end", type=click.DateTime(["%Y-%m-%d"]), help="Last day, inclusive.")
-@click.option("--out", "target", type=click.Path(path_type=Path, dir_okay=False), help="File.")
-@click.option("--pdf", is_flag=True, help="Print to PDF through headless Chromium.")
-def report(outdir: Path, target: Path | None, pdf: bool, **subject) -> None:
-    """Investigation report of one patron, dealer, table or round of the run in OUTDIR:
-    its rounds, wagers, findings with their evidence, money and quarantined rows
-    (default file ./investigation-KIND-ID.html, or .pdf). Exit status 2 for an unknown
-    subject, an unreadable OUTDIR or --pdf without Chromium."""
-    from auditor.report.investigate import subject_of, write_investigation
-
-    try:
-        written = write_investigation(outdir, subject_of(**subject), target, pdf)
-    except AuditorError as error:
-        fail(error)
-    click.echo(f"report written to {written}")
 
 
 main.add_command(query)
 main.add_command(archive)
 main.add_command(review)
 main.add_command(verify)
+main.add_command(report)
 
 if __name__ == "__main__":
     main()

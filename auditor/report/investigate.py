@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -361,6 +362,15 @@ def write_investigation(
 ) -> Path:
     """Write the report (HTML, or PDF through Chromium) and return where it went; a
     target that cannot be written is a `ReportError`, found before the report is built."""
+    return write_report(lambda: render_investigation(outdir, subject), subject, target, pdf)
+
+
+def write_report(
+    build: Callable[[], str], subject: Subject, target: Path | None = None, pdf: bool = False
+) -> Path:
+    """Write the page `build` returns (HTML, or PDF through Chromium) to `target`, or to
+    a name made from the subject; the browser and the target are checked first, for
+    building the page can take a while on a busy subject."""
     browser = find_browser() if pdf else None
     if pdf and browser is None:
         raise ReportError(
@@ -369,9 +379,8 @@ def write_investigation(
             "or leave out --pdf for the HTML page"
         )
     target = Path(target) if target is not None else Path(default_name(subject, pdf))
-    # Checked before the report is built, which can take a while on a busy table.
     _check_writable(target)
-    html = render_investigation(outdir, subject)
+    html = build()
     if not pdf:
         try:
             target.write_text(html, encoding="utf-8")

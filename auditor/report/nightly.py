@@ -9,6 +9,10 @@ Large nights stay readable and quick to build: every group shows its first rows 
 the rest, the first page shows the findings to look at first with their evidence, and the
 table pages list each table's findings in the same order with evidence for the first of
 them; the catalog and `auditor report --table` hold the rest.
+
+Given the archive the run goes into, each finding also says whether earlier nights found
+it and how it was reviewed, and the findings of earlier nights still open or escalated
+are listed (`history`); without one, the pages are as they always were.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import polars as pl
 
 from auditor.output.query import Catalog, QueryError
 from auditor.packs.model import load_all
-from auditor.report import data, evidence
+from auditor.report import data, evidence, history
 from auditor.report.render import render
 
 REPORT_FILE = "report.html"
@@ -51,10 +55,11 @@ class Group:
     more_findings: int = 0
 
 
-def write_nightly(folder: Path) -> list[str]:
+def write_nightly(folder: Path, archive: Path | None = None) -> list[str]:
     """Write the report of the catalog in `folder` beside it; the files written, relative
-    to `folder` (the audit adds them to its manifest)."""
-    pages = render_nightly(folder, being_written=True)
+    to `folder` (the audit adds them to its manifest). `archive`: the archive the run
+    goes into, whose earlier runs the report compares the night with."""
+    pages = render_nightly(folder, being_written=True, archive=archive)
     for name, text in pages.items():
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -62,17 +67,20 @@ def write_nightly(folder: Path) -> list[str]:
     return list(pages)
 
 
-def render_nightly(folder: Path, being_written: bool = False) -> dict[str, str]:
+def render_nightly(
+    folder: Path, being_written: bool = False, archive: Path | None = None
+) -> dict[str, str]:
     """Every page of the nightly report, by its path relative to the output folder;
-    `being_written`: the set in its staging folder, before its manifest."""
+    `being_written`: the set in its staging folder, before its manifest; `archive`: the
+    archive whose other runs the night is compared with."""
     catalog = data.open_report_catalog(folder, being_written)
     try:
-        return _pages(catalog)
+        return _pages(catalog, folder, archive)
     finally:
         catalog.close()
 
 
-def _pages(catalog: Catalog) -> dict[str, str]:
+def _pages(catalog: Catalog, folder: Path, archive: Path | None = None) -> dict[str, str]:
     run = data.run_record(catalog)
     counts = data.row_counts(catalog)
     checks = data.checks(catalog)
@@ -114,6 +122,9 @@ def _pages(catalog: Catalog) -> dict[str, str]:
         pool.shutdown(wait=False)
     drawn = _charts(findings)
     watched = _surveillance(catalog)
+    remembered = None
+    if archive is not None:
+        remembered = history.read_history(archive, folder, catalog, findings["finding_id"])
     if reading is not None:
         try:
             sources, wagers = reading.result()
@@ -165,6 +176,8 @@ def _pages(catalog: Catalog) -> dict[str, str]:
         "table_pages": [(t, page_of[t]) for t in tables],
         "rules_found": [checks[c] for c in sorted(findings["rule"].unique()) if c in checks],
         **watched,
+        "history": remembered,
+        "titles": titles,
     }
     pages = {REPORT_FILE: render("nightly.html", **context)}
     for (table,), rows in listed.group_by("_table", maintain_order=True):
@@ -180,6 +193,7 @@ def _pages(catalog: Catalog) -> dict[str, str]:
             links={f: "#" + evidence.anchor(f) for f in with_evidence},
             evidence=[(built[f], evidence.anchor(f)) for f in with_evidence],
             hold=watched["hold_of"].get(table),
+            history=remembered,
         )
     return pages
 

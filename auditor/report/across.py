@@ -1,0 +1,39 @@
+"""Investigation across nights: one patron, dealer or table over every night of an archive
+(`auditor.archive`), for a case that spans more than one night: `across_data` reads it
+from the archive and the runs' own catalogs, `across_page` draws the page.
+
+A night is a gaming day, noon to noon UTC, as everywhere in the archive.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import date
+from pathlib import Path
+
+from auditor.report.across_data import archive_subject, gather_archive
+from auditor.report.across_page import page
+from auditor.report.investigate import Subject, write_report
+
+
+def render_archive_investigation(archive: Path, subject: Subject) -> str:
+    """The investigation across the archive's nights as one self-contained HTML page."""
+    return page(gather_archive(archive, subject))
+
+
+def write_archive_investigation(
+    archive: Path,
+    subject: Subject,
+    start: date | None = None,
+    end: date | None = None,
+    target: Path | None = None,
+    pdf: bool = False,
+) -> Path:
+    """Write the investigation of `subject` (a patron, dealer or table, as `subject_of`
+    gives it) over every night of `archive`, or the gaming days `start` to `end`
+    (inclusive; the subject's own window when None): HTML, or PDF through Chromium, to
+    `target` (default ./investigation-KIND-ID.html or .pdf). An unknown subject, an archive
+    that cannot be read or a target that cannot be written is an `AuditorError` (exit 2)."""
+    subject = archive_subject(subject, start, end)
+    build = functools.partial(render_archive_investigation, archive, subject)
+    return write_report(build, subject, target, pdf)

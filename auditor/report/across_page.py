@@ -1,0 +1,253 @@
+"""The page of an investigation across nights (`across`): the nights one by one, the money
+at stake per night and in all, the findings in force with their reviews, the rounds and
+wagers of the nights whose datasets are in place, and the surveillance naming the subject.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+import matplotlib
+import polars as pl
+from markupsafe import Markup
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+from auditor import __version__
+from auditor.archive.catalog import CATALOG_FILE, RUNS, SET
+from auditor.check_docs import check_docs
+from auditor.report import charts, data
+from auditor.report.across_data import Gathered, NightSource
+from auditor.report.render import render
+
+FINDINGS_SHOWN, ROUNDS_SHOWN, WAGERS_SHOWN = 2000, 1000, 2000
+TESTS_SHOWN, REVIEWS_SHOWN, QUIET_SHOWN = 300, 1000, 40
+ZERO = Decimal(0)
+DATES_ON_AXIS = 5  # what fits under the chart, ten characters each
+
+
+def page(found: Gathered) -> str:
+    titles = {doc.code: doc.title for doc in check_docs()}
+    findings = found.findings.with_columns(
+        pl.col("rule").replace_strict(titles, default="").alias("title"),
+        pl.col("severity")
+        .replace_strict({s: i for i, s in enumerate(data.SEVERITIES)}, default=len(data.SEVERITIES))
+        .alias("_severity_rank"),
+        (-pl.col("impact").abs().cast(pl.Float64)).fill_null(0.0).alias("_abs_impact"),
+    ).sort("gaming_day", "_severity_rank", "_abs_impact", "finding_id", nulls_last=True)
+    nights = _nights(found, findings)
+    listed = {n["day"] for n in nights}
+    quiet = [d for d in _covered_days(found) if d not in listed]
+    unread = {d for d in quiet if not all(s.read for s in _sources_of(found, d))}
+    rule_of = dict(zip(findings["finding_id"], findings["rule"], strict=True))
+    night_of = dict(zip(findings["finding_id"], findings["gaming_day"], strict=True))
+    per_round = findings.filter(pl.col("round_id").is_not_null()).group_by("round_id")
+    codes = {r: sorted(set(rules)) for r, rules in per_round.agg("rule").iter_rows()}
+    rounds, wagers = found.rounds, found.wagers
+    return render(
+        "across.html",
+        subject=found.subject,
+        archive=str(found.archive),
+        catalog_file=CATALOG_FILE,
+        run_folder=f"{RUNS}/RUN_ID/{SET}",
+        tool_version=__version__,
+        nights=nights,
+        totals=_totals(findings, nights, found),
+        chart=_money_chart(nights),
+        findings=list(findings.head(FINDINGS_SHOWN).iter_rows(named=True)),
+        findings_total=findings.height,
+        reviews=[
+            {**r, "rule": rule_of.get(r["finding_id"]), "night": night_of.get(r["finding_id"])}
+            for r in found.reviews.head(REVIEWS_SHOWN).iter_rows(named=True)
+        ],
+        reviews_total=found.reviews.height,
+        rounds=list(rounds.head(ROUNDS_SHOWN).iter_rows(named=True)),
+        rounds_total=rounds.height,
+        round_codes=codes,
+        wagers=list(wagers.head(WAGERS_SHOWN).iter_rows(named=True)),
+        wagers_total=wagers.height,
+        unread_nights=[n for n in nights if not n["read"]],
+        quiet=quiet[:QUIET_SHOWN],
+        quiet_more=max(0, len(quiet) - QUIET_SHOWN),
+        quiet_unread=sorted(unread),
+        tests=list(found.tests.head(TESTS_SHOWN).iter_rows(named=True)),
+        tests_total=found.tests.height,
+        alerts=int(found.tests["alert"].sum()) if found.tests.height else 0,
+    )
+
+
+# ---- night by night ----------------------------------------------------------------------
+
+
+def _covered_days(found: Gathered) -> list[date]:
+    return sorted(set(found.coverage["gaming_day"].drop_nulls()))
+
+
+def _sources_of(found: Gathered, day: date) -> list[NightSource]:
+    runs = found.coverage.filter(pl.col("gaming_day") == day)["run_id"].unique().sort()
+    return [found.sources[r] for r in runs if r in found.sources]
+
+
+def _days_with_rows(found: Gathered, findings: pl.DataFrame) -> list[date]:
+    """The nights with anything of the subject: a finding, a test, a round or a wager;
+    for a table, every night the archive audited it."""
+    frames = [findings, found.tests, found.rounds, found.wagers]
+    days = {d for f in frames if "gaming_day" in f.columns for d in f["gaming_day"] if d}
+    if found.subject.kind == "table":
+        days |= set(_covered_days(found))
+    return sorted(days)
+
+
+def _nights(found: Gathered, findings: pl.DataFrame) -> list[dict[str, Any]]:
+    """One row per night with anything of the subject, oldest first, with the money at
+    stake that night and up to it."""
+    rows = []
+    at_stake, net = ZERO, ZERO
+    for day in _days_with_rows(found, findings):
+        found_that_night = findings.filter(pl.col("gaming_day") == day)
+        money = _money_at_stake(found_that_night)
+        at_stake += money["over"] + money["under"]
+        net += money["over"] - money["under"]
+        sources = _sources_of(found, day)
+        rows.append(
+            {
+                "day": day,
+                "sources": sources,
+                "read": bool(sources) and all(s.read for s in sources),
+                **_played(found, day),
+                "findings": found_that_night.height,
+                "severity": [
+                    (s, found_that_night.filter(pl.col("severity") == s).height)
+                    for s in data.SEVERITIES
+                ],
+                **money,
+                "at_stake_to_date": at_stake,
+                "net_to_date": net,
+                "alerts": _alerts_on(found.tests, day),
+            }
+        )
+    return rows
+
+
+def _money_at_stake(findings: pl.DataFrame) -> dict[str, Decimal]:
+    impact = pl.col("impact")
+    sums = findings.select(
+        impact.filter(impact > 0).sum().alias("over"),
+        (-impact.filter(impact < 0).sum()).alias("under"),
+    ).row(0, named=True)
+    return {k: Decimal(v) if v is not None else ZERO for k, v in sums.items()}
+
+
+def _played(found: Gathered, day: date) -> dict[str, Any]:
+    """The subject's rounds and wagers that night, from the hand histories read; for a
+    table, also the audit's own count of its rounds, known when they cannot be read."""
+    audited_rounds = None
+    if found.subject.kind == "table":
+        covered = found.coverage.filter(pl.col("gaming_day") == day)["rounds"]
+        audited_rounds = int(covered.sum()) if covered.len() else None
+    played = {"rounds": None, "wagers": None, "staked": None, "net": None,
+              "audited_rounds": audited_rounds}  # fmt: skip
+    if "gaming_day" not in found.rounds.columns:
+        return played  # no night's hand history could be read
+    rounds = found.rounds.filter(pl.col("gaming_day") == day)
+    wagers = found.wagers.filter((pl.col("gaming_day") == day) & ~pl.col("quarantined"))
+    if not rounds.height and not wagers.height:
+        return played
+    stake = pl.col("amount") + pl.col("rollover").fill_null(0)
+    sums = wagers.select(stake.sum().alias("staked"), pl.col("net").sum().alias("net"))
+    return played | {
+        "rounds": rounds.height,
+        "wagers": wagers.height,
+        **{k: (v if v is not None else ZERO) for k, v in sums.row(0, named=True).items()},
+    }
+
+
+def _alerts_on(tests: pl.DataFrame, day: date) -> int:
+    if not tests.height:
+        return 0
+    return int(tests.filter((pl.col("gaming_day") == day) & pl.col("alert")).height)
+
+
+def _totals(findings: pl.DataFrame, nights: list[dict], found: Gathered) -> dict[str, Any]:
+    money = _money_at_stake(findings)
+    statuses = (
+        findings["status"]
+        .fill_null("open")
+        .value_counts(name="n")
+        .sort("n", "status", descending=[True, False])
+    )
+    return {
+        "nights": len(nights),
+        "nights_read": sum(n["read"] for n in nights),
+        "findings": findings.height,
+        "severity": [(s, findings.filter(pl.col("severity") == s).height) for s in data.SEVERITIES],
+        "statuses": list(statuses.iter_rows()),
+        "reviewed": findings["reviewed_by"].is_not_null().sum(),
+        **money,
+        "alerts": int(found.tests["alert"].sum()) if found.tests.height else 0,
+        "tests": found.tests.height,
+    }
+
+
+# ---- the chart ---------------------------------------------------------------------------
+
+
+def _money_chart(nights: Sequence[dict[str, Any]]) -> Markup | None:
+    """Money at stake per night (stacked: overpaid, underpaid) above the running total.
+    The nights are days counted from the first, labelled with their dates: one night
+    gives one bar over its date, never a date axis stretched over years."""
+    if not any(n["over"] or n["under"] for n in nights):
+        return None
+    first = nights[0]["day"]
+    offsets = [(n["day"] - first).days for n in nights]
+    over = [float(n["over"]) for n in nights]
+    under = [float(n["under"]) for n in nights]
+    running = list(itertools.accumulate(o + u for o, u in zip(over, under, strict=True)))
+    with matplotlib.rc_context(charts.STYLE):
+        figure = Figure(figsize=(6.4, 4.4), dpi=72)
+        figure.subplots_adjust(left=0.9 / 6.4, right=1 - 0.2 / 6.4, top=1 - 0.4 / 4.4,
+                               bottom=0.6 / 4.4, hspace=0.35)  # fmt: skip
+        per_night, to_date = figure.subplots(2, 1, sharex=True)
+        per_night.bar(offsets, over, width=0.7, color=charts.OVERPAID, label="overpaid")
+        per_night.bar(
+            offsets, under, width=0.7, bottom=over, color=charts.UNDERPAID, label="underpaid"
+        )
+        per_night.set_title("Money at stake, night by night", loc="left")
+        # On the title's line, right: inside the axes it would cover the first night's bar.
+        per_night.legend(
+            loc="lower right", bbox_to_anchor=(1, 1), frameon=False, ncols=2, borderaxespad=0
+        )
+        # Steps, not slopes: the money is found a night at a time.
+        to_date.plot(offsets, running, color="#1d4e89", marker="o", markersize=4, linewidth=1.4,
+                     drawstyle="steps-post")  # fmt: skip
+        to_date.set_title("Money at stake to date", loc="left")
+        to_date.set_xlabel("gaming day (noon to noon UTC)")
+        for axes, top in ((per_night, max(a + b for a, b in zip(over, under, strict=True))),
+                          (to_date, running[-1])):  # fmt: skip
+            axes.set_ylim(0, top * 1.25)
+            axes.yaxis.set_major_locator(MaxNLocator(nbins=4))
+            axes.yaxis.set_major_formatter(FuncFormatter(_dollars))
+        span = offsets[-1]
+        # At least four days wide: one night's bar is a bar, not the whole chart.
+        margin = max(0.6, (4 - span) / 2)
+        to_date.set_xlim(-margin, span + margin)
+        if len(offsets) <= DATES_ON_AXIS:
+            to_date.set_xticks(offsets)
+        else:
+            to_date.xaxis.set_major_locator(MaxNLocator(nbins=DATES_ON_AXIS, integer=True))
+        to_date.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _day_label(first, x)))
+        return charts.svg(figure, "money-by-night")
+
+
+def _dollars(value: float, _position: Any) -> str:
+    return f"${value:,.0f}"
+
+
+def _day_label(first: date, offset: float) -> str:
+    if offset != round(offset):
+        return ""
+    return (first + timedelta(days=round(offset))).isoformat()
