@@ -29,9 +29,11 @@ from auditor.output.files import (
     SURVEILLANCE_FILE,
 )
 from auditor.output.located import COVERAGE_FILE, LOCATED_FILE
+from auditor.output.lock import waiting
 from auditor.output.macros import sql_literal
 
 CATALOG_FILE = "archive.duckdb"
+REBUILD_WAIT_SECONDS = 300.0
 RUNS = "runs"  # ARCHIVE/runs/RUN_ID/set/: a run's output set
 SET = "set"
 # The files of a run's set the catalog reads, by the view they become.
@@ -59,6 +61,8 @@ def rebuild_catalog(archive: Path) -> Path:
         con.execute("USE archive")
         for statement in view_statements(archive):
             con.execute(statement)
+        # Where the views point: a moved or copied archive's catalog is rebuilt where it is.
+        con.execute("CREATE TABLE built_for AS SELECT $folder AS folder", {"folder": str(archive)})
         con.execute("USE memory")
         con.execute("DETACH archive")
     finally:
@@ -155,3 +159,31 @@ LEFT JOIN latest l USING (finding_id)
 LEFT JOIN coverage_current c
   ON c.table_id = s.table_id AND c.gaming_day IS NOT DISTINCT FROM s.gaming_day""",
     ]
+
+
+def current_catalog(archive: Path) -> Path:
+    """The archive's catalog, rebuilt first when it was built for another folder (the
+    archive was moved or copied: its views name absolute paths) or is missing; the
+    rebuild holds the archive's lock, as an add does."""
+    archive = Path(archive).resolve()
+    target = archive / CATALOG_FILE
+    if _built_for(target) == str(archive):
+        return target
+    with waiting(archive, "an archive's catalog rebuild", REBUILD_WAIT_SECONDS):
+        if _built_for(target) != str(archive):
+            rebuild_catalog(archive)
+    return target
+
+
+def _built_for(target: Path) -> str | None:
+    try:
+        con = duckdb.connect(str(target), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        row = con.execute("SELECT folder FROM built_for").fetchone()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    return None if row is None else str(row[0])

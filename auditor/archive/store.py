@@ -8,7 +8,7 @@
 
 Adding is atomic: the set is copied into a new folder under `runs/`, verified there
 against its own manifest, and renamed into place in one step; a killed add leaves a
-`.adding-*` folder that no reader looks at and the next add removes. Adds hold the
+`.adding-*` folder beside `runs/` that no reader looks at and the next add removes. Adds hold the
 archive's lock, so two at once both land, one after the other. The archive keeps output
 sets, not datasets: a run's `located.parquet` and `coverage.parquet` say where and when
 its findings happened and which tables and gaming days it audited.
@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from auditor.archive.catalog import CATALOG_FILE, RUNS, SET, rebuild_catalog
+from auditor.archive.catalog import RUNS, SET, current_catalog, rebuild_catalog
 from auditor.archive.ledger import LEDGER_FILE
 from auditor.errors import AuditorError
 from auditor.output.files import DUCKDB_FILE, FINDINGS_FILE
@@ -41,7 +41,7 @@ RUN_FILE = "run.json"
 ARCHIVE_FORMAT = 1
 ADD_WAIT_SECONDS = 300.0
 # What an archive being made holds before its marker (an add killed while making it).
-_PARTS = {RUNS, LEDGER_FILE, f".{ARCHIVE_FILE}.tmp"}
+_PARTS = {RUNS, LEDGER_FILE, f".{ARCHIVE_FILE}.tmp"}  # and .adding-* folders
 TOOL = "auditor"
 
 
@@ -67,7 +67,9 @@ def open_archive(archive: Path, create: bool = False) -> Path:
         raise ArchiveError(
             f"{folder}: not an archive (no {ARCHIVE_FILE}); `auditor archive add` makes one"
         )
-    if folder.exists() and any(p.name not in _PARTS for p in folder.iterdir()):
+    if folder.exists() and any(
+        p.name not in _PARTS and not p.name.startswith(".adding-") for p in folder.iterdir()
+    ):
         raise ArchiveError(
             f"{folder}: holds files but no {ARCHIVE_FILE}: not an archive; choose an empty "
             "or new folder"
@@ -114,7 +116,9 @@ def add_run(archive: Path, outdir: Path) -> tuple[ArchivedRun, bool]:
         place = folder / RUNS / run_id
         if place.exists():
             return ArchivedRun(run_id, _read_json(place / RUN_FILE), place), False
-        partial = Path(tempfile.mkdtemp(prefix=".adding-", dir=folder / RUNS))
+        # Beside runs/, not in it: the catalog's views read runs/*/ and must never see
+        # a run that is not whole.
+        partial = Path(tempfile.mkdtemp(prefix=".adding-", dir=folder))
         mask = os.umask(0o022)
         os.umask(mask)
         partial.chmod(0o777 & ~mask)  # a folder's usual permissions, not a temporary one's
@@ -193,7 +197,7 @@ def archived_runs(archive: Path) -> list[ArchivedRun]:
 
 def _clear_partial_adds(folder: Path) -> None:
     """Folders of adds that were killed: never read, removed under the lock."""
-    for partial in (folder / RUNS).glob(".adding-*"):
+    for partial in [*folder.glob(".adding-*"), *(folder / RUNS).glob(".adding-*")]:
         if partial.is_dir() and not partial.is_symlink():
             shutil.rmtree(partial, ignore_errors=True)
 
@@ -222,9 +226,9 @@ def superseded(archive: Path) -> dict[str, str]:
     """Each run a later run supersedes, wholly or in part: "superseded" or "partly
     superseded (N of M table-days)"."""
     folder = open_archive(archive)
-    if not (folder / CATALOG_FILE).is_file():
+    if not any((folder / RUNS).iterdir()):
         return {}
-    con = duckdb.connect(str(folder / CATALOG_FILE), read_only=True)
+    con = duckdb.connect(str(current_catalog(folder)), read_only=True)
     try:
         rows = con.execute("SELECT * FROM superseded_runs WHERE days_superseded > 0").fetchall()
     finally:
