@@ -151,7 +151,7 @@ def test_no_module_outgrows_a_sitting(name: str) -> None:
     assert lines <= MAX_LINES, f"{name}: {lines} lines"
 
 
-README = PACKAGE.parent / "README.md"
+README = Path(__file__).resolve().parents[1] / "README.md"  # the repository's, not the package's
 FLOOR_NUMBERS = {"¼": Fraction(1, 4), "½": Fraction(1, 2), "¾": Fraction(3, 4)}
 
 
