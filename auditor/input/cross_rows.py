@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from auditor.input.load import FILE_COLUMN, ROW_COLUMN, Dataset, scan_table
+from auditor.input.load import FILE_COLUMN, ROW_COLUMN, Dataset
 from auditor.input.quarantine import (
     ROW_KEY,
     concat_quarantine,
@@ -15,6 +15,7 @@ from auditor.input.quarantine import (
     quarantine_rows,
     row_key_expr,
 )
+from auditor.input.scan import scan_table
 
 # Cross-row checks compare ids across whole tables (32 million wager ids at 10 million
 # rounds). Comparing strings that many times is what costs, so the checks compare u64

@@ -24,21 +24,14 @@ import pyarrow.parquet as pq
 
 from auditor.contract import TABLES, empty_frame
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
-from auditor.input.load import (
-    BATCH_ROWS,
-    FILE_COLUMN,
-    ROW_COLUMN,
-    Dataset,
-    SourceFile,
-    iter_batches,
-    normalize_exprs,
-)
+from auditor.input.load import FILE_COLUMN, ROW_COLUMN, Dataset, SourceFile, normalize_exprs
 from auditor.input.partition import (
     TABLE_KEYED,
     Partition,
     partition_bytes,
     rounds_within,
 )
+from auditor.input.scan import BATCH_ROWS, run_batches, table_runs
 
 ROUTE_KEY = "_part"
 # Routing pays when the partitions would read the input this many times over.
@@ -94,9 +87,9 @@ def route(
     """Write each partition's audited rows of every table into `folder/TABLE/_part=N/`:
     the tables keyed by `table_id` by their table, the wagers by their round's table.
 
-    File by file and batch by batch (`load.iter_batches`), so that memory holds one batch
-    and the map of rounds to partitions, never a table: a streaming join and partitioned
-    sink over the whole wagers table was measured holding gigabytes. The map holds each
+    Batch by batch (`scan.run_batches`), so that memory holds one batch and the map of
+    rounds to partitions, never a table: a streaming join and partitioned sink over the
+    whole wagers table was measured holding gigabytes. The map holds each
     round's id hash (about `BYTES_PER_MAPPED_ROUND`); where the whole map would exceed
     `budget_bytes`, the wagers are routed in passes, each over the rounds of some
     partitions, and each pass reads the wagers' files again."""
@@ -256,9 +249,11 @@ def _route_table(
         pl.col("file").alias(FILE_COLUMN), pl.col("row").alias(ROW_COLUMN)
     )
     held = _Held(folder / name, batch_bytes // 4)
-    for source in dataset.files.get(name, ()):
-        normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source)]
-        for raw in iter_batches(source, _batch_rows(source, batch_bytes)):
+    # Small files of one schema are read together, a batch's worth at a time: a batch per
+    # file would cost ten thousand small files ten thousand queries and samples.
+    for run in table_runs(dataset, name):
+        normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(run.first)]
+        for raw in run_batches(run, _batch_rows(run.first, batch_bytes)):
             batch = raw.select(normalize)
             if bad.height:
                 batch = batch.join(bad, on=[FILE_COLUMN, ROW_COLUMN], how="anti")

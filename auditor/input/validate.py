@@ -20,14 +20,13 @@ import polars as pl
 from auditor.contract import CARD_PATTERN, RULESETS, TABLES
 from auditor.errors import RulesetError
 from auditor.input.cross_rows import collect_streaming, cross_row_checks, key_columns
+from auditor.input.gather import gather_small_files
 from auditor.input.load import (
     FILE_COLUMN,
     ROW_COLUMN,
     Dataset,
     SourceFile,
-    iter_batches,
     normalize_exprs,
-    scan_table,
     wider_integer_columns,
 )
 from auditor.input.quarantine import (
@@ -37,6 +36,7 @@ from auditor.input.quarantine import (
     quarantine_rows,
     shortened_text,
 )
+from auditor.input.scan import raw_scan, run_batches, scan_table, table_runs
 from auditor.packs.model import load_all
 from auditor.schemas import MAX_ID_CHARS, MODELS, bounded_text_columns
 
@@ -87,7 +87,11 @@ def validate(
     id_budget_bytes: int | None = None,
 ) -> ValidatedDataset:
     """The dataset validated: the audited rows (lazy), the quarantine and the row counts.
-    The cross-row checks hold about `id_budget_bytes` of ids at a time (all if None)."""
+    The cross-row checks hold about `id_budget_bytes` of ids at a time (all if None).
+    A table in many small files is read from a copy in one file (`gather`), which the
+    result's dataset holds: read the audited rows while the result is held."""
+    # Read several times over from here on, the small files are read once.
+    dataset = gather_small_files(dataset)
     _reject_unknown_rulesets(dataset)
     row_level = _cite_hand_rules(dataset, _row_checks(dataset, progress))
     cross = cross_row_checks(dataset, row_level, id_budget_bytes)
@@ -142,23 +146,29 @@ def _cite_hand_rules(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
 
 def _reject_unknown_rulesets(dataset: Dataset) -> None:
     # An unknown ruleset is not a bad row but a dataset the auditor has no rules for.
-    for source in dataset.files["tables"]:
-        frame = pl.scan_parquet(source.path).select("ruleset").with_row_index("row").collect()
-        bad = frame.filter(~pl.col("ruleset").is_in(list(RULESETS)))
+    by_name = {source.name: source for source in dataset.files["tables"]}
+    for run in table_runs(dataset, "tables"):
+        bad = (
+            raw_scan(run)
+            .select(FILE_COLUMN, ROW_COLUMN, "ruleset")
+            .filter(~pl.col("ruleset").is_in(list(RULESETS)))
+            .head(1)
+            .collect()
+        )
         if bad.height:
-            row, value = bad.row(0)
+            name, row, value = bad.row(0)
             raise RulesetError(
-                f"{source.name}: column 'ruleset', row {row}: unknown ruleset "
+                f"{name}: column 'ruleset', row {row}: unknown ruleset "
                 f"{shortened_text(value)!r}; "
                 f"expected one of {', '.join(RULESETS)}",
-                path=str(source.path),
+                path=str(by_name[name].path),
                 column="ruleset",
             )
 
 
 @dataclass(frozen=True)
 class _Batch:
-    source: SourceFile
+    source: SourceFile  # the batch's first file: all of its files share this one's schema
     rows: pl.DataFrame  # in contract types, with provenance
     overflows: pl.DataFrame  # quarantine rows of integers that do not fit the contract type
     too_long: pl.DataFrame  # quarantine rows of ids longer than any real one
@@ -182,10 +192,13 @@ def _row_checks(dataset: Dataset, progress: ProgressCallback | None) -> pl.DataF
 
 
 def _batches(dataset: Dataset) -> Iterator[_Batch]:
+    # Small files of one schema share a batch: each row keeps its own `_file` and `_row`,
+    # and every check below reads the schema, never the file.
     for table in dataset.tables():
-        for source in dataset.files[table]:
+        for run in table_runs(dataset, table):
+            source = run.first
             normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source)]
-            for raw in iter_batches(source):
+            for raw in run_batches(run):
                 rows = raw.select(normalize)
                 yield _Batch(source, rows, _overflows(source, raw), _too_long(source, raw, rows))
 

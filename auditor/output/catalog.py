@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
 
@@ -71,7 +72,31 @@ class RunInfo:
 
     def location_of(self, source: SourceFile | None = None) -> str:
         """Where this run read the dataset (or one of its files): a local path."""
-        return str((source.path if source else self.dataset.root).resolve())
+        if source is None:
+            return str(self.dataset.root.resolve())
+        return self._resolved_files.get(source.path) or str(source.path.resolve())
+
+    @cached_property
+    def _resolved_files(self) -> dict[Path, str]:
+        # Each file is named three times (the run's record, the manifest, the views): a
+        # dataset of ten thousand files would be resolved thirty thousand times.
+        paths = [s.path for table in self.dataset.tables() for s in self.dataset.files[table]]
+        return _resolved_paths(paths)
+
+
+def _resolved_paths(paths: Sequence[Path]) -> dict[Path, str]:
+    """Each path with its symlinks resolved, as `Path.resolve` gives it: a file that is no
+    symlink is its resolved folder's, and each folder is resolved once."""
+    folders: dict[Path, Path] = {}
+    found = {}
+    for path in paths:
+        if path.is_symlink():
+            found[path] = str(path.resolve())
+            continue
+        if path.parent not in folders:
+            folders[path.parent] = path.parent.resolve()
+        found[path] = str(folders[path.parent] / path.name)
+    return found
 
 
 def write_catalog(

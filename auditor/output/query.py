@@ -27,6 +27,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -165,14 +166,16 @@ def _sandboxed(
     # here: the sandbox admits local folders only.
     inputs = [(p, size) for p, size in inputs if not is_remote(p)]
     # Sizes, not hashes: cheap on every query, and a moved or rewritten file shows.
-    missing = tuple(p for p, size in inputs if not _as_audited(Path(p), size))
+    resolved: dict[Path, Path] = {}  # each folder once, not once for each of its files
+    audited = {p: _as_audited(Path(p), size, resolved) for p, size in inputs}
+    missing = tuple(p for p, ok in audited.items() if not ok)
     # The folders the views read (a dataset's file may be a link to another folder: the
     # audit recorded where it leads), OUTDIR and our temporary folder, each resolved and
     # with a trailing slash, so /data/night does not admit /data/night2. A recorded
     # folder that resolves elsewhere now has a link planted on its way: left out.
     # The dataset's root is not admitted: the views read its files, whose folders are.
     folders = [path.parent.resolve(), scratch]
-    folders += [Path(p).parent for p, _ in inputs if p not in missing]
+    folders += {Path(p).parent for p, ok in audited.items() if ok}
     allowed = sorted({str(folder.resolve()).rstrip("/") + "/" for folder in folders})
     # The order matters: allowed_directories cannot be set once external access is off,
     # and nothing can be set once the configuration is locked.
@@ -185,16 +188,15 @@ def _sandboxed(
     return Catalog(path, con, dataset, missing, scratch)
 
 
-def _as_audited(path: Path, size: int) -> bool:
-    """The input file is where and as large as the audit recorded (its resolved path)."""
-    return path.is_file() and path.resolve() == path and _size(str(path)) == size
-
-
-def _size(path: str) -> int | None:
+def _as_audited(path: Path, size: int, resolved: dict[Path, Path]) -> bool:
+    """The input file is where and as large as the audit recorded (its resolved path): a
+    regular file, no symlink, in a folder that resolves to itself (`resolved`)."""
     try:
-        return Path(path).stat().st_size
+        status = path.lstat()
     except OSError:
-        return None
+        return False
+    folder = resolved.get(path.parent) or resolved.setdefault(path.parent, path.parent.resolve())
+    return stat.S_ISREG(status.st_mode) and status.st_size == size and folder == path.parent
 
 
 def _named(manifest: Manifest) -> tuple[Path | None, list[tuple[str, int]]]:
