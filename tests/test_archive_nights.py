@@ -569,6 +569,7 @@ def killed(built: Month, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         ready = folder / "ready"
         add = subprocess.Popen(
             [sys.executable, "-c", STOPPED_ADD, moment, ready, archive, spare(built)],
+            cwd=folder,  # not the repository: `-c` imports from the working folder first
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

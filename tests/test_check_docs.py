@@ -22,7 +22,7 @@ def test_the_shipped_documentation_is_the_pipelines():
     )
 
 
-def test_rules_imports_none_of_the_pipeline():
+def test_rules_imports_none_of_the_pipeline(tmp_path):
     """`auditor rules` prints text: it must not pay for polars, pandera or scipy."""
     program = (
         "import sys; from auditor.cli import main\n"
@@ -31,6 +31,10 @@ def test_rules_imports_none_of_the_pipeline():
         "if m in sys.modules))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,  # not the repository: `-c` imports from the working folder first
     )
     assert done.stdout.strip().splitlines()[-1] == "[]"

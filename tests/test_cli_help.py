@@ -31,8 +31,12 @@ def test_every_command_answers_help(path, flag):
     assert result.output.startswith("Usage: ")
 
 
-def test_python_m_auditor_is_the_command_line():
+def test_python_m_auditor_is_the_command_line(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "auditor", "--version"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "auditor", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,  # not the repository: `-m` imports from the working folder first
     )
     assert done.stdout.strip() == f"auditor, version {__version__}"

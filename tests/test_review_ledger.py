@@ -204,7 +204,11 @@ APPENDER = textwrap.dedent(
 def test_two_processes_appending_at_once_both_land(archive: Path) -> None:
     times = 25
     writers = [
-        subprocess.Popen([sys.executable, "-c", APPENDER, str(archive), who, str(times), F1, F2])
+        # From the archive's parent, not the repository: `-c` imports from there first.
+        subprocess.Popen(
+            [sys.executable, "-c", APPENDER, str(archive), who, str(times), F1, F2],
+            cwd=archive.parent,
+        )
         for who in ("ana", "ben")
     ]
     deadline = time.monotonic() + 120
