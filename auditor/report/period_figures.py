@@ -4,7 +4,6 @@ first rows and counts the rest."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import polars as pl
 
 from auditor.report.data import SEVERITIES
+from auditor.report.nightly import Group  # the nightly report's groups, cut alike
 
 GROUP_ROWS = 30  # rules, properties, tables, dealers
 NIGHT_ROWS = 62  # a period of more nights is listed week by week...
@@ -33,16 +33,6 @@ STATUSES = ("open", "escalated", "explained", "corrected", "dismissed")
 OPEN = ("open", "escalated")
 AGE_BUCKETS = ((7, "up to a week"), (30, "8 to 30 days"), (90, "31 to 90 days"))
 ZERO = Decimal(0)
-
-
-@dataclass
-class Group:
-    label: str
-    plural: str
-    headers: list[str]
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    more: int = 0
-    more_findings: int = 0
 
 
 def money_columns() -> list[pl.Expr]:
