@@ -533,9 +533,10 @@ if moment == "copying":  # half of findings.parquet copied into the run's new fo
 elif moment == "copied":  # the run's folder whole, with its run.json, not yet renamed
     rename = os.rename
     os.rename = lambda a, b: stop() if Path(a).name.startswith(".adding-") else rename(a, b)
-elif moment == "renamed":  # the run in place, the catalog not yet rebuilt
-    store.rebuild_catalog = lambda folder: stop()
-elif moment == "cataloged":  # the new catalog written beside the old, not switched in
+elif moment == "renamed":  # the run in place, the catalog not yet checked
+    store.ensure_catalog = lambda folder: stop()
+elif moment == "cataloged":  # a catalog written anew (the old one lost), not switched in
+    (Path(archive) / "archive.duckdb").unlink()
     replace = os.replace
     os.replace = lambda a, b: stop() if Path(b).name == "archive.duckdb" else replace(a, b)
 main(["archive", "add", archive, outdir])

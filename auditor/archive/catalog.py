@@ -1,5 +1,6 @@
-"""`ARCHIVE/archive.duckdb`: one catalog over every run of the archive, rebuilt on each add
-(views only: nothing is copied, so a rebuild costs the same whatever the archive's size).
+"""`ARCHIVE/archive.duckdb`: one catalog over every run of the archive: views only, which
+read `runs/*/` by pattern, so that a run added is seen without writing the catalog again
+(it is written with the first run, and again where the archive was moved or copied).
 Storage v1.4.0, as a run's own catalog, so the 1.x command-line client opens it.
 
 Every row carries its `run_id` and a `gaming_day` (noon to noon UTC, as the reports draw
@@ -161,6 +162,15 @@ LEFT JOIN coverage_current c
     ]
 
 
+def ensure_catalog(archive: Path) -> Path:
+    """The catalog of `archive` (resolved), written when missing or built for another
+    folder; the caller holds the archive's lock."""
+    target = archive / CATALOG_FILE
+    if _built_for(target) != str(archive):
+        rebuild_catalog(archive)
+    return target
+
+
 def current_catalog(archive: Path) -> Path:
     """The archive's catalog, rebuilt first when it was built for another folder (the
     archive was moved or copied: its views name absolute paths) or is missing; the
@@ -170,9 +180,7 @@ def current_catalog(archive: Path) -> Path:
     if _built_for(target) == str(archive):
         return target
     with waiting(archive, "an archive's catalog rebuild", REBUILD_WAIT_SECONDS):
-        if _built_for(target) != str(archive):
-            rebuild_catalog(archive)
-    return target
+        return ensure_catalog(archive)
 
 
 def _built_for(target: Path) -> str | None:

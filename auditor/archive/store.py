@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from auditor.archive.catalog import RUNS, SET, current_catalog, rebuild_catalog
+from auditor.archive.catalog import RUNS, SET, current_catalog, ensure_catalog
 from auditor.archive.ledger import LEDGER_FILE
 from auditor.errors import AuditorError
 from auditor.output.files import DUCKDB_FILE, FINDINGS_FILE
@@ -99,7 +99,7 @@ def _check_marker(marker: Path) -> None:
 def add_run(archive: Path, outdir: Path) -> tuple[ArchivedRun, bool]:
     """Add the verified output set in `outdir` to the archive (created when missing);
     returns the archived run and whether it was new (a run already there is left as it
-    is). The archive's catalog is rebuilt to include it."""
+    is). The archive's catalog sees it at once (its views read every run's folder)."""
     manifest = verified(outdir)
     for needed in (LOCATED_FILE, COVERAGE_FILE):
         if needed not in manifest.files:
@@ -136,7 +136,9 @@ def add_run(archive: Path, outdir: Path) -> tuple[ArchivedRun, bool]:
             fsync_folder(folder / RUNS)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
-        rebuild_catalog(folder)
+        # The views read runs/*/ by pattern: a new run needs no new catalog, only a
+        # missing or moved one does (rebuilding read every run's footers: seconds a year on).
+        ensure_catalog(folder)
     return ArchivedRun(run_id, record, place), True
 
 

@@ -132,10 +132,13 @@ def open_sandboxed(
     *,
     memory_limit: str | None = None,
     timeout: float | None = None,
+    prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> Catalog:
     """The DuckDB file at `path`, read-only in the sandbox, which admits its own folder,
     and the folders of the input files `named` (the dataset and its files with their
-    sizes) or, with None, those the catalog records (the run writing it, alone)."""
+    sizes) or, with None, those the catalog records (the run writing it, alone).
+    `prepare` runs our own statements (ATTACH, temporary tables) once the folders are
+    admitted and before external access is switched off and the configuration locked."""
     memory_bytes = None if memory_limit is None else parse_size(memory_limit)
     try:
         con = duckdb.connect(str(path), read_only=True, config=SAFE_CONFIG)
@@ -145,7 +148,7 @@ def open_sandboxed(
     scratch = Path(tempfile.mkdtemp(prefix="auditor-query-")).resolve()
     try:
         dataset, inputs = _recorded_inputs(con) if named is None else named
-        catalog = _sandboxed(path, con, scratch, memory_bytes, dataset, inputs)
+        catalog = _sandboxed(path, con, scratch, memory_bytes, dataset, inputs, prepare)
     except BaseException:
         con.close()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -161,13 +164,14 @@ def _sandboxed(
     memory_bytes: int | None,
     dataset: Path | None,
     inputs: list[tuple[str, int]],
+    prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
 ) -> Catalog:
     # A dataset read from another file system (a URL) is neither checked nor readable
     # here: the sandbox admits local folders only.
     inputs = [(p, size) for p, size in inputs if not is_remote(p)]
     # Sizes, not hashes: cheap on every query, and a moved or rewritten file shows.
     resolved: dict[Path, Path] = {}  # each folder once, not once for each of its files
-    audited = {p: _as_audited(Path(p), size, resolved) for p, size in inputs}
+    audited = {p: input_in_place(Path(p), size, resolved) for p, size in inputs}
     missing = tuple(p for p, ok in audited.items() if not ok)
     # The folders the views read (a dataset's file may be a link to another folder: the
     # audit recorded where it leads), OUTDIR and our temporary folder, each resolved and
@@ -183,18 +187,22 @@ def _sandboxed(
     if memory_bytes is not None:
         con.execute("SET memory_limit = $limit", {"limit": f"{memory_bytes} bytes"})
     con.execute("SET allowed_directories = $dirs", {"dirs": allowed})
+    if prepare is not None:
+        prepare(con)
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     return Catalog(path, con, dataset, missing, scratch)
 
 
-def _as_audited(path: Path, size: int, resolved: dict[Path, Path]) -> bool:
+def input_in_place(path: Path, size: int, resolved: dict[Path, Path] | None = None) -> bool:
     """The input file is where and as large as the audit recorded (its resolved path): a
-    regular file, no symlink, in a folder that resolves to itself (`resolved`)."""
+    regular file, no symlink, in a folder that resolves to itself (`resolved` caches each
+    folder's resolution)."""
     try:
         status = path.lstat()
     except OSError:
         return False
+    resolved = {} if resolved is None else resolved
     folder = resolved.get(path.parent) or resolved.setdefault(path.parent, path.parent.resolve())
     return stat.S_ISREG(status.st_mode) and status.st_size == size and folder == path.parent
 
@@ -376,9 +384,11 @@ def objects(catalog: Catalog) -> list[tuple[str, str, str | None]]:
     """(name, kind, description) of every table, view and macro of the catalog."""
     rows = catalog.con.execute(
         """
-        SELECT table_name, 'table', comment FROM duckdb_tables() WHERE NOT internal
+        SELECT table_name, 'table', comment FROM duckdb_tables()
+        WHERE NOT internal AND database_name IN (current_database(), 'temp')
         UNION ALL
-        SELECT view_name, 'view', comment FROM duckdb_views() WHERE NOT internal
+        SELECT view_name, 'view', comment FROM duckdb_views()
+        WHERE NOT internal AND database_name IN (current_database(), 'temp')
         UNION ALL
         SELECT DISTINCT function_name, 'macro', comment FROM duckdb_functions()
         WHERE function_type = 'macro' AND NOT internal AND database_name = current_database()
@@ -392,7 +402,8 @@ def columns(catalog: Catalog, name: str) -> list[tuple[str, str]]:
     """(column, type) of a table or view, by its name as a parameter."""
     rows = catalog.con.execute(
         "SELECT column_name, data_type FROM duckdb_columns() "
-        "WHERE table_name = $name AND NOT internal ORDER BY column_index",
+        "WHERE table_name = $name AND NOT internal "
+        "AND database_name IN (current_database(), 'temp') ORDER BY column_index",
         {"name": name},
     ).fetchall()
     return [(str(c), str(t)) for c, t in rows]
