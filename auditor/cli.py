@@ -2,27 +2,36 @@
 
 Exit codes follow ruff and sqlfluff: 0 clean, 1 findings (or quarantined rows for
 `validate`), 2 when the input or the command cannot be used.
+
+Every command writes where `--out` (`-o`) says; its earlier spellings (`--output`, the
+positional OUT of `simulate`) still work, with a one-line note on stderr.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from auditor import __version__
 from auditor.commands.archive import add_after_audit, archive, review
+from auditor.commands.diff import diff
+from auditor.commands.formats import emit, emit_rows, format_option, json_text
+from auditor.commands.options import old_out_spelling, out_option
 from auditor.commands.progress import progress_bar, shows_progress
 from auditor.commands.query import query
 from auditor.commands.report import report
-from auditor.commands.terminal import crash, fail, stdout
+from auditor.commands.rules import rules
+from auditor.commands.terminal import crash, fail, stdout, visible
 from auditor.commands.verify import verify
 from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
+
+EXIT_READER_GONE = 141  # 128 + SIGPIPE, as a shell reports `yes | head`
 
 
 class _Commands(click.Group):
@@ -39,14 +48,39 @@ class _Commands(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:
+            _reader_gone()
         except Exception as error:  # every unexpected error, by design
             crash(error)
+
+
+def _reader_gone() -> NoReturn:
+    """The reader of a pipe stopped reading (`auditor rules --format csv | head`): stop
+    quietly, with the status a shell gives a command that SIGPIPE ended. Whatever is
+    still buffered goes nowhere, so that exiting does not fail on the closed pipe too."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(EXIT_READER_GONE)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="auditor")
 def main() -> None:
-    """Compliance hand-history auditor for casino baccarat."""
+    """Compliance hand-history auditor for casino baccarat.
+
+    Examples:
+
+    \b
+      auditor validate /exports/2026-11-24
+      auditor audit /exports/2026-11-24 -o /audits/2026-11-24
+      auditor query /audits/2026-11-24 "SELECT rule, count(*) FROM findings GROUP BY rule"
+      auditor rules --format csv
+
+    Every command answers -h: auditor audit -h.
+
+    Exit status: 0 nothing to report, 1 findings (or quarantined rows, differences), 2
+    unusable input or arguments, 3 internal error, 130 interrupted.
+    """
 
 
 def _rows_in(dataset_path: Path, *counted_twice: str, quiet: bool = False) -> int | None:
@@ -72,7 +106,6 @@ def _counts_table(counts) -> Table:
 
 
 def _quarantine_digest(quarantine, limit: int = 10) -> None:
-    from auditor.commands.terminal import visible
 
     if quarantine.height == 0:
         return
@@ -93,9 +126,22 @@ def _quarantine_digest(quarantine, limit: int = 10) -> None:
 
 @main.command()
 @click.argument("dataset")
-def validate(dataset: str) -> None:
+@format_option(
+    help_text="table: the row accounting and the first quarantined rows; csv: the row "
+    "accounting; json: the accounting and every quarantine entry."
+)
+def validate(dataset: str, fmt: str) -> None:
     """Check DATASET (a folder, a file:// or another fsspec URL) against the contract;
-    report quarantined rows without auditing."""
+    report quarantined rows without auditing.
+
+    Exit status: 0 every row passed, 1 rows quarantined, 2 unusable input.
+
+    Examples:
+
+    \b
+      auditor validate /exports/2026-11-24
+      auditor validate s3://exports/2026-11-24 --format json
+    """
     from auditor.audit import run_validation
     from auditor.commands.locations import dataset_folder
 
@@ -107,15 +153,34 @@ def validate(dataset: str) -> None:
             result = run_validation(folder, lambda _table, n: advance(n))
     except AuditorError as error:
         fail(error)
-    stdout.print(_counts_table(result.counts))
-    _quarantine_digest(result.quarantine)
+    if fmt == "table":
+        stdout.print(_counts_table(result.counts))
+        _quarantine_digest(result.quarantine)
+    else:
+        _validation_data(result.counts, result.quarantine, fmt)
     sys.exit(1 if result.quarantine.height else 0)
+
+
+COUNT_COLUMNS = ["table", "rows_in", "audited", "quarantined"]
+
+
+def _validation_data(counts, quarantine, fmt: str) -> None:
+    """The row accounting as csv, or it and every quarantine entry as json."""
+    accounting = [dict(zip(COUNT_COLUMNS, row, strict=True)) for row in counts.iter_rows()]
+    if fmt == "csv":
+        emit_rows(accounting, COUNT_COLUMNS, "csv")
+    else:
+        emit(json_text({"counts": accounting, "quarantine": quarantine.to_dicts()}))
 
 
 @main.command()
 # A string, not a click.Path: a file:// URL must reach the engine whole.
 @click.argument("dataset")
-@click.option("--out", "out", required=True, help="Output folder (a path or an fsspec URL).")
+@out_option(
+    "Output folder (a path or an fsspec URL): missing, empty or a previous run's.",
+    metavar="OUTDIR",
+    required=True,
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings were written.")
 @click.option(
     "--partition-rounds",
@@ -136,8 +201,20 @@ def validate(dataset: str) -> None:
     type=click.Path(path_type=Path),
     help="Add the finished run to this archive folder (created when missing).",
 )
-@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True)
-@click.option("--scheduler", metavar="tcp://HOST:PORT", help="Dask's (default: a local cluster).")
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="Where the partitions are audited: local, in this process, or dask, on a Dask "
+    "cluster (pip install 'auditor[dask]'); the outputs are the same.",
+)
+@click.option(
+    "--scheduler",
+    metavar="tcp://HOST:PORT",
+    help="With --engine dask: the address of the Dask cluster's scheduler; without it, a "
+    "local cluster on this machine.",
+)
 @click.option(
     "--alert-fdr",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
@@ -157,18 +234,31 @@ def audit(
     alert_fdr: float,
     archive_folder: Path | None,
 ) -> None:
-    """Audit DATASET and write findings, quarantine, row counts and a DuckDB file to
-    OUTDIR. Either may be a local folder, a file:// URL or another fsspec URL (s3://,
-    gs://, ...: a dataset there is copied to local disk first, and to each machine of a
-    --scheduler's cluster; an OUTDIR there receives the written set). --engine dask audits
-    the partitions on the Dask cluster at --scheduler, or on a local one (pip install
-    'auditor[dask]').
+    """Audit DATASET and write findings, quarantine, row counts, report.html and a
+    DuckDB file to OUTDIR (--out); then print the findings by rule and where the report
+    is. Either may be a local folder, a file:// URL or another fsspec URL (s3://, gs://,
+    ...: a dataset there is copied to local disk first, and to each machine of a
+    --scheduler's cluster; an OUTDIR there receives the written set). --engine dask
+    audits the partitions on the Dask cluster at --scheduler, or on a local one.
 
     \b
-    Exit status: 0 no finding, 1 findings written (0 with --exit-zero), 2 unusable input
-    or output folder (nothing written), 3 internal error (details in a file), 130 Ctrl-C.
-    Example: auditor audit /exports/2026-11-24 --out /audits/2026-11-24 --archive /audits/archive"""
+    Exit status:
+      0    no finding (or findings, with --exit-zero)
+      1    findings written
+      2    unusable input, output folder or arguments: one message, nothing written
+           (or, with --archive, the run written but not archived)
+      3    internal error: one line on stderr names the file that holds the traceback
+      130  interrupted (Ctrl-C)
+
+    Examples:
+
+    \b
+      auditor audit /exports/2026-11-24 -o /audits/2026-11-24
+      auditor audit /exports/2026-11-24 --out /audits/2026-11-24 --archive /audits/archive
+      auditor audit s3://exports/2026-11-24 -o /audits/2026-11-24 --engine dask
+    """
     from auditor.audit import run_audit
+    from auditor.commands.digest import REPORT_FILE, findings_digest
     from auditor.commands.locations import dataset_folder, is_remote, output_folder
     from auditor.input.partition import rounds_within
 
@@ -208,12 +298,16 @@ def audit(
         fail(error)
     stdout.print(_counts_table(results.counts))
     _quarantine_digest(results.quarantine)
-    stdout.print(f"{findings:,} findings written to {out}", highlight=False)
+    folder = out.rstrip("/")
+    for line in findings_digest(results.findings, folder):
+        stdout.print(line, highlight=False, markup=False)
     # Alerts are statistics, not findings: reported, never in the exit status.
-    written = f"{out.rstrip('/')}/alerts.parquet"
     stdout.print(
-        f"{alerts:,} surveillance alerts (not findings) written to {written}", highlight=False
+        f"{alerts:,} surveillance alerts (not findings) written to {folder}/alerts.parquet",
+        highlight=False,
+        markup=False,
     )
+    stdout.print(f"report: {folder}/{REPORT_FILE}", highlight=False, markup=False)
     _warn_over_limit(memory_limit, limit_bytes)
     sys.exit(0 if exit_zero or findings == 0 else 1)
 
@@ -235,124 +329,14 @@ def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
 
 
 @main.command()
-@click.argument("code", required=False)
-@click.option(
-    "--schema",
-    is_flag=True,
-    help="Print the JSON Schema of a rule pack (rules/*.yaml), for editors.",
+@out_option(
+    "Dataset folder to write: missing, empty or a previous simulation's.",
+    metavar="OUT",
+    type=click.Path(path_type=Path, file_okay=False),
 )
-@click.option(
-    "--by-section",
-    is_flag=True,
-    help="Print the traceability matrix: every regulation section, its verdict and checks.",
+@old_out_spelling(
+    "OUT", metavar="OUT", positional=True, required=True, type=click.Path(path_type=Path)
 )
-def rules(code: str | None, schema: bool, by_section: bool) -> None:
-    """List the checks (code, title, citation), or document one CODE in full.
-
-    With --schema, print the JSON Schema of a rule pack instead, for editors. With
-    --by-section, print every section of the four regulations (INDEX.md), whether the
-    logs can audit it and the checks that do, or why none does.
-    """
-    if schema:
-        import json
-
-        from auditor.packs.sections import pack_json_schema
-
-        click.echo(json.dumps(pack_json_schema(), indent=2))
-        return
-    if by_section:
-        _sections_table()
-        return
-    from auditor.check_docs import check_docs
-
-    checks = check_docs()
-    if code:
-        chosen = [c for c in checks if c.code == code.upper()]
-        if not chosen:
-            click.echo(f"error: no check {code!r}; `auditor rules` lists them", err=True)
-            sys.exit(2)
-        check = chosen[0]
-        click.echo(f"{check.code} {check.name}: {check.title}")
-        click.echo(f"severity: {check.severity}\ncites: {check.citation}\n")
-        for heading, text in (
-            ("What it does", check.what),
-            ("Why is this bad?", check.why),
-            ("Example", check.example),
-        ):
-            click.echo(f"## {heading}\n{text}\n")
-        return
-    table = Table(title=f"{len(checks)} checks")
-    for name in ("code", "name", "title", "severity", "cites"):
-        table.add_column(name)
-    for check in checks:
-        table.add_row(check.code, check.name, check.title, check.severity, check.citation)
-    stdout.print(table)
-
-
-def _sections_table() -> None:
-    from auditor.output.traceability import matrix
-
-    # Plain lines, one section each: 355 rows read (and grep) better than a wrapped table.
-    sections = matrix()
-    for (ruleset,), rows in sections.group_by("ruleset", maintain_order=True):
-        audited = rows.filter(rows["codes"].list.len() > 0).height
-        from_logs = rows.filter(rows["from_logs"]).height
-        click.echo(
-            f"{ruleset}: {rows.height} sections, {from_logs} auditable from the logs "
-            f"(or partly), {audited} audited by checks"
-        )
-        for row in rows.iter_rows(named=True):
-            codes = " ".join(row["codes"]) or "-"
-            reason = f"  ({row['reason']})" if row["reason"] else ""
-            click.echo(f"  {row['section']:<22}{row['verdict']:<15}{codes}{reason}")
-        click.echo("")
-
-
-@main.command()
-@click.argument("before", type=click.Path(path_type=Path))
-@click.argument("after", type=click.Path(path_type=Path))
-@click.option(
-    "--output", type=click.Path(path_type=Path), help="Write the differences as Parquet too."
-)
-def diff(before: Path, after: Path, output: Path | None) -> None:
-    """Compare two audits' findings by finding id: new, gone and changed in AFTER.
-
-    Exit status 0 when the findings are the same, 1 when they differ, 2 when an output
-    folder cannot be read.
-    """
-    from auditor.output.diff import CHANGES, diff_runs, write_changes
-    from auditor.output.verify import verified
-
-    try:
-        verified(before)
-        verified(after)
-        changes = diff_runs(before, after)
-        if output is not None:
-            write_changes(changes, output)
-    except AuditorError as error:
-        fail(error)
-    counts = dict(changes.group_by("change").len().iter_rows())
-    table = Table(title=", ".join(f"{counts.get(c, 0):,} {c}" for c in CHANGES))
-    for name in ("change", "finding_id", "rule", "round_id", "wager_id", "what or message"):
-        table.add_column(name)
-    from auditor.commands.terminal import visible  # ids and messages quote the data
-
-    for row in changes.head(200).iter_rows(named=True):
-        cells = (
-            *(row[c] for c in ("change", "finding_id", "rule")),
-            row["round_id"] or row["shoe_id"] or row["table_id"],
-            row["wager_id"],
-            row["what"] or row["message"],
-        )
-        table.add_row(*(escape(visible(str(cell or ""))) for cell in cells))
-    stdout.print(table)
-    if changes.height > 200:
-        stdout.print(f"... and {changes.height - 200:,} more", highlight=False)
-    sys.exit(1 if changes.height else 0)
-
-
-@main.command()
-@click.argument("out", type=click.Path(path_type=Path))
 @click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds a night.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Random seed.")
 @click.option(
@@ -372,9 +356,9 @@ def diff(before: Path, after: Path, output: Path | None) -> None:
 @click.option(
     "--start",
     type=click.DateTime(["%Y-%m-%d"]),
-    metavar="YYYY-MM-DD",
-    help="First gaming day (noon to noon UTC): each night in a folder OUT/YYYY-MM-DD/ "
-    "[default: one night in OUT itself; with --nights, from 2026-11-24].",
+    metavar="DATE",
+    help="First gaming day (noon to noon UTC), as YYYY-MM-DD: each night in a folder "
+    "OUT/YYYY-MM-DD/ [default: one night in OUT itself; with --nights, from 2026-11-24].",
 )
 @click.option(
     "--nights",
@@ -385,17 +369,25 @@ def diff(before: Path, after: Path, output: Path | None) -> None:
     "nights, each night dealt from the seed and its date.",
 )
 def simulate(out: Path, rounds: int, seed: int, start, nights: int, **rates) -> None:
-    """Deal ROUNDS rounds at tables of every ruleset and write a dataset to OUT; with
-    --start or --nights, one dataset a night in OUT/YYYY-MM-DD/. OUT must be missing,
+    """Deal ROUNDS rounds at tables of every ruleset and write a dataset to OUT (--out);
+    with --start or --nights, one dataset a night in OUT/YYYY-MM-DD/. OUT must be missing,
     empty or a previous simulation's (marked by its _simulation.json), which is
-    replaced; anything else is refused with exit status 2."""
+    replaced; anything else is refused with exit status 2 and left as it is. Ends with
+    a summary of what was written. OUT as a positional argument is the old spelling.
+
+    Examples:
+
+    \b
+      auditor simulate --out night --rounds 2000 --faults 0.02
+      auditor simulate -o nights --rounds 5000 --start 2026-11-01 --nights 30
+    """
     from auditor.simulator.nights import deal
 
     archive = start is not None or nights > 1  # click gives --start as a datetime
     label = f"dealing {nights:,} night{'s' * (nights > 1)}" if archive else "dealing"
     day = start and start.date()
     try:
-        with progress_bar(label, rounds * nights) as advance:
+        with progress_bar(label, rounds * nights, unit="rounds") as advance:
             summary = deal(out, rounds, seed, day, nights, archive, advance, **rates)
     except AuditorError as error:
         fail(error)
@@ -430,6 +422,13 @@ def odds(
     Full enumeration of a fresh shoe of --decks decks under the rule packs' draw tables
     and paytables. Table options (after --table-options, or as further KEY=VALUE
     arguments) fix what the table offers; left out, every permitted choice is shown.
+
+    Examples:
+
+    \b
+      auditor odds --decks 8
+      auditor odds --decks 6 --ruleset ma-chemin-de-fer commission_percent=4
+      auditor odds --decks 8 --ruleset md-mini-baccarat --format json
     """
     import json
 
@@ -444,13 +443,13 @@ def odds(
     if fmt == "json":
         click.echo(json.dumps(to_json(reports, options), indent=2))
         return
-    # Piped, rich would squeeze the table into 80 columns; a file reads better wide.
-    console = stdout if stdout.is_terminal else Console(width=160)
     for ruleset_report in reports:
         for part in render(ruleset_report):
-            console.print(part, highlight=False)
+            stdout.print(part, highlight=False)
 
 
+main.add_command(rules)
+main.add_command(diff)
 main.add_command(query)
 main.add_command(archive)
 main.add_command(review)

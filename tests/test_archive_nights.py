@@ -113,7 +113,7 @@ def build_month(root: Path) -> Month:
     datasets = root / "nights"
     dealt = {"--start": START, "--nights": NIGHTS, "--rounds": ROUNDS, "--seed": SEED}
     options = [part for pair in {**dealt, "--faults": FAULTS}.items() for part in pair]
-    simulated = cli("simulate", datasets, *options)
+    simulated = cli("simulate", "--out", datasets, *options)
     assert simulated.exit_code == 0, simulated.output
     seconds["simulate"] = time.perf_counter() - clock
 

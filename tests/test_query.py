@@ -108,18 +108,21 @@ def test_formats_to_stdout_and_to_a_file(out: Path, tmp_path: Path) -> None:
     assert [r["round_id"] for r in rows] == ["R0000001", "R0000002", "R0000003"]
     assert isinstance(rows[0]["player_cards"], list)
     target = tmp_path / "findings.parquet"
-    pq = query(str(out), "SELECT * FROM findings", "--format", "parquet", "--output", str(target))
+    pq = query(str(out), "SELECT * FROM findings", "--format", "parquet", "--out", str(target))
     assert pq.exit_code == 0, pq.output
     assert pl.read_parquet(target).equals(pl.read_parquet(out / "findings.parquet"))
     piped = CliRunner().invoke(main, ["query", str(out), "SELECT 42 AS a", "--format", "parquet"])
     assert pl.read_parquet(io.BytesIO(piped.stdout_bytes))["a"].to_list() == [42]
 
 
-def test_format_needs_one_statement_and_output_needs_a_format(out: Path) -> None:
+def test_format_needs_one_statement_and_output_needs_a_format(out: Path, tmp_path: Path) -> None:
     two = query(str(out), "SELECT 1; SELECT 2", "--format", "csv")
     assert two.exit_code == 2 and "one statement" in two.output
-    table = query(str(out), "SELECT 1", "--output", "x.csv")
+    # A file name that implies no format needs --format; nothing is written.
+    unnamed = tmp_path / "x.txt"
+    table = query(str(out), "SELECT 1", "--out", str(unnamed))
     assert table.exit_code == 2 and "--format" in table.output
+    assert not unnamed.exists()
 
 
 def test_errors_exit_2_with_one_message(out: Path, tmp_path: Path) -> None:

@@ -28,7 +28,8 @@ from auditor.audit import run_audit
 from auditor.cli import main
 from auditor.commands import terminal
 from auditor.commands.terminal import visible
-from auditor.output.query import QueryError, QueryInterrupted, open_catalog, prompt_loop, query
+from auditor.output.prompt import prompt_loop
+from auditor.output.query import QueryError, QueryInterrupted, open_catalog, query
 
 from .conftest import base_rows, contract_frame
 
@@ -424,9 +425,9 @@ def test_a_piped_prompt_exits_2_when_a_statement_failed(out: Path) -> None:
 
 def test_output_into_a_missing_folder_is_one_message(out: Path, tmp_path: Path) -> None:
     target = tmp_path / "no" / "such" / "folder" / "rounds.csv"
-    result = cli("query", str(out), "SELECT 1 AS a", "--format", "csv", "--output", str(target))
+    result = cli("query", str(out), "SELECT 1 AS a", "--format", "csv", "--out", str(target))
     assert result.exit_code == 2
-    assert result.output == f"error: --output {target}: there is no folder {target.parent}\n"
+    assert result.output == f"error: --out {target}: there is no folder {target.parent}\n"
     assert not (tmp_path / "no").exists()
 
 

@@ -276,6 +276,6 @@ def test_writing_the_differences_into_a_missing_folder_is_an_auditor_error(tmp_p
 def test_diff_output_into_a_missing_folder_is_one_clear_message(hostile_out, tmp_path):
     target = tmp_path / "missing" / "folder" / "d.parquet"
     result = CliRunner().invoke(
-        main, ["diff", str(hostile_out), str(hostile_out), "--output", str(target)]
+        main, ["diff", str(hostile_out), str(hostile_out), "--out", str(target)]
     )
     _clear_failure(result, str(target), "no folder")

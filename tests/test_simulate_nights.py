@@ -47,7 +47,7 @@ def window(day: str) -> tuple[datetime, datetime]:
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("archive") / "nights"
-    result = run("simulate", out, *ARCHIVE)
+    result = run("simulate", "--out", out, *ARCHIVE)
     assert result.exit_code == 0, result.output
     return out, result.output
 
@@ -146,14 +146,14 @@ def test_a_rerun_writes_the_same_bytes(archive, tmp_path: Path) -> None:
 
 def test_the_summary_is_written_for_a_person(archive, tmp_path: Path) -> None:
     _, output = archive
-    for text in (output, run("simulate", tmp_path / "one", "--rounds", "200").output):
+    for text in (output, run("simulate", "--out", tmp_path / "one", "--rounds", "200").output):
         assert not re.search(r"\w+\(|\{|\}|PosixPath|Summary", text), text
         assert "ma-chemin-de-fer  3 tables" in text
         assert "faults injected: none" in text
     lines = output.splitlines()
     assert [line.split()[0] for line in lines[1:5]] == [*DAYS, "in"]
     assert all("300 rounds in 12 shoes" in line for line in lines[1:4])
-    faulty = run("simulate", tmp_path / "faulty", "--rounds", "300", "--faults", "0.1").output
+    faulty = run("simulate", "--out", tmp_path / "faulty", "--rounds", "300", "--faults", "0.1").output
     assert re.search(r"faults injected: \d+ of \d+ kinds, keyed in .*fault_key.parquet", faulty)
 
 

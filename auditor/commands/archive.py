@@ -13,12 +13,17 @@ from auditor.errors import AuditorError
 
 @click.group()
 def archive() -> None:
-    """Keep every run's output set across nights, with one catalog over them all.
+    """Keep every run's output set across nights, with one catalog over them all:
+    `archive add` adds an earlier run's verified output set, `archive list` prints one
+    line per run, `auditor query ARCHIVE [SQL]` runs SQL over every run (archive.duckdb)
+    and `auditor audit --archive ARCHIVE` adds a run as it finishes.
+
+    Examples:
 
     \b
-    auditor archive add ARCHIVE OUTDIR     add an earlier run's verified output set
-    auditor archive list ARCHIVE           one line per run
-    auditor query ARCHIVE [SQL]            SQL over every run (archive.duckdb)
+      auditor archive add /audits/archive /audits/2026-11-24
+      auditor archive list /audits/archive
+      auditor query /audits/archive "SELECT run_id, count(*) FROM findings GROUP BY run_id"
     """
 
 
@@ -28,7 +33,13 @@ def archive() -> None:
 def add(archive_folder: Path, outdir: Path) -> None:
     """Add the output set in OUTDIR (verified against its manifest) to ARCHIVE, created
     when missing. A run already in the archive is left as it is. Exit status 2 when the
-    set is changed, incomplete or written by an earlier auditor, or ARCHIVE is not one."""
+    set is changed, incomplete or written by an earlier auditor, or ARCHIVE is not one.
+
+    Examples:
+
+    \b
+      auditor archive add /audits/archive /audits/2026-11-24
+    """
     from auditor.archive.store import add_run
 
     try:
@@ -51,7 +62,13 @@ def add_after_audit(archive_folder: Path, outdir: Path) -> None:
 @click.argument("archive_folder", metavar="ARCHIVE", type=click.Path(path_type=Path))
 def list_runs(archive_folder: Path) -> None:
     """One line per run, oldest audit first: run id, gaming days, properties, tables,
-    findings, and whether a later run supersedes it (re-audited tables and days)."""
+    findings, and whether a later run supersedes it (re-audited tables and days).
+
+    Examples:
+
+    \b
+      auditor archive list /audits/archive
+    """
     from auditor.archive.store import archived_runs, superseded
 
     try:
@@ -105,10 +122,12 @@ def review(
     """Record how archived findings were resolved, in ARCHIVE's append-only review ledger
     (each record chained to the one before by its SHA-256).
 
+    Examples:
+
     \b
-    auditor review ARCHIVE ID1 ID2 --status explained --note "dealer retrained" --by "J. Doe"
-    auditor review ARCHIVE --from-file reviews.csv
-    auditor review ARCHIVE --verify
+      auditor review ARCHIVE ID1 ID2 --status explained --note "dealer retrained" --by "J. Doe"
+      auditor review ARCHIVE --from-file reviews.csv
+      auditor review ARCHIVE --verify
 
     Exit status 0 when written (or, with --verify, intact); 1 when --verify finds an
     edited, deleted, inserted or reordered record (the first one named); 2 when an unknown

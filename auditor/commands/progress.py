@@ -8,7 +8,6 @@ from contextlib import contextmanager
 
 from rich.progress import (
     BarColumn,
-    MofNCompleteColumn,
     Progress,
     ProgressColumn,
     Task,
@@ -21,11 +20,34 @@ from rich.text import Text
 from auditor.commands.terminal import stderr
 
 
-class _RateColumn(ProgressColumn):
-    """Rows (or rounds) per second, once rich has seen enough of them to say."""
+class _CountColumn(ProgressColumn):
+    """What is counted and how far: "12,500/2,000,000 rounds" (rich's own column has
+    neither the separators nor the word)."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
 
     def render(self, task: Task) -> Text:
-        return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="progress.data.speed")
+        return Text(count_text(task.completed, task.total, self.unit), style="progress.download")
+
+
+class _RateColumn(ProgressColumn):
+    """Steps per second in the bar's unit, once rich has seen enough of them to say."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        rate = f"{task.speed:,.0f} {self.unit}/s" if task.speed else ""
+        return Text(rate, style="progress.data.speed")
+
+
+def count_text(completed: float, total: float | None, unit: str) -> str:
+    """ "1,234/5,678 rows", or "1,234 rows" while the total is unknown."""
+    done = f"{int(completed):,}"
+    return f"{done}/{int(total):,} {unit}" if total is not None else f"{done} {unit}"
 
 
 def shows_progress(quiet: bool = False) -> bool:
@@ -35,14 +57,15 @@ def shows_progress(quiet: bool = False) -> bool:
 
 @contextmanager
 def progress_bar(
-    description: str, total: int | None, quiet: bool = False
+    description: str, total: int | None, quiet: bool = False, unit: str = "rows"
 ) -> Iterator[Callable[..., None]]:
-    """A bar of `total` steps; yields `advance(n, stage=None)`, where a stage renames it."""
+    """A bar of `total` steps, each one of `unit` (rows, rounds, files), named in the
+    counter; yields `advance(n, stage=None)`, where a stage renames the bar."""
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
-        _RateColumn(),
+        _CountColumn(unit),
+        _RateColumn(unit),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=stderr,

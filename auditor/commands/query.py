@@ -12,6 +12,8 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from auditor.commands.formats import file_format, stdout_is_terminal
+from auditor.commands.options import old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, visible
 from auditor.errors import AuditorError
 
@@ -29,15 +31,16 @@ EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
     "--format",
     "fmt",
     type=click.Choice(QUERY_FORMATS),
-    default="table",
-    show_default=True,
-    help="How to print the result.",
+    default=None,
+    help="How to print the result [default: table; with --out, what FILE's name ends in].",
 )
-@click.option(
-    "--output",
+@out_option(
+    "Write the result to FILE instead of stdout: csv, json or parquet, as its name ends "
+    "(.csv, .json, .parquet) or --format says.",
+    metavar="FILE",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Write the result (csv, json or parquet) to FILE instead of stdout.",
 )
+@old_out_spelling("--output", metavar="FILE", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0),
@@ -56,8 +59,8 @@ EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 def query(
     outdir: Path,
     sql: str | None,
-    fmt: str,
-    output: Path | None,
+    fmt: str | None,
+    out: Path | None,
     timeout: float,
     memory_limit: str,
 ) -> None:
@@ -67,11 +70,28 @@ def query(
     OUTDIR is refused with exit status 2, as is a statement past --timeout or
     --memory-limit, or any failed statement at a prompt. Ctrl-C stops the running
     statement: the prompt goes on, a command exits 130.
+
+    --out FILE takes its format from FILE's name (.csv, .json, .parquet); a --format
+    that names another is refused, as is a name that says none without --format.
+    Parquet is written to a file or a pipe, never to a terminal (exit status 2).
+
+    Examples:
+
+    \b
+      auditor query /audits/2026-11-24 "SELECT rule, count(*) FROM findings GROUP BY rule"
+      auditor query /audits/2026-11-24 "SELECT * FROM findings" -o findings.csv
+      auditor query /audits/archive "SELECT * FROM findings" --format json
+      auditor query /audits/2026-11-24
     """
-    if output is not None and fmt == "table":
-        raise click.UsageError("--output writes csv, json or parquet: add --format")
+    if out is not None:
+        fmt = file_format(out, fmt, QUERY_FORMATS[1:])
+    fmt = fmt or "table"
+    if fmt == "parquet" and out is None and stdout_is_terminal():
+        from auditor.output.query import QueryError
+
+        fail(QueryError("--format parquet is binary: give --out FILE or redirect stdout"))
     try:
-        _run_query(outdir, sql, fmt, output, timeout or None, memory_limit)
+        _run_query(outdir, sql, fmt, out, timeout or None, memory_limit)
     except KeyboardInterrupt:
         # Ctrl-C outside a statement (opening the catalog, printing): the same exit.
         click.echo("interrupted", err=True)
@@ -123,7 +143,7 @@ def _check_folder_of(target: Path) -> None:
     from auditor.output.query import QueryError
 
     if not target.parent.is_dir():
-        raise QueryError(f"--output {target}: there is no folder {target.parent}")
+        raise QueryError(f"--out {target}: there is no folder {target.parent}")
 
 
 def _write_file(target: Path, data: bytes) -> None:
@@ -132,7 +152,7 @@ def _write_file(target: Path, data: bytes) -> None:
     try:
         target.write_bytes(data)
     except OSError as exc:
-        raise QueryError(f"--output {target}: cannot be written ({exc.strerror or exc})") from exc
+        raise QueryError(f"--out {target}: cannot be written ({exc.strerror or exc})") from exc
 
 
 def _write_data(data: bytes, fmt: str) -> None:
@@ -140,10 +160,10 @@ def _write_data(data: bytes, fmt: str) -> None:
     with the data's control and bidirectional characters escaped, and no parquet."""
     from auditor.output.query import QueryError
 
-    if not sys.stdout.isatty():
+    if not stdout_is_terminal():
         _write_binary(data)
     elif fmt == "parquet":
-        raise QueryError("parquet is binary: use --output FILE or redirect stdout")
+        raise QueryError("parquet is binary: use --out FILE or redirect stdout")
     else:
         click.echo(visible(data.decode("utf-8", errors="replace"), lines=True), nl=False)
 
@@ -172,7 +192,8 @@ def _show_result(result) -> None:
 
 def _query_prompt(catalog, fmt: str) -> int:
     """Run the prompt; how many statements failed."""
-    from auditor.output.query import encode, prompt_loop
+    from auditor.output.prompt import prompt_loop
+    from auditor.output.query import encode
 
     interactive = sys.stdin.isatty()
     history = Path.home() / ".auditor_query_history"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from auditor.commands.options import out_option
 from auditor.commands.terminal import fail
 from auditor.errors import AuditorError, InputError
 
@@ -19,10 +20,18 @@ from auditor.errors import AuditorError, InputError
 @click.option("--table", help="A table id.")
 @click.option("--round", "round_id", help="A round id (of a run's OUTDIR).")
 @click.option(
-    "--from", "start", type=click.DateTime(["%Y-%m-%d"]), metavar="DATE", help="First day."
+    "--from",
+    "start",
+    type=click.DateTime(["%Y-%m-%d"]),
+    metavar="DATE",
+    help="First day, as YYYY-MM-DD.",
 )
 @click.option(
-    "--to", "end", type=click.DateTime(["%Y-%m-%d"]), metavar="DATE", help="Last day, inclusive."
+    "--to",
+    "end",
+    type=click.DateTime(["%Y-%m-%d"]),
+    metavar="DATE",
+    help="Last day, inclusive, as YYYY-MM-DD.",
 )
 @click.option(
     "--period",
@@ -30,11 +39,15 @@ from auditor.errors import AuditorError, InputError
     help="An ARCHIVE's period report over gaming days FROM to TO (YYYY-MM-DD..YYYY-MM-DD).",
 )
 @click.option("--property", "property_id", help="With --period: one property only.")
-@click.option("--out", "target", type=click.Path(path_type=Path, dir_okay=False), help="File.")
+@out_option(
+    "The page (or PDF) to write [default: ./investigation-KIND-ID.html, ./period-FROM-TO.html].",
+    metavar="FILE",
+    type=click.Path(path_type=Path, dir_okay=False),
+)
 @click.option("--pdf", is_flag=True, help="Print to PDF through headless Chromium.")
 def report(
     folder: Path,
-    target: Path | None,
+    out: Path | None,
     pdf: bool,
     period: str | None,
     property_id: str | None,
@@ -48,16 +61,19 @@ def report(
     ./investigation-KIND-ID.html or ./period-FROM-TO.html), or a PDF with --pdf. For an
     archive, --from and --to are gaming days (noon to noon UTC), both included.
 
+    Examples:
+
     \b
-    auditor report /audits/2026-11-24 --dealer D0402
-    auditor report /audits/archive --patron P-1187 --from 2026-10-01 --to 2026-10-31
-    auditor report /audits/archive --period 2026-07-01..2026-09-30 --property MA-PROP-1
+      auditor report /audits/2026-11-24 --dealer D0402
+      auditor report /audits/2026-11-24 --round R0000042 -o round.pdf --pdf
+      auditor report /audits/archive --patron P-1187 --from 2026-10-01 --to 2026-10-31
+      auditor report /audits/archive --period 2026-07-01..2026-09-30 --property MA-PROP-1
 
     Exit status 2 for an unknown subject, an unreadable or changed OUTDIR or ARCHIVE, or
     --pdf without Chromium.
     """
     try:
-        written = _write(folder, target, pdf, period, property_id, subject)
+        written = _write(folder, out, pdf, period, property_id, subject)
     except AuditorError as error:
         fail(error)
     click.echo(f"report written to {written}")

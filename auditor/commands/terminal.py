@@ -14,10 +14,22 @@ from rich.console import Console
 
 from auditor.errors import AuditorError
 
-stderr = Console(stderr=True)
-# Piped or redirected, a table is not squeezed into 80 columns: `auditor rules | grep`
-# must see whole names. A terminal keeps its own width.
-stdout = Console() if sys.stdout.isatty() else Console(width=1_000, soft_wrap=True)
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich would exit 1, which says "findings" here: the command line stops with the
+        # status of a closed pipe instead (`auditor.cli`).
+        raise BrokenPipeError
+
+
+# Wide enough that no table of the auditor's reaches it: a cell is never folded, a line
+# never cut.
+NOT_A_TERMINAL_WIDTH = 100_000
+
+stderr = _Console(stderr=True)
+# Piped or redirected, nothing is wrapped or cut to fit 80 columns: `auditor rules | grep`
+# must see whole names and citations. A terminal keeps its own width.
+stdout = _Console() if sys.stdout.isatty() else _Console(width=NOT_A_TERMINAL_WIDTH, soft_wrap=True)
 
 
 # What a terminal obeys or reorders rather than shows: C0 and C1 controls and DEL (ANSI

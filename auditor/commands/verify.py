@@ -21,6 +21,12 @@ def verify(folder: Path) -> None:
 
     Exit status 0 when intact, 1 naming each changed, missing or extra file (or the first
     bad review record), 2 when there is no manifest or archive to check.
+
+    Examples:
+
+    \b
+      auditor verify /audits/2026-11-24
+      auditor verify /audits/archive
     """
     from auditor.archive.check import is_archive, verify_archive
     from auditor.output.verify import verify_set

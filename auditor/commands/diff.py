@@ -1,0 +1,100 @@
+"""`auditor diff`: two audits' findings compared by finding id, as a table, csv or json,
+and written to a file too with `--out`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from auditor.commands.formats import emit_rows, format_option, json_text
+from auditor.commands.options import old_out_spelling, out_option
+from auditor.commands.terminal import fail, stdout
+from auditor.errors import AuditorError
+
+
+@click.command()
+@click.argument("before", type=click.Path(path_type=Path))
+@click.argument("after", type=click.Path(path_type=Path))
+@out_option(
+    "Write the differences to FILE too: csv or json when its name ends so, Parquet otherwise.",
+    metavar="FILE",
+    type=click.Path(path_type=Path, dir_okay=False),
+)
+@old_out_spelling("--output", metavar="FILE", type=click.Path(path_type=Path, dir_okay=False))
+@format_option(
+    help_text="A table of the first 200 for a person, or every difference as csv or json."
+)
+def diff(before: Path, after: Path, out: Path | None, fmt: str) -> None:
+    """Compare two audits' findings by finding id: new, gone and changed in AFTER.
+
+    Exit status 0 when the findings are the same, 1 when they differ, 2 when an output
+    folder cannot be read.
+
+    Examples:
+
+    \b
+      auditor diff /audits/2026-11-24 /audits/2026-11-24-rerun
+      auditor diff /audits/2026-11-24 /audits/2026-11-24-rerun --format csv
+      auditor diff /audits/2026-11-24 /audits/2026-11-24-rerun -o changes.parquet
+    """
+    from auditor.output.diff import diff_runs
+    from auditor.output.verify import verified
+
+    try:
+        verified(before)
+        verified(after)
+        changes = diff_runs(before, after)
+        if out is not None:
+            _write_changes(changes, out)
+    except AuditorError as error:
+        fail(error)
+    if fmt == "table":
+        _changes_table(changes)
+    else:
+        emit_rows(changes.to_dicts(), changes.columns, fmt)
+    sys.exit(1 if changes.height else 0)
+
+
+def _write_changes(changes, target: Path) -> None:
+    """The differences at `target`, in the format its suffix names (Parquet by default)."""
+    from auditor.commands.formats import SUFFIX_FORMATS, csv_text
+    from auditor.output.diff import ChangesNotWritten, write_changes
+
+    fmt = SUFFIX_FORMATS.get(target.suffix.lower(), "parquet")
+    if fmt == "parquet":
+        write_changes(changes, target)
+        return
+    rows = changes.to_dicts()
+    text = json_text(rows) if fmt == "json" else csv_text(rows, changes.columns)
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        if not target.parent.is_dir():
+            reason = f"no folder {target.parent}; create it first"
+        raise ChangesNotWritten(f"{target}: cannot write the differences ({reason})") from exc
+
+
+def _changes_table(changes) -> None:
+    from auditor.commands.terminal import visible  # ids and messages quote the data
+    from auditor.output.diff import CHANGES
+
+    counts = dict(changes.group_by("change").len().iter_rows())
+    table = Table(title=", ".join(f"{counts.get(c, 0):,} {c}" for c in CHANGES))
+    for name in ("change", "finding_id", "rule", "round_id", "wager_id", "what or message"):
+        table.add_column(name)
+    for row in changes.head(200).iter_rows(named=True):
+        cells = (
+            *(row[c] for c in ("change", "finding_id", "rule")),
+            row["round_id"] or row["shoe_id"] or row["table_id"],
+            row["wager_id"],
+            row["what"] or row["message"],
+        )
+        table.add_row(*(escape(visible(str(cell or ""))) for cell in cells))
+    stdout.print(table)
+    if changes.height > 200:
+        stdout.print(f"... and {changes.height - 200:,} more", highlight=False)

@@ -1,0 +1,46 @@
+"""The few lines `auditor audit` ends with: the findings by rule, most frequent first,
+with the money each rule puts at stake, so that nobody has to open summary.txt to see
+what the night held."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from auditor.commands.terminal import visible
+from auditor.money import usd_text
+from auditor.output.files import SUMMARY_FILE
+from auditor.report.nightly import REPORT_FILE
+
+__all__ = ["REPORT_FILE", "findings_digest"]
+
+RULES_SHOWN = 5
+
+
+def findings_digest(findings: pl.DataFrame, folder: str, shown: int = RULES_SHOWN) -> list[str]:
+    """ "N findings written to FOLDER", then the `shown` rules with the most findings:
+    code, count and money at stake (overpaid plus underpaid), and how many rules more."""
+    lines = [f"{findings.height:,} findings written to {folder}" + (":" if findings.height else "")]
+    if findings.height == 0:
+        return lines
+    by_rule = findings_by_rule(findings)
+    lines.append(f"  {'rule':<8}{'findings':>10}  {'money at stake':>16}")
+    for rule, count, at_stake in by_rule.head(shown).iter_rows():
+        lines.append(f"  {visible(rule):<8}{count:>10,}  {usd_text(at_stake):>16}")
+    if by_rule.height > shown:
+        more = by_rule.height - shown
+        lines.append(f"  and {more:,} more rule{'s' * (more > 1)} ({folder}/{SUMMARY_FILE})")
+    return lines
+
+
+def findings_by_rule(findings: pl.DataFrame) -> pl.DataFrame:
+    """rule, findings, at_stake (Decimal, the sum of each finding's impact either way;
+    None for a rule whose findings name no money), most findings first."""
+    impact = pl.col("impact")
+    return (
+        findings.group_by("rule")
+        .agg(
+            pl.len().alias("findings"),
+            pl.when(impact.is_not_null().any()).then(impact.abs().sum()).alias("at_stake"),
+        )
+        .sort(["findings", "rule"], descending=[True, False])
+    )

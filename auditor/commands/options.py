@@ -1,0 +1,66 @@
+"""Options several commands share: where a command writes (`--out`, `-o`), and the
+spellings it had before, which keep working with a one-line note on stderr."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+OUT_FLAGS = ("--out", "-o")
+NEW_SPELLING = "--out"
+
+
+def out_option(help_text: str, *, metavar: str, required: bool = False, **attrs: Any):
+    """`--out`/`-o`: the one spelling of where a command writes."""
+    return click.option(
+        *OUT_FLAGS, "out", metavar=metavar, required=required, help=help_text, **attrs
+    )
+
+
+def old_out_spelling(
+    old: str, *, metavar: str, required: bool = False, positional: bool = False, **attrs: Any
+) -> Callable[[F], F]:
+    """Accept `old`, an earlier spelling of `--out` (an option, or with `positional` the
+    command's last argument), as `--out`, with a note on stderr naming the spelling to
+    use. Apply it below `out_option`: it hands the command one `out` value.
+
+    Given both spellings, the command is refused (exit 2); with `required`, one of them
+    must be given (click cannot require `--out` itself when another spelling may stand in).
+    """
+    hidden_name = "old_spelling_of_out"
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def with_old_spelling(*args: Any, **kwargs: Any) -> Any:
+            old_value = kwargs.pop(hidden_name)
+            if old_value is not None:
+                if kwargs.get("out") is not None:
+                    raise click.UsageError(f"give {NEW_SPELLING} once ({old} is its old spelling)")
+                click.echo(deprecation_note(old, metavar), err=True)
+                kwargs["out"] = old_value
+            if required and kwargs.get("out") is None:
+                raise click.UsageError(f"Missing option '{NEW_SPELLING}' / '-o' ({metavar}).")
+            return command(*args, **kwargs)
+
+        if positional:
+            # click 8.1 cannot hide an argument: its metavar says it is optional.
+            declare = click.argument(hidden_name, required=False, metavar=f"[{old}]", **attrs)
+        else:
+            declare = click.option(old, hidden_name, hidden=True, **attrs)
+        return declare(with_old_spelling)  # type: ignore[return-value]
+
+    return decorate
+
+
+def deprecation_note(old: str, metavar: str) -> str:
+    """The one line an old spelling earns: which spelling to use instead."""
+    spelled = f"a positional {old}" if old.isupper() else old
+    return (
+        f"warning: {spelled} is deprecated and will be removed: "
+        f"use {NEW_SPELLING} {metavar} (or -o {metavar})"
+    )
