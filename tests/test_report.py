@@ -27,7 +27,7 @@ from auditor.packs.model import load_all, load_pack
 from auditor.report import sections
 from auditor.report.evidence import draw_steps, reconcile
 from auditor.report.investigate import Subject, render_investigation
-from auditor.report.nightly import render_nightly, write_nightly
+from auditor.report.nightly import FIRST_FINDINGS, render_nightly, write_nightly
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"
@@ -241,7 +241,9 @@ def test_the_report_tells_a_manager_what_matters(night):
             assert check.title.replace("'", "&#39;").replace('"', "&#34;") in html, check.code
     assert html.count("<svg") == 4  # per table, per rule, money by dealer, over the day
     assert "Table 1 says" in html or "Table 3 says" in html or "says draw" in html
-    assert html.count('<section class="evidence') == 100
+    # The findings to look at first, each with its evidence folded under it.
+    assert html.count('<section class="evidence') == FIRST_FINDINGS
+    assert html.count('<details class="evidence"') == FIRST_FINDINGS
 
 
 def test_summary_names_each_rules_title_and_the_money(night):
@@ -262,7 +264,7 @@ def test_a_large_night_stays_small(tmp_path):
     out = write_outputs(tmp_path / "big", many, run, extra=write_nightly)
     html = (out / "report.html").read_text(encoding="utf-8")
     assert len(html.encode()) < 5_000_000
-    assert f"… and {many.findings.height - 100:,} more findings" in html
+    assert f"… and {many.findings.height - FIRST_FINDINGS:,} more findings" in html
     for page in (out / "report").glob("*.html"):
         assert page.stat().st_size < 5_000_000, page.name
         assert "more findings" in page.read_text(encoding="utf-8")
@@ -284,7 +286,10 @@ def test_an_investigation_report_holds_the_subject(night, kind, subject):
     assert f"Investigation: {kind}" in html and subject in html
     for heading in ("Money", "Timeline", "Findings", "Rounds", "Wagers", "Quarantined rows"):
         assert f">{heading}</h2>" in html
-    assert '<section class="evidence' in html and "<svg" in html
+    assert '<section class="evidence' in html
+    # A timeline over the subject's rounds; one round has none to draw, and says so.
+    assert ("<svg" in html) == (kind != "round")
+    assert ("A timeline needs more than one round." in html) == (kind == "round")
 
 
 def test_the_dates_narrow_an_investigation(night, tmp_path):

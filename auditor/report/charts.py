@@ -8,6 +8,11 @@ spelled out as on the pages (`render.visible`), and matplotlib escapes them as X
 Each chart's ids are prefixed with its name, so several charts share one page without
 their clip paths colliding.
 
+A chart keeps its own size on the page (its width and height in points, shrunk only to fit
+a narrow window), so its text reads at the body's size: `FONT_POINTS` points are 13.3 CSS
+pixels, above the pages' smallest text (12 px). Legends sit above the plot, never over
+the data.
+
 `svg()` returns the document as `markupsafe.Markup` only after checking it is plain
 drawing: no script, no foreign content, no event attribute, no link out of the document.
 That check, not trust in the labels, is why the templates may insert it unescaped.
@@ -19,29 +24,37 @@ import io
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
 import matplotlib
 from markupsafe import Markup
 
 matplotlib.use("svg")  # no display, no GUI toolkit: the SVG backend only
 
+import matplotlib.dates
+import matplotlib.ticker
 from matplotlib.figure import Figure
 
 from auditor.report.render import visible
 
 SEVERITY_COLOURS = {"high": "#b42318", "medium": "#dc8a0e", "low": "#5b7fa6"}
-OVERPAID, UNDERPAID = "#b42318", "#1f6f43"
+# Both are errors: a patron shorted is no better than a casino overpaid. One red, the
+# underpaid side a darker shade of it, never the green of "all is well".
+OVERPAID, UNDERPAID = "#b42318", "#6e1410"
+WIDTH = 6.0  # inches: two charts side by side in a 1,280 px window
+FONT_POINTS = 10
+BAR_INCHES = 0.25  # per bar of a horizontal bar chart
 STYLE = {
     "svg.hashsalt": "auditor-report",
     "svg.fonttype": "none",
     "text.parse_math": False,
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
-    "font.size": 9,
+    "font.size": FONT_POINTS,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "axes.titlesize": 10,
+    "axes.titlesize": FONT_POINTS + 1,
     "axes.titleweight": "bold",
 }
 _SVG = "{http://www.w3.org/2000/svg}"
@@ -51,13 +64,34 @@ _ALLOWED = {
 }  # fmt: skip
 
 
-def _figure(width: float, height: float, left: float = 0.1) -> Figure:
-    """A figure with fixed margins (in inches): a layout engine would draw it twice."""
+def _figure(width: float, height: float, left: float = 0.1, top: float = 0.68) -> Figure:
+    """A figure with fixed margins (in inches): a layout engine would draw it twice. The
+    top margin holds the title and, under it, the legend."""
     figure = Figure(figsize=(width, height), dpi=72)
     figure.subplots_adjust(
-        left=left / width, right=1 - 0.15 / width, top=1 - 0.35 / height, bottom=0.55 / height
+        left=left / width, right=1 - 0.2 / width, top=1 - top / height, bottom=0.6 / height
     )
     return figure
+
+
+def _title_and_legend(ax: Any, title: str, legend: bool, columns: int = 3) -> None:
+    """The title above the plot, and the legend on one line between them: outside the
+    data, so it never covers a bar or a point."""
+    ax.set_title(title, loc="left", pad=24 if legend else 8)
+    if legend:
+        ax.legend(
+            loc="lower left",
+            bbox_to_anchor=(0, 1.0),
+            ncol=columns,
+            frameon=False,
+            borderaxespad=0.2,
+            handlelength=1.2,
+            columnspacing=1.2,
+        )
+
+
+def _bars_height(count: int) -> float:
+    return 1.45 + BAR_INCHES * max(count, 3)
 
 
 def svg(figure: Figure, name: str) -> Markup:
@@ -71,7 +105,8 @@ def svg(figure: Figure, name: str) -> Markup:
     text = re.sub(r'\bid="([^"]+)"', rf'id="{name}-\1"', text)
     text = re.sub(r"url\(#([^)]+)\)", rf"url(#{name}-\1)", text)
     text = re.sub(r'xlink:href="#([^"]+)"', rf'xlink:href="#{name}-\1"', text)
-    text = re.sub(r'<svg ([^>]*?)width="[^"]*" height="[^"]*"', r'<svg \1class="chart-svg"', text)
+    # Its own size stays (width and height in points): CSS only shrinks it to fit.
+    text = text.replace("<svg ", '<svg class="chart-svg" ', 1)
     _check(text)
     return Markup(text)
 
@@ -107,7 +142,7 @@ def stacked_bars(
     """Horizontal bars, one per label (first at the top), stacked by series."""
     colours = colours or SEVERITY_COLOURS
     with matplotlib.rc_context(STYLE):
-        figure = _figure(6.4, 0.9 + 0.22 * max(len(labels), 3), left=1.9)
+        figure = _figure(WIDTH, _bars_height(len(labels)), left=1.9)
         ax = figure.subplots()
         positions = list(range(len(labels)))[::-1]
         left = [0] * len(labels)
@@ -117,10 +152,9 @@ def stacked_bars(
             ax.barh(positions, values, left=left, color=colours.get(key), label=key, height=0.7)
             left = [a + b for a, b in zip(left, values, strict=True)]
         ax.set_yticks(positions, [_short(str(x)) for x in labels])
+        ax.set_ylim(-0.6, max(len(labels), 1) - 0.4)
         ax.set_xlabel(xlabel)
-        ax.set_title(title, loc="left")
-        if len([v for v in series.values() if any(v)]) > 1:
-            ax.legend(loc="lower right", frameon=False)
+        _title_and_legend(ax, title, len([v for v in series.values() if any(v)]) > 1)
         ax.xaxis.get_major_locator().set_params(integer=True)
         return svg(figure, name)
 
@@ -128,19 +162,27 @@ def stacked_bars(
 def signed_bars(
     name: str, title: str, labels: Sequence[str], over: Sequence[float], under: Sequence[float]
 ) -> Markup:
-    """Money by label: overpaid to the right, underpaid (as a negative) to the left."""
+    """Money by label: overpaid to the right, underpaid to the left, each axis tick the
+    dollars on its side."""
     with matplotlib.rc_context(STYLE):
-        figure = _figure(6.4, 0.9 + 0.22 * max(len(labels), 3), left=1.9)
+        figure = _figure(WIDTH, _bars_height(len(labels)), left=1.9)
         ax = figure.subplots()
         positions = list(range(len(labels)))[::-1]
         ax.barh(positions, over, color=OVERPAID, label="overpaid", height=0.7)
         ax.barh(positions, [-u for u in under], color=UNDERPAID, label="underpaid", height=0.7)
         ax.axvline(0, color="#444444", linewidth=0.8)
         ax.set_yticks(positions, [_short(str(x)) for x in labels])
-        ax.set_xlabel("dollars (overpaid right, underpaid left)")
-        ax.set_title(title, loc="left")
-        ax.legend(loc="lower right", frameon=False)
+        ax.set_ylim(-0.6, max(len(labels), 1) - 0.4)
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=5))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_dollars_either_side))
+        ax.set_xlabel("← underpaid   dollars   overpaid →")
+        _title_and_legend(ax, title, True, columns=2)
         return svg(figure, name)
+
+
+def _dollars_either_side(value: float, _position: Any) -> str:
+    # The side says which way the money went: the tick says how much.
+    return f"${abs(value):,.0f}"
 
 
 def hourly_bars(
@@ -148,7 +190,7 @@ def hourly_bars(
 ) -> Markup:
     """Vertical bars over the hours of the gaming day, stacked by severity."""
     with matplotlib.rc_context(STYLE):
-        figure = _figure(6.4, 2.6, left=0.6)
+        figure = _figure(WIDTH, 3.2, left=0.7)
         ax = figure.subplots()
         positions = list(range(len(hours)))
         bottom = [0] * len(hours)
@@ -158,12 +200,10 @@ def hourly_bars(
             colour = SEVERITY_COLOURS.get(key)
             ax.bar(positions, values, bottom=bottom, color=colour, label=key, width=0.8)
             bottom = [a + b for a, b in zip(bottom, values, strict=True)]
-        ax.set_xticks(positions[::2], list(hours)[::2])
+        ax.set_xticks(positions[::3], list(hours)[::3])
         ax.set_xlabel("hour of the gaming day (UTC, from noon)")
-        ax.set_title(title, loc="left")
+        _title_and_legend(ax, title, len([v for v in series.values() if any(v)]) > 1)
         ax.yaxis.get_major_locator().set_params(integer=True)
-        if len([v for v in series.values() if any(v)]) > 1:
-            ax.legend(loc="upper right", frameon=False)
         return svg(figure, name)
 
 
@@ -176,10 +216,12 @@ def timeline(
     marked_values: Sequence[float],
     ylabel: str,
 ) -> Markup:
-    """A running total over time, with the rounds that hold findings marked."""
+    """A running total over time, with the rounds that hold findings marked. The time
+    axis spans the times drawn and a little more: never years around one evening."""
     with matplotlib.rc_context(STYLE):
-        figure = _figure(6.4, 2.8, left=0.9)
-        figure.subplots_adjust(bottom=0.75 / 2.8)  # room for the date under the times
+        height = 3.4
+        figure = _figure(WIDTH + 1.6, height, left=1.1)
+        figure.subplots_adjust(bottom=0.72 / height)  # room for the date under the times
         ax = figure.subplots()
         if times:
             ax.step(list(times), list(running), where="post", color="#1d4e89", linewidth=1.2)
@@ -193,12 +235,29 @@ def timeline(
                 color=SEVERITY_COLOURS["high"],
                 label="round with a finding",
             )
-            ax.legend(loc="best", frameon=False)
         ax.axhline(0, color="#888888", linewidth=0.6)
         ax.set_ylabel(ylabel)
         ax.set_xlabel("time (UTC)")
-        ax.set_title(title, loc="left")
-        locator = matplotlib.dates.AutoDateLocator()
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_signed_dollars))
+        _title_and_legend(ax, title, bool(marked_times))
+        drawn = [*times, *marked_times]
+        if drawn:
+            ax.set_xlim(*time_span(min(drawn), max(drawn)))
+        locator = matplotlib.dates.AutoDateLocator(minticks=3, maxticks=8)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(locator))
         return svg(figure, name)
+
+
+def _signed_dollars(value: float, _position: Any) -> str:
+    return f"{'-' if value < 0 else ''}${abs(value):,.0f}"
+
+
+TIME_MARGIN = timedelta(minutes=5)
+
+
+def time_span(first: datetime, last: datetime) -> tuple[datetime, datetime]:
+    """The time axis's limits: the times drawn with 3% either side, and at least five
+    minutes either side of a single moment."""
+    margin = max((last - first) * 0.03, TIME_MARGIN if first == last else timedelta(0))
+    return first - margin, last + margin

@@ -1,13 +1,10 @@
 """Each finding's evidence, for a person: the round's cards in dealing order, both point
-counts, the drawing rules applied step by step from the rule pack the audit used, the
-round's wagers logged against correct, and for shoe checks the card-reading shoe's
-sequence reconciled card by card around the first card out of place; with the
-regulation's own words for the citation.
-
-The correct result of a wager is the audit's: a wager with no finding was settled right;
-one with findings is corrected by them (PAY001 the result, PAY002 the payout, COM the
-commission), and its correct net is the logged net less the findings' impact, which add
-up to its whole error (CONTRACT).
+counts, the drawing rules step by step from the audit's rule pack, the wagers logged
+against correct (a wager's correct net is its logged net less its findings' impacts,
+which add up to its whole error: CONTRACT), and for shoe checks the shoe's sequence
+reconciled around the cards the finding names (its round's first card out of place, its
+discards, the burn, cut or cover card, the card seen too often), never around another
+finding's; with the regulation's own words for the citation.
 """
 
 from __future__ import annotations
@@ -291,11 +288,88 @@ def _round_slots(r: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(c, f"round {r['round_no']}, {what}") for c, what in slots]
 
 
+@dataclass(frozen=True)
+class Focus:
+    """The cards of a shoe a finding names: those of one round (its first card out of
+    place, else its discards, else its last card), one position of the sequence, or
+    every copy of one card. None of them: the shoe's first card out of place."""
+
+    round_id: str | None = None
+    position: int | None = None  # 1-based
+    card: str | None = None
+    what: str = ""  # how the note names it
+
+
+# Shoe findings about the shoe's make-up, not a card: no sequence to reconcile for them.
+DECK_RULES = ("SHO001", "SHO002", "SHO003", "SHO004")
+
+
+def focus_of(finding: Mapping[str, Any], shoe: Mapping[str, Any]) -> Focus | None:
+    """The cards a shoe finding names; None for a finding about the decks alone."""
+    rule = str(finding.get("rule"))
+    if finding.get("round_id"):
+        return Focus(round_id=finding["round_id"])
+    if rule in DECK_RULES:
+        return None
+    sequence = shoe.get("card_sequence") or []
+    if rule in ("SHO005", "SHO006"):
+        return Focus(position=1, what="the burn card")
+    if rule == "SHO007" and shoe.get("cut_index") is not None:
+        return Focus(position=int(shoe["cut_index"]), what="the cut card")
+    if rule in ("SHO008", "SHO012") and shoe.get("cover_from_back") is not None and sequence:
+        position = max(1, len(sequence) - int(shoe["cover_from_back"]))
+        return Focus(position=position, what="the cover card")
+    if rule == "SHO009":
+        card = str(finding.get("logged") or "").split(" ", 1)[0]
+        return Focus(card=card, what=f"every {card}") if card else Focus()
+    return Focus()
+
+
+def _sentence(words: str) -> str:
+    # Only the first letter: "every KS", not "Every ks".
+    return words[:1].upper() + words[1:]
+
+
+def _logged_cards(
+    shoe: Mapping[str, Any], rounds: pl.DataFrame
+) -> list[tuple[str | None, str, str | None]]:
+    """Each card the logs say left the shoe, in order: (card, where, round id)."""
+    logged: list[tuple[str | None, str, str | None]] = [(shoe.get("burn_card"), "burn card", None)]
+    logged += [(None, "burned face down", None)] * max(0, int(shoe.get("burn_count") or 0))
+    for r in rounds.iter_rows(named=True):
+        logged += [(c, where, r["round_id"]) for c, where in _round_slots(r)]
+    return logged
+
+
+def _centre(
+    focus: Focus, logged: list[tuple[str | None, str, str | None]], lines: list[RecoLine]
+) -> tuple[int | None, str]:
+    """The line to centre the window on (0-based), and how the note names it."""
+    mismatches = [i for i, line in enumerate(lines) if line.mismatch]
+    if focus.round_id is not None:
+        own = [i for i, (_, _, r) in enumerate(logged) if r == focus.round_id]
+        wrong = [i for i in own if lines[i].mismatch]
+        if wrong:
+            return wrong[0], f"First card of the round out of place: card {wrong[0] + 1}."
+        discards = [i for i in own if logged[i][1].endswith("discarded card")]
+        if discards:
+            return discards[0], f"The round's discarded cards: from card {discards[0] + 1}."
+        if own:
+            return own[-1], f"The round's last card: card {own[-1] + 1}."
+        return None, "The round takes no card of this shoe's logs."
+    if focus.position is not None:
+        return focus.position - 1, f"{_sentence(focus.what)}: card {focus.position}."
+    if mismatches:
+        return mismatches[0], f"First card out of place: card {mismatches[0] + 1} of the sequence."
+    return None, ""
+
+
 def reconcile(
-    shoe: Mapping[str, Any], rounds: pl.DataFrame, focus_round: str | None = None
+    shoe: Mapping[str, Any], rounds: pl.DataFrame, focus: Focus | str | None = None
 ) -> tuple[list[RecoLine] | None, str | None]:
-    """The shoe's card sequence beside the cards the logs say left it, around the first
-    card out of place (in the focus round, when the finding is a round's)."""
+    """The shoe's card sequence beside the cards the logs say left it, around the cards
+    `focus` names (a round id names that round's cards); around the first card out of
+    place without one."""
     sequence = shoe.get("card_sequence")
     if sequence is None:
         return (
@@ -303,27 +377,27 @@ def reconcile(
             "This shoe has no card-reading sequence: the logs hold no record of "
             "the cards' order to reconcile with.",
         )
-    logged: list[tuple[str | None, str, str | None]] = [(shoe.get("burn_card"), "burn card", None)]
-    logged += [(None, "burned face down", None)] * max(0, int(shoe.get("burn_count") or 0))
-    for r in rounds.iter_rows(named=True):
-        logged += [(c, where, r["round_id"]) for c, where in _round_slots(r)]
-    lines, first, focus_first = [], None, None
+    if isinstance(focus, str):
+        focus = Focus(round_id=focus)
+    focus = focus or Focus()
+    logged = _logged_cards(shoe, rounds)
+    lines = []
     for i in range(max(len(sequence), len(logged))):
         seq = sequence[i] if i < len(sequence) else None
-        code, where, round_id = logged[i] if i < len(logged) else (None, "still in the shoe", None)
+        code, where, _ = logged[i] if i < len(logged) else (None, "still in the shoe", None)
         # Cards behind the last round stay in the shoe: only a logged card can differ.
         mismatch = code is not None and seq != code
         lines.append(RecoLine(i + 1, seq, code, where, mismatch))
-        if mismatch and first is None:
-            first = i
-        if mismatch and focus_first is None and focus_round and round_id == focus_round:
-            focus_first = i
-    centre = focus_first if focus_first is not None else first
+    if focus.card is not None:
+        copies = [line for line in lines if focus.card in (line.sequence, line.logged)]
+        return copies, f"{_sentence(focus.what)} in the sequence and in the logs."
+    centre, note = _centre(focus, logged, lines)
     if centre is None:
-        note = f"All {len(logged)} logged cards match the sequence of {len(sequence)} cards."
         centre = min(len(logged), len(sequence)) - 1
-    else:
-        note = f"First card out of place: card {centre + 1} of the sequence."
+        note = note or (
+            f"All {len(logged)} logged cards match the sequence of {len(sequence)} cards."
+        )
+    centre = min(max(centre, 0), len(lines) - 1)
     start = max(0, centre - WINDOW_BEFORE)
     return lines[start : centre + WINDOW_AFTER + 1], note
 
@@ -363,10 +437,10 @@ def build(f: Mapping[str, Any], src: Sources) -> Evidence:
     shoe_id = finding.get("shoe_id")
     if shoe_id and str(finding["rule"]).startswith("SHO") and shoe_id in src.shoes:
         ev.shoe = src.shoes[shoe_id]
-        rounds = src.shoe_rounds.get(shoe_id, pl.DataFrame())
-        ev.reconciliation, ev.reconciliation_note = reconcile(
-            ev.shoe, rounds, finding.get("round_id") if finding.get("round_id") else None
-        )
+        focus = focus_of(finding, ev.shoe)
+        if focus is not None:
+            rounds = src.shoe_rounds.get(shoe_id, pl.DataFrame())
+            ev.reconciliation, ev.reconciliation_note = reconcile(ev.shoe, rounds, focus)
     if finding.get("table_id") and not finding.get("shoe_id") and not finding.get("round_id"):
         ev.options = src.options.get(finding["table_id"], [])
     return ev

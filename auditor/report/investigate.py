@@ -17,7 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -28,7 +28,8 @@ import polars as pl
 
 from auditor.errors import AuditorError
 from auditor.output.query import Catalog
-from auditor.packs.model import load_all
+from auditor.packs.loaded import builtin_packs
+from auditor.packs.model import RulePack
 from auditor.report import data, evidence
 from auditor.report.render import render
 
@@ -37,6 +38,7 @@ ROUNDS_SHOWN, WAGERS_SHOWN, FINDINGS_SHOWN, EVIDENCE_SHOWN = 1000, 2000, 2000, 2
 QUARANTINE_SHOWN = 1000
 TESTS_SHOWN = 200
 TIMELINE_POINTS = 2000
+MONEY_WON = "money_won"  # the surveillance statistic of a patron's money won
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
@@ -188,18 +190,23 @@ def _check_known(catalog: Catalog, subject: Subject, found: dict[str, Any]) -> N
 # ---- the page ----------------------------------------------------------------------------
 
 
-def render_investigation(outdir: Path, subject: Subject) -> str:
-    """The investigation report as one self-contained HTML page."""
+def render_investigation(
+    outdir: Path, subject: Subject, packs: Mapping[str, RulePack] | None = None
+) -> str:
+    """The investigation report as one self-contained HTML page; `packs`: those the run
+    audited under (the built-in ones if None: `--rules DIR` as the audit had it)."""
     catalog = data.open_report_catalog(outdir)
     try:
         found = gather(catalog, subject)
         _check_known(catalog, subject, found)
-        return _page(catalog, subject, found)
+        return _page(catalog, subject, found, builtin_packs() if packs is None else packs)
     finally:
         catalog.close()
 
 
-def _page(catalog: Catalog, subject: Subject, found: dict[str, Any]) -> str:
+def _page(
+    catalog: Catalog, subject: Subject, found: dict[str, Any], packs: Mapping[str, RulePack]
+) -> str:
     run = data.run_record(catalog)
     checks = data.checks(catalog)
     rounds, wagers, quarantine = found["rounds"], found["wagers"], found["quarantine"]
@@ -213,10 +220,7 @@ def _page(catalog: Catalog, subject: Subject, found: dict[str, Any]) -> str:
     round_ids = shown["round_id"].drop_nulls().unique()
     ids = data.ids_of(round_ids)
     neighbours = data.located(catalog, data.among("f.round_id", "ids", ids), {"ids": ids})
-    sources, _ = evidence.load_sources(catalog, shown, neighbours, checks, load_all())
-    links = {
-        f["finding_id"]: "#" + evidence.anchor(f["finding_id"]) for f in shown.iter_rows(named=True)
-    }
+    sources, _ = evidence.load_sources(catalog, shown, neighbours, checks, packs)
     quarantined = {
         t: set(quarantine.filter(pl.col("table") == t)["row_key"].to_list())
         for t in ("rounds", "wagers")
@@ -227,13 +231,16 @@ def _page(catalog: Catalog, subject: Subject, found: dict[str, Any]) -> str:
     )
     per_round = findings.group_by("round_id").agg(pl.col("rule").unique().sort())
     codes = {r: rules for r, rules in per_round.iter_rows() if r is not None}
+    watched = _watched(catalog, subject, rounds, wagers)
+    timeline, single = _timeline(subject, rounds, wagers, findings)
     return render(
         "investigation.html",
         run=run,
         subject=subject,
-        money=_money(wagers, findings),
+        money=_money(wagers, findings, watched),
         severity=[(s, findings.filter(pl.col("severity") == s).height) for s in data.SEVERITIES],
-        timeline=_timeline(subject, rounds, wagers, findings),
+        timeline=timeline,
+        single=single,
         rounds=list(rounds.head(ROUNDS_SHOWN).iter_rows(named=True)),
         rounds_total=rounds.height,
         round_codes=codes,
@@ -242,14 +249,13 @@ def _page(catalog: Catalog, subject: Subject, found: dict[str, Any]) -> str:
         wagers_total=wagers.height,
         findings=list(listed.iter_rows(named=True)),
         findings_total=findings.height,
-        links=links,
-        evidences=[
-            (evidence.build(f, sources), evidence.anchor(f["finding_id"]))
+        evidence_of={
+            f["finding_id"]: (evidence.build(f, sources), evidence.anchor(f["finding_id"]))
             for f in shown.iter_rows(named=True)
-        ],
+        },
         quarantine=list(quarantine.head(QUARANTINE_SHOWN).iter_rows(named=True)),
         quarantine_total=quarantine.height,
-        watched=_watched(catalog, subject, rounds, wagers),
+        watched=watched,
     )
 
 
@@ -289,7 +295,9 @@ def _watched(
     }
 
 
-def _money(wagers: pl.DataFrame, findings: pl.DataFrame) -> dict[str, Any]:
+def _money(
+    wagers: pl.DataFrame, findings: pl.DataFrame, watched: dict[str, Any] | None
+) -> dict[str, Any]:
     audited = wagers.filter(~pl.col("quarantined"))
     stake = pl.col("amount") + pl.col("rollover").fill_null(0)
     impact = pl.col("impact")
@@ -306,17 +314,35 @@ def _money(wagers: pl.DataFrame, findings: pl.DataFrame) -> dict[str, Any]:
         (-impact.filter(impact < 0).sum()).alias("under"),
     ).row(0, named=True)
     zero = Decimal(0)
-    return {
+    money = {
         **{k: (v if v is not None else zero) for k, v in row.items()},
         "quarantined": wagers.height - audited.height,
         "over": at_stake["over"] or zero,
         "under": at_stake["under"] or zero,
     }
+    return {**money, **_unpriced(money["net"], watched)}
+
+
+def _unpriced(net: Decimal, watched: dict[str, Any] | None) -> dict[str, Any]:
+    """Surveillance's money won beside the patron's net as logged, and what lies between
+    them (the wagers surveillance cannot price); none when the two agree or there is no
+    such test."""
+    tests = (watched or {}).get("tests", [])
+    won = [t["observed"] for t in tests if t["statistic"] == MONEY_WON and t["level"] == "patron"]
+    if len(won) != 1 or won[0] is None or won[0] != won[0]:
+        return {"surveillance": None, "unpriced": None}
+    # Surveillance sums in floating point: to the cent, as its own detail writes it.
+    tested = Decimal(f"{won[0]:.2f}")
+    if tested == net:
+        return {"surveillance": None, "unpriced": None}
+    return {"surveillance": tested, "unpriced": net - tested}
 
 
 def _timeline(
     subject: Subject, rounds: pl.DataFrame, wagers: pl.DataFrame, findings: pl.DataFrame
-) -> Any:
+) -> tuple[Any, dict[str, Any] | None]:
+    """The running net result as a chart, or for a single round (nothing to draw over
+    time) that round's result in words: (chart, None) or (None, the round)."""
     timed = (
         wagers.filter(pl.col("dealt_at").is_not_null() & ~pl.col("quarantined"))
         .group_by("round_id")
@@ -325,14 +351,16 @@ def _timeline(
         .with_columns(pl.col("net").cum_sum().alias("running"))
     )
     if timed.height == 0:
-        return None
+        return None, None
+    flagged = timed.filter(pl.col("round_id").is_in(findings["round_id"].drop_nulls().implode()))
+    if timed.height == 1:
+        return None, {**timed.row(0, named=True), "flagged": flagged.height > 0}
     from auditor.report import charts  # matplotlib, only when a chart is drawn
 
-    flagged = timed.filter(pl.col("round_id").is_in(findings["round_id"].drop_nulls().implode()))
     step = max(1, timed.height // TIMELINE_POINTS)
     line = timed.gather_every(step) if step > 1 else timed
     whose = "the patron's" if subject.kind == "patron" else "the patrons'"
-    return charts.timeline(
+    chart = charts.timeline(
         "timeline",
         f"Running net result, {whose} side (money won less money lost)",
         [_naive(t) for t in line["dealt_at"].to_list()],
@@ -341,6 +369,7 @@ def _timeline(
         [float(v) for v in flagged["running"].head(500).to_list()],
         "dollars",
     )
+    return chart, None
 
 
 def _naive(moment: datetime) -> datetime:
@@ -358,11 +387,15 @@ def default_name(subject: Subject, pdf: bool) -> str:
 
 
 def write_investigation(
-    outdir: Path, subject: Subject, target: Path | None = None, pdf: bool = False
+    outdir: Path,
+    subject: Subject,
+    target: Path | None = None,
+    pdf: bool = False,
+    packs: Mapping[str, RulePack] | None = None,
 ) -> Path:
     """Write the report (HTML, or PDF through Chromium) and return where it went; a
     target that cannot be written is a `ReportError`, found before the report is built."""
-    return write_report(lambda: render_investigation(outdir, subject), subject, target, pdf)
+    return write_report(lambda: render_investigation(outdir, subject, packs), subject, target, pdf)
 
 
 def write_report(

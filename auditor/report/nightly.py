@@ -5,10 +5,12 @@ Built from the run's catalog alone (`write_nightly(folder)` reads `folder/audit.
 so the audit writes it into its staging folder with the rest of the set, and the same
 catalog always gives the same bytes.
 
-Large nights stay readable and quick to build: every group shows its first rows and counts
-the rest, the first page shows the findings to look at first with their evidence, and the
-table pages list each table's findings in the same order with evidence for the first of
-them; the catalog and `auditor report --table` hold the rest.
+The first page is a summary a manager reads in a minute, a few screens long at any size
+of night: every group shows its first rows (the next ones folded away, the rest counted),
+each chart its top bars and says how many it leaves out, and the findings to look at
+first each carry their evidence folded behind them (`<details>`: no script). The table
+pages list each table's findings in the same order with the evidence of the first of
+them, also folded; the catalog and `auditor report --table` hold the rest.
 
 Given the archive the run goes into, each finding also says whether earlier nights found
 it and how it was reviewed, and the findings of earlier nights still open or escalated
@@ -27,21 +29,25 @@ from typing import Any
 import polars as pl
 
 from auditor.output.query import Catalog, QueryError
-from auditor.packs.model import load_all
+from auditor.packs.loaded import builtin_packs
+from auditor.packs.model import RulePack
 from auditor.report import data, evidence, history
 from auditor.report.render import render
 
 REPORT_FILE = "report.html"
 PAGES_FOLDER = "report"
-FIRST_FINDINGS = 100  # findings with evidence on the first page
-GROUP_ROWS = 30  # rows of each group table (tables, dealers, properties)
-CHART_BARS = 20
+FIRST_FINDINGS = 10  # findings with evidence on the first page
+GROUP_SHOWN = 10  # rows of each group table in sight (rules, dealers, properties)...
+GROUP_ROWS = 30  # ...and folded away under them, up to this many in all
+TABLES_SHOWN = 30  # tables in sight: the table pages' index
+CHART_BARS = 12
 TABLE_PAGE_ROWS = 200  # findings listed on a table's page
 TABLE_EVIDENCE = 25  # evidence sections on a table's page, at most...
 ALL_EVIDENCE = 800  # ...and on all table pages together
 INPUT_FILES_SHOWN = 40
 ALERTS_SHOWN = 50
-HOLDS_SHOWN = 60
+HOLDS_SHOWN = 60  # tables' holds on the first page...
+HOLDS_IN_SIGHT = 5  # ...the first of them in sight, the others folded away
 NO_TABLE = "(no table)"
 
 
@@ -53,13 +59,24 @@ class Group:
     rows: list[dict[str, Any]] = field(default_factory=list)
     more: int = 0
     more_findings: int = 0
+    shown: int = GROUP_SHOWN  # rows in sight; the others of `rows` are folded away
+
+    @property
+    def in_sight(self) -> list[dict[str, Any]]:
+        return self.rows[: self.shown]
+
+    @property
+    def folded(self) -> list[dict[str, Any]]:
+        return self.rows[self.shown :]
 
 
-def write_nightly(folder: Path, archive: Path | None = None) -> list[str]:
+def write_nightly(
+    folder: Path, archive: Path | None = None, packs: Mapping[str, RulePack] | None = None
+) -> list[str]:
     """Write the report of the catalog in `folder` beside it; the files written, relative
     to `folder` (the audit adds them to its manifest). `archive`: the archive the run
     goes into, whose earlier runs the report compares the night with."""
-    pages = render_nightly(folder, being_written=True, archive=archive)
+    pages = render_nightly(folder, being_written=True, archive=archive, packs=packs)
     for name, text in pages.items():
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -68,19 +85,25 @@ def write_nightly(folder: Path, archive: Path | None = None) -> list[str]:
 
 
 def render_nightly(
-    folder: Path, being_written: bool = False, archive: Path | None = None
+    folder: Path,
+    being_written: bool = False,
+    archive: Path | None = None,
+    packs: Mapping[str, RulePack] | None = None,
 ) -> dict[str, str]:
     """Every page of the nightly report, by its path relative to the output folder;
     `being_written`: the set in its staging folder, before its manifest; `archive`: the
-    archive whose other runs the night is compared with."""
+    archive whose other runs the night is compared with; `packs`: those the run audited
+    under (the built-in ones if None), whose rules the evidence shows."""
     catalog = data.open_report_catalog(folder, being_written)
     try:
-        return _pages(catalog, folder, archive)
+        return _pages(catalog, folder, archive, builtin_packs() if packs is None else packs)
     finally:
         catalog.close()
 
 
-def _pages(catalog: Catalog, folder: Path, archive: Path | None = None) -> dict[str, str]:
+def _pages(
+    catalog: Catalog, folder: Path, archive: Path | None, packs: Mapping[str, RulePack]
+) -> dict[str, str]:
     run = data.run_record(catalog)
     counts = data.row_counts(catalog)
     checks = data.checks(catalog)
@@ -107,7 +130,6 @@ def _pages(catalog: Catalog, folder: Path, archive: Path | None = None) -> dict[
     on_pages = listed.group_by("_table", maintain_order=True).head(per_table)
     on_pages = on_pages.select(ordered.columns)
     shown = pl.concat([first, on_pages]).unique("finding_id", maintain_order=True)
-    packs = load_all()
     sources, wagers = evidence.no_sources(checks, packs), None
     reading = None
     if readable:
@@ -155,7 +177,7 @@ def _pages(catalog: Catalog, folder: Path, archive: Path | None = None) -> dict[
         "by_table": _group(
             findings,
             "_table",
-            Group("table", "tables", ["property", "ruleset"]),
+            Group("table", "tables", ["property", "ruleset"], shown=TABLES_SHOWN),
             details=("property_id", "ruleset"),
             links=page_of,
         ),
@@ -171,8 +193,7 @@ def _pages(catalog: Catalog, folder: Path, archive: Path | None = None) -> dict[
         "charts": drawn,
         "first": list(first.iter_rows(named=True)),
         "first_more": max(0, findings.height - FIRST_FINDINGS),
-        "first_links": {f: "#" + evidence.anchor(f) for f in first["finding_id"]},
-        "evidence": [(built[f], evidence.anchor(f)) for f in first["finding_id"]],
+        "evidence_of": {f: (built[f], evidence.anchor(f)) for f in first["finding_id"]},
         "table_pages": [(t, page_of[t]) for t in tables],
         "rules_found": [checks[c] for c in sorted(findings["rule"].unique()) if c in checks],
         **watched,
@@ -190,8 +211,7 @@ def _pages(catalog: Catalog, folder: Path, archive: Path | None = None) -> dict[
             totals=_totals(total, None),
             rows=list(rows.iter_rows(named=True)),
             more=total.height - rows.height,
-            links={f: "#" + evidence.anchor(f) for f in with_evidence},
-            evidence=[(built[f], evidence.anchor(f)) for f in with_evidence],
+            evidence_of={f: (built[f], evidence.anchor(f)) for f in with_evidence},
             hold=watched["hold_of"].get(table),
             history=remembered,
         )
@@ -204,7 +224,7 @@ def _surveillance(catalog: Catalog) -> dict[str, Any]:
     summary = data.surveillance_summary(catalog)
     if summary is None:
         return {"surveillance": None, "alerts": [], "alerts_more": 0, "holds": [],
-                "holds_more": 0, "hold_of": {}}  # fmt: skip
+                "holds_in_sight": HOLDS_IN_SIGHT, "holds_more": 0, "hold_of": {}}  # fmt: skip
     # The first alerts only: the summary counts them all.
     alerts = data.strongest_alerts(catalog, ALERTS_SHOWN)
     holds = data.holds(catalog)
@@ -213,6 +233,7 @@ def _surveillance(catalog: Catalog) -> dict[str, Any]:
         "alerts": list(alerts.iter_rows(named=True)),
         "alerts_more": max(0, summary["alerts"] - alerts.height),
         "holds": list(holds.head(HOLDS_SHOWN).iter_rows(named=True)),
+        "holds_in_sight": HOLDS_IN_SIGHT,
         "holds_more": max(0, holds.height - HOLDS_SHOWN),
         "hold_of": {h["table_id"]: h for h in holds.iter_rows(named=True)},
     }
@@ -291,16 +312,17 @@ def _group(
 
 
 def _by_rule(findings: pl.DataFrame, checks: Mapping[str, dict[str, Any]]) -> Group:
-    group = Group("rule", "rules", ["title", "cites", "severity"])
-    found = _aggregate(findings, "rule").sort("rule")
-    for row in found.iter_rows(named=True):
+    """Every rule that found something, the most findings first (what each cites is in
+    the checks' section at the foot of the page)."""
+    group = Group("rule", "rules", ["title", "severity"])
+    for row in _aggregate(findings, "rule").iter_rows(named=True):
         check = checks.get(row["rule"], {})
         group.rows.append(
             {
                 **{s: row[s] for s in ("findings", *data.SEVERITIES, "over", "under")},
                 "label": row["rule"],
                 "link": None,
-                "details": [check.get("title"), check.get("citation"), check.get("severity")],
+                "details": [check.get("title"), check.get("severity")],
             }
         )
     return group
@@ -314,6 +336,11 @@ def _hour_of_gaming_day(column: str) -> pl.Expr:
 HOURS = [f"{(h + 12) % 24:02d}" for h in range(24)]
 
 
+def _top(title: str, shown: int, total: int, plural: str) -> str:
+    """A chart's title, saying so when it leaves some out: "…: top 15 of 42 rules"."""
+    return title if shown >= total else f"{title}: top {shown} of {total} {plural}"
+
+
 def _charts(findings: pl.DataFrame) -> list[Any]:
     if findings.height == 0:
         return []
@@ -322,37 +349,45 @@ def _charts(findings: pl.DataFrame) -> list[Any]:
     from auditor.report import charts
 
     out = []
-    tables = _aggregate(findings, "_table").head(CHART_BARS)
+    every_table = _aggregate(findings, "_table")
+    tables = every_table.head(CHART_BARS)
     out.append(
         charts.stacked_bars(
             "per-table",
-            "Findings per table",
+            _top("Findings per table", tables.height, every_table.height, "tables"),
             tables["_table"].to_list(),
             {s: tables[s].to_list() for s in data.SEVERITIES},
             "findings",
         )
     )
-    rules = _aggregate(findings, "rule").head(CHART_BARS * 2)
+    every_rule = _aggregate(findings, "rule")
+    rules = every_rule.head(CHART_BARS)
     out.append(
         charts.stacked_bars(
             "per-rule",
-            "Findings per rule",
+            _top("Findings per rule", rules.height, every_rule.height, "rules"),
             rules["rule"].to_list(),
             {s: rules[s].to_list() for s in data.SEVERITIES},
             "findings",
         )
     )
-    money = (
-        _aggregate(findings.filter(pl.col("impact").is_not_null()), "dealer_id")
+    every_dealer = (
+        _aggregate(findings.filter(pl.col("impact").is_not_null() & (pl.col("impact") != 0)),
+                   "dealer_id")
         .with_columns((pl.col("over") + pl.col("under")).alias("_at_stake"))
         .sort(["_at_stake", "dealer_id"], descending=[True, False], nulls_last=True)
-        .head(CHART_BARS)
-    )
+    )  # fmt: skip
+    money = every_dealer.head(CHART_BARS)
     if money.height:
         out.append(
             charts.signed_bars(
                 "impact-dealer",
-                "Money at stake by dealer",
+                _top(
+                    "Money at stake by dealer",
+                    money.height,
+                    every_dealer.height,
+                    "dealers with money at stake",
+                ),
                 [d if d is not None else "(none)" for d in money["dealer_id"].to_list()],
                 [float(v or 0) for v in money["over"].to_list()],
                 [float(v or 0) for v in money["under"].to_list()],

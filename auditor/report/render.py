@@ -15,6 +15,7 @@ Python escapes (`\x1b`, `\u202e`): the reader sees that the id holds them.
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from datetime import datetime
 from decimal import Decimal
@@ -79,6 +80,62 @@ def money(value: Any, signed: bool = False) -> str:
     return usd_text(value, signed)
 
 
+# Money and clock times as the checks and surveillance write them into their texts:
+# "$43719.00", "$-6,250.00"; "2026-11-24 18:33:48.137000" (UTC, as every timestamp of
+# the hand-history contract, with no zone written).
+_DOLLARS = re.compile(r"(-?)\$(-?)(\d[\d,]*\.\d\d)(?!\d)")
+_NAIVE_TIME = re.compile(
+    r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(:\d\d)?(?:\.(\d{1,6}))?(?![\d.:+]| ?(?:UTC|Z)\b)"
+)
+
+
+def _dollars(found: re.Match[str]) -> str:
+    negative = bool(found.group(1) or found.group(2))
+    amount = Decimal(found.group(3).replace(",", ""))
+    return usd_text(-amount if negative else amount)
+
+
+def _utc_time(found: re.Match[str]) -> str:
+    day, minutes, seconds, fraction = found.groups()
+    # A fraction of a second stays when it is not nought: a wager 0.3 s late is late.
+    milliseconds = (fraction or "").ljust(3, "0")[:3]
+    exact = f".{milliseconds}" if milliseconds.strip("0") else ""
+    return f"{day} {minutes}{seconds or ':00'}{exact} UTC"
+
+
+def text(value: Any) -> str:
+    """A finding's or a statistic's text with its money and times written as everywhere
+    else on the page: "$43,719.00", "-$6,250.00", "2026-11-24 18:33:48.137 UTC"."""
+    if value is None:
+        return "—"
+    written = _DOLLARS.sub(_dollars, str(value))
+    return _NAIVE_TIME.sub(_utc_time, written)
+
+
+# Inline markup of the checks' documentation: `code`, *emphasis* and _emphasis_.
+_INLINE = re.compile(
+    r"`([^`]+)`|\*([^*\s](?:[^*]*[^*\s])?)\*|(?<!\w)_([^_\s](?:[^_]*[^_\s])?)_(?!\w)"
+)
+
+
+def doc(value: Any) -> Markup:
+    """A check's documentation as HTML: `code` as <code>, *words* as <em>, everything
+    else escaped (the texts are ours, but nothing in them is trusted as markup)."""
+    source = text(value)
+    out, last = [], 0
+    for found in _INLINE.finditer(source):
+        out.append(Markup.escape(visible(source[last : found.start()])))
+        code, *emphasis = found.groups()
+        if code is not None:
+            out.append(Markup("<code>{}</code>").format(visible(code)))
+        else:
+            words = next(e for e in emphasis if e is not None)
+            out.append(Markup("<em>{}</em>").format(visible(words)))
+        last = found.end()
+    out.append(Markup.escape(visible(source[last:])))
+    return Markup("").join(out)
+
+
 def count(value: Any) -> str:
     return "—" if value is None else f"{int(value):,}"
 
@@ -110,6 +167,43 @@ def hexshort(value: Any) -> str:
 PERCENT_STATISTICS = ("hold",)
 MONEY_STATISTICS = ("money_won",)
 PLAIN_STATISTICS = ("outcomes_chi2", "findings_per_1000_rounds")
+
+
+# Each surveillance statistic in words (`surveillance.rounds`, `.patrons`, `.holds`); the
+# catalog's name stays in the page as the cell's title, for `auditor query`.
+STATISTIC_NAMES = {
+    "player_rate": "Player wins",
+    "banker_rate": "Banker wins",
+    "tie_rate": "ties",
+    "natural_rate": "Naturals",
+    "pair_rate": "pairs",
+    "outcomes_chi2": "outcomes against the odds (chi-square)",
+    "findings_per_1000_rounds": "findings per 1,000 rounds",
+    "money_won": "money won",
+    "hold": "hold",
+}
+WAGER_FAMILIES = {
+    "tie": "Tie",
+    "dragon_bonus": "Dragon Bonus",
+    "dragon7": "Dragon 7",
+    "panda8": "Panda 8",
+    "house_money": "House Money",
+    "royal9": "Royal 9",
+}
+
+
+def statistic_name(name: Any) -> str:
+    """A statistic's name for a person: "Dragon Bonus wagers won" for
+    dragon_bonus_win_rate."""
+    if name is None:
+        return "—"
+    key = str(name)
+    if key in STATISTIC_NAMES:
+        return STATISTIC_NAMES[key]
+    family = key.removesuffix("_win_rate")
+    if family != key:
+        return f"{WAGER_FAMILIES.get(family, family.replace('_', ' '))} wagers won"
+    return key.replace("_", " ")
 
 
 def statistic(value: Any, name: str) -> str:
@@ -157,6 +251,9 @@ def environment() -> Environment:
         statistic=statistic,
         pvalue=pvalue,
         signed=signed,
+        text=text,
+        doc=doc,
+        statistic_name=statistic_name,
     )
     return env
 

@@ -19,6 +19,7 @@ import math
 
 import polars as pl
 
+from auditor.money import usd_text
 from auditor.surveillance.patrons import money_sums
 from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
 from auditor.surveillance.stats import bernstein_upper
@@ -48,8 +49,8 @@ def table_holds(cells: pl.DataFrame) -> pl.DataFrame:
             "rounds": None,
             "wagers": g["n"].cast(pl.Int64),
             "detail": [
-                f"{_kept(-w)} of ${s:,.2f} wagered on {n:,} wagers "
-                f"({_kept(-e)} in theory, sd ${math.sqrt(v):,.2f})"
+                f"{_kept(-w)} of {usd_text(f'{s:.2f}')} wagered on {n:,} wagers "
+                f"({_kept(-e)} in theory, sd {usd_text(f'{math.sqrt(v):.2f}')})"
                 for w, s, n, e, v in zip(net, stake, g["n"], expected, g["variance"], strict=True)
             ],
         },
@@ -58,4 +59,4 @@ def table_holds(cells: pl.DataFrame) -> pl.DataFrame:
 
 
 def _kept(amount: float) -> str:
-    return f"kept ${amount:,.2f}" if amount >= 0 else f"lost ${-amount:,.2f}"
+    return f"{'kept' if amount >= 0 else 'lost'} {usd_text(f'{abs(amount):.2f}')}"

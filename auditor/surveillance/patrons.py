@@ -21,6 +21,7 @@ import math
 import numpy as np
 import polars as pl
 
+from auditor.money import usd_text
 from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
 from auditor.surveillance.stats import bernstein_upper, binomial_upper
 
@@ -111,7 +112,8 @@ def money_won(cells: pl.DataFrame) -> pl.DataFrame:
             "rounds": None,
             "wagers": g["n"].cast(pl.Int64),
             "detail": [
-                f"won ${a:,.2f} on {n:,} wagers (${e:,.2f} expected, sd ${math.sqrt(v):,.2f})"
+                f"won {usd_text(f'{a:.2f}')} on {n:,} wagers ({usd_text(f'{e:.2f}')} expected, "
+                f"sd {usd_text(f'{math.sqrt(v):.2f}')})"
                 for a, n, e, v in zip(net, g["n"], expected, g["variance"], strict=True)
             ],
         },
