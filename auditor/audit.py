@@ -35,7 +35,8 @@ from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
 from auditor.output.catalog import RunInfo
 from auditor.output.files import SURVEILLANCE_FILE, AuditOutputs, write_outputs
 from auditor.output.outdir import claim as claim_outdir
-from auditor.packs.model import RulePack, load_all
+from auditor.packs.loaded import LoadedPacks
+from auditor.packs.model import RulePack
 from auditor.procedures import stage as procedures_stage
 from auditor.procedures.stage import procedure_findings
 from auditor.replay import checks as replay_stage
@@ -60,15 +61,16 @@ def run_validation(
     dataset_path: Path,
     progress: ProgressCallback | None = None,
     partition_rounds: int | None = None,
+    packs: LoadedPacks | None = None,
 ) -> ValidatedDataset:
     """Validation, holding no more ids at a time than three quarters of what a partition
     of `partition_rounds` rounds takes in memory (all at once if None): the row checks'
     batches and the quarantine are held beside them (at 30 million rounds the whole
     budget peaked at 2.0 GiB of a 2 GiB limit)."""
     if partition_rounds is None:
-        return validate(open_dataset(dataset_path), progress, None)
+        return validate(open_dataset(dataset_path), progress, None, packs)
     budget = partition_bytes(partition_rounds) * 3 // 4
-    return validate(open_dataset(dataset_path), progress, budget)
+    return validate(open_dataset(dataset_path), progress, budget, packs)
 
 
 def find(
@@ -86,8 +88,9 @@ def find(
     partitions (`input.routing`) are written to `route_dir` if given, else to a
     temporary folder.
     `procedures=False` leaves stage 5 out: the benchmark measures what it adds.
+    The rows are audited under the packs they were validated against.
     """
-    packs = load_all()
+    packs = validated.packs
     groups = partitions(validated.audited, partition_rounds)
     found: list[pl.DataFrame] = []
     # An input not laid out table by table is first routed into files per partition.
@@ -182,7 +185,7 @@ def survey_cells(
     """Surveillance's counts of the validated rows without the rest of the audit (its
     benchmark, and tests of surveillance alone), in `folder`: `findings` says which
     rounds have one."""
-    packs = load_all()
+    packs = validated.packs
     flagged = findings.lazy().select("round_id").drop_nulls()
     store = CellStore(folder)
     for partition in partitions(validated.audited, partition_rounds):
@@ -268,6 +271,7 @@ def run_audit(
     alert_fdr: float = ALERT_FDR,
     origin: str | None = None,
     archive: Path | None = None,
+    packs: LoadedPacks | None = None,
 ) -> AuditOutputs:
     """Audit the dataset and write the outputs; `command` (the command line, when there
     is one) goes into the catalog's record of the run. `finder` runs stages 3-5, `find`
@@ -277,12 +281,13 @@ def run_audit(
     `origin`: the URL the dataset was copied from, when `dataset_path` is a local copy
     (the catalog names the dataset by it). `archive`: the archive the run will be added
     to, whose earlier runs the nightly report compares the night with (the run itself is
-    added by the caller, once its set is in)."""
+    added by the caller, once its set is in). `packs`: the rule packs to audit under (the
+    built-in ones if None; `packs.loaded.load_packs` adds those of a folder)."""
     started_at = datetime.now(UTC)
     # OUTDIR is checked before any work and held until its set is in: a second run into
     # it is refused rather than clearing this one's staging folder.
     with claim_outdir(out, dataset_path) as out:
-        validated = run_validation(dataset_path, progress, partition_rounds)
+        validated = run_validation(dataset_path, progress, partition_rounds, packs)
         with tempfile.TemporaryDirectory(prefix="auditor-survey-") as work:
             tally = Tally(Path(work) / "cells")
             findings = (finder or find)(validated, progress, partition_rounds, tally=tally)
@@ -293,15 +298,32 @@ def run_audit(
                 progress("surveillance", 0)
             budget = partition_bytes(partition_rounds)
             watched = survey(
-                tally.cells, validated.audited, findings, Path(work) / "tests", alert_fdr, budget
+                tally.cells,
+                validated.audited,
+                findings,
+                Path(work) / "tests",
+                alert_fdr,
+                budget,
+                validated.packs,
             )
             results = AuditOutputs(
                 findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
             )
-            run = RunInfo(validated.dataset, all_checks(), tuple(command or ()), started_at, origin)
+            run = RunInfo(
+                validated.dataset,
+                all_checks(),
+                tuple(command or ()),
+                started_at,
+                origin,
+                validated.packs,
+            )
             if progress:
                 progress("outputs", 0)
-            nightly = functools.partial(write_nightly, archive=archive) if report else None
+            nightly = (
+                functools.partial(write_nightly, archive=archive, packs=validated.packs)
+                if report
+                else None
+            )
             written = write_outputs(out, results, run, extra=nightly, claimed=True)
         # The night's tests are not held in memory: the result reads OUTDIR's file, the working
         # copy being gone.

@@ -21,7 +21,7 @@ from auditor import __version__
 from auditor.commands.archive import add_after_audit, archive, review
 from auditor.commands.diff import diff
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
-from auditor.commands.options import old_out_spelling, out_option
+from auditor.commands.options import loaded_packs, old_out_spelling, out_option, rules_options
 from auditor.commands.progress import progress_bar, shows_progress
 from auditor.commands.query import query
 from auditor.commands.report import report
@@ -130,7 +130,8 @@ def _quarantine_digest(quarantine, limit: int = 10) -> None:
     help_text="table: the row accounting and the first quarantined rows; csv: the row "
     "accounting; json: the accounting and every quarantine entry."
 )
-def validate(dataset: str, fmt: str) -> None:
+@rules_options
+def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bool) -> None:
     """Check DATASET (a folder, a file:// or another fsspec URL) against the contract;
     report quarantined rows without auditing.
 
@@ -141,16 +142,18 @@ def validate(dataset: str, fmt: str) -> None:
     \b
       auditor validate /exports/2026-11-24
       auditor validate s3://exports/2026-11-24 --format json
+      auditor validate /exports/2026-11-24 --rules /packs/freedonia
     """
     from auditor.audit import run_validation
     from auditor.commands.locations import dataset_folder
 
     try:
+        packs = loaded_packs(rules_dir, replace_builtin)
         with (
             dataset_folder(dataset) as folder,
             progress_bar("validating", _rows_in(folder)) as advance,
         ):
-            result = run_validation(folder, lambda _table, n: advance(n))
+            result = run_validation(folder, lambda _table, n: advance(n), packs=packs)
     except AuditorError as error:
         fail(error)
     if fmt == "table":
@@ -222,6 +225,7 @@ def _validation_data(counts, quarantine, fmt: str) -> None:
     show_default=True,
     help="False-discovery rate of the surveillance alerts (Benjamini-Hochberg).",
 )
+@rules_options
 def audit(
     dataset: str,
     out: str,
@@ -233,6 +237,8 @@ def audit(
     scheduler: str | None,
     alert_fdr: float,
     archive_folder: Path | None,
+    rules_dir: Path | None,
+    replace_builtin: bool,
 ) -> None:
     """Audit DATASET and write findings, quarantine, row counts, report.html and a
     DuckDB file to OUTDIR (--out); then print the findings by rule and where the report
@@ -256,6 +262,7 @@ def audit(
       auditor audit /exports/2026-11-24 -o /audits/2026-11-24
       auditor audit /exports/2026-11-24 --out /audits/2026-11-24 --archive /audits/archive
       auditor audit s3://exports/2026-11-24 -o /audits/2026-11-24 --engine dask
+      auditor audit /exports/2026-11-24 -o /audits/2026-11-24 --rules /packs/freedonia
     """
     from auditor.audit import run_audit
     from auditor.commands.digest import REPORT_FILE, findings_digest
@@ -265,6 +272,7 @@ def audit(
     if scheduler and engine != "dask":
         raise click.UsageError("--scheduler needs --engine dask")
     try:
+        packs = loaded_packs(rules_dir, replace_builtin)
         limit_bytes = parse_size(memory_limit)
         if partition_rounds is None:
             partition_rounds = rounds_within(limit_bytes)
@@ -290,6 +298,7 @@ def audit(
                     alert_fdr=alert_fdr,
                     origin=dataset if is_remote(dataset) else None,
                     archive=archive_folder,
+                    packs=packs,
                 )
                 findings, alerts = results.findings.height, results.alerts.height
             if archive_folder is not None:
@@ -414,8 +423,15 @@ def simulate(out: Path, rounds: int, seed: int, start, nights: int, **rates) -> 
     help="A table for a person, or JSON with exact fractions.",
 )
 @click.argument("more_options", nargs=-1)
+@rules_options
 def odds(
-    decks: int, rulesets: tuple[str, ...], option_words: tuple[str, ...], fmt: str, more_options
+    decks: int,
+    rulesets: tuple[str, ...],
+    option_words: tuple[str, ...],
+    fmt: str,
+    more_options,
+    rules_dir: Path | None,
+    replace_builtin: bool,
 ) -> None:
     """Exact probabilities and house edges of every wager the ruleset permits.
 
@@ -437,7 +453,8 @@ def odds(
 
     try:
         options = parse_table_options((*option_words, *more_options))
-        reports = odds_report(rulesets, decks, options)
+        packs = loaded_packs(rules_dir, replace_builtin)
+        reports = odds_report(rulesets, decks, options, packs)
     except AuditorError as error:
         fail(error)
     if fmt == "json":

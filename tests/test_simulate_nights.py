@@ -153,7 +153,9 @@ def test_the_summary_is_written_for_a_person(archive, tmp_path: Path) -> None:
     lines = output.splitlines()
     assert [line.split()[0] for line in lines[1:5]] == [*DAYS, "in"]
     assert all("300 rounds in 12 shoes" in line for line in lines[1:4])
-    faulty = run("simulate", "--out", tmp_path / "faulty", "--rounds", "300", "--faults", "0.1").output
+    faulty = run(
+        "simulate", "--out", tmp_path / "faulty", "--rounds", "300", "--faults", "0.1"
+    ).output
     assert re.search(r"faults injected: \d+ of \d+ kinds, keyed in .*fault_key.parquet", faulty)
 
 

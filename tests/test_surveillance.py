@@ -60,27 +60,37 @@ def test_pairs_in_closed_form_match_the_enumeration_by_rank(decks: int) -> None:
     one, both = pair_chances(pack, decks)
     assert shoe.probability(lambda s: s.player_pair) == one
     assert shoe.probability(lambda s: s.player_pair and s.banker_pair) == both
-    assert round_chances("ma-baccarat", decks).pair == pytest.approx(float(2 * one - both))
+    assert round_chances(load_pack("ma-baccarat"), decks).pair == pytest.approx(
+        float(2 * one - both)
+    )
 
 
 def test_chemin_de_fer_keeps_both_strategies() -> None:
-    chances = round_chances("ma-chemin-de-fer", 8)
+    chances = round_chances(load_pack("ma-chemin-de-fer"), 8)
     assert chances.first["tie"] != chances.last["tie"]  # drawing or standing on 5
-    mini = round_chances("md-mini-baccarat", 8)
+    mini = round_chances(load_pack("md-mini-baccarat"), 8)
     assert mini.first == mini.last
 
 
 def test_wager_prices_follow_the_odds() -> None:
-    tie = wager_price(WagerKey("md-mini-baccarat", 8, "tie", tie_pays=8))
+    tie = wager_price(
+        load_pack("md-mini-baccarat"), WagerKey("md-mini-baccarat", 8, "tie", tie_pays=8)
+    )
     assert tie is not None
-    assert tie.win == pytest.approx(round_chances("md-mini-baccarat", 8).first["tie"])
+    assert tie.win == pytest.approx(round_chances(load_pack("md-mini-baccarat"), 8).first["tie"])
     assert tie.mean == pytest.approx(9 * tie.win - 1)
     dragon = wager_price(
-        WagerKey("ma-baccarat", 8, "dragon_bonus_player", dragon_bonus_paytable="A")
+        load_pack("ma-baccarat"),
+        WagerKey("ma-baccarat", 8, "dragon_bonus_player", dragon_bonus_paytable="A"),
     )
     assert dragon is not None and 0.25 < dragon.win < 0.35 and dragon.spread > 25
     # A bet the ruleset does not have has no price: nothing to expect of it.
-    assert wager_price(WagerKey("ma-chemin-de-fer", 8, "tie", tie_pays=8)) is None
+    assert (
+        wager_price(
+            load_pack("ma-chemin-de-fer"), WagerKey("ma-chemin-de-fer", 8, "tie", tie_pays=8)
+        )
+        is None
+    )
 
 
 # ---- p-values and the threshold ------------------------------------------------------
@@ -481,7 +491,8 @@ def test_money_bound_is_conservative() -> None:
         dragon_bonus_net(pack.payouts.dragon_bonus["A"], "player")
     )
     price = wager_price(
-        WagerKey("ma-baccarat", 8, "dragon_bonus_player", dragon_bonus_paytable="A")
+        load_pack("ma-baccarat"),
+        WagerKey("ma-baccarat", 8, "dragon_bonus_player", dragon_bonus_paytable="A"),
     )
     assert price is not None
     total: dict[Fraction, Fraction] = {Fraction(0): Fraction(1)}

@@ -20,7 +20,7 @@ import duckdb
 
 from auditor.archive.catalog import RUNS, SET, current_catalog
 from auditor.archive.check import changed_runs
-from auditor.archive.store import open_archive
+from auditor.archive.store import ArchiveError, open_archive
 from auditor.input.remote import is_remote
 from auditor.output.files import DUCKDB_FILE
 from auditor.output.macros import sql_literal
@@ -55,7 +55,10 @@ def open_archive_catalog(
     archive's folder and the input folders of the runs whose datasets are in place. Each
     run's set is checked against its manifest's sizes first (`auditor verify ARCHIVE`
     hashes them); a changed archive is refused."""
-    folder = open_archive(archive)
+    try:
+        folder = open_archive(archive)
+    except ArchiveError as error:
+        raise QueryError(str(error)) from error
     if not any(p.is_dir() and p.name.isalnum() for p in (folder / RUNS).iterdir()):
         raise QueryError(f"{archive}: no run archived yet; `auditor archive add` adds one")
     problems = changed_runs(folder)

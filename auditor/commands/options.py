@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -64,3 +65,32 @@ def deprecation_note(old: str, metavar: str) -> str:
         f"warning: {spelled} is deprecated and will be removed: "
         f"use {NEW_SPELLING} {metavar} (or -o {metavar})"
     )
+
+
+def rules_options(command: F) -> F:
+    """`--rules DIR` and `--replace-builtin`: rule packs of a folder beside the built-in
+    ones; the command receives `rules_dir` and `replace_builtin` (see `loaded_packs`)."""
+    command = click.option(
+        "--replace-builtin",
+        is_flag=True,
+        help="Let a pack of --rules DIR replace the built-in pack of the same ruleset id "
+        "(refused otherwise: the law audited under is not swapped silently).",
+    )(command)
+    return click.option(
+        "--rules",
+        "rules_dir",
+        metavar="DIR",
+        type=click.Path(path_type=Path),
+        help="A folder of rule packs (*.yaml) loaded beside the built-in ones: a ruleset "
+        "of its own, which the tables' ruleset column may name.",
+    )(command)
+
+
+def loaded_packs(rules_dir: Path | None, replace_builtin: bool):  # -> LoadedPacks
+    """The packs a command runs under; imported here, when the command runs, so that
+    `--help` loads none of them."""
+    from auditor.packs.loaded import load_packs
+
+    if replace_builtin and rules_dir is None:
+        raise click.UsageError("--replace-builtin needs --rules DIR")
+    return load_packs(rules_dir, replace_builtin)

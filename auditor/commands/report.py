@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from auditor.commands.options import out_option
+from auditor.commands.options import loaded_packs, out_option, rules_options
 from auditor.commands.terminal import fail
 from auditor.errors import AuditorError, InputError
 
@@ -45,12 +45,15 @@ from auditor.errors import AuditorError, InputError
     type=click.Path(path_type=Path, dir_okay=False),
 )
 @click.option("--pdf", is_flag=True, help="Print to PDF through headless Chromium.")
+@rules_options
 def report(
     folder: Path,
     out: Path | None,
     pdf: bool,
     period: str | None,
     property_id: str | None,
+    rules_dir: Path | None,
+    replace_builtin: bool,
     **subject,
 ) -> None:
     """An investigation report of one patron, dealer, table or round: of the run in OUTDIR
@@ -73,13 +76,14 @@ def report(
     --pdf without Chromium.
     """
     try:
-        written = _write(folder, out, pdf, period, property_id, subject)
+        packs = loaded_packs(rules_dir, replace_builtin)
+        written = _write(folder, out, pdf, period, property_id, subject, packs)
     except AuditorError as error:
         fail(error)
     click.echo(f"report written to {written}")
 
 
-def _write(folder, target, pdf, period, property_id, subject) -> Path:
+def _write(folder, target, pdf, period, property_id, subject, packs) -> Path:
     from auditor.archive.check import is_archive
 
     if period is not None or property_id is not None:
@@ -98,7 +102,7 @@ def _write(folder, target, pdf, period, property_id, subject) -> Path:
         from auditor.report.across import write_archive_investigation
 
         return write_archive_investigation(folder, chosen, chosen.start, chosen.end, target, pdf)
-    return write_investigation(folder, chosen, target, pdf)
+    return write_investigation(folder, chosen, target, pdf, packs)
 
 
 def _period(text: str) -> tuple[date, date]:

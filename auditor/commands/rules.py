@@ -4,12 +4,15 @@ regulation section, or a rule pack's JSON Schema; as a table, csv or json."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 from rich.table import Table
 
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
-from auditor.commands.terminal import stdout, visible
+from auditor.commands.options import loaded_packs, rules_options
+from auditor.commands.terminal import fail, stdout, visible
+from auditor.errors import AuditorError
 
 
 @click.command()
@@ -26,13 +29,23 @@ from auditor.commands.terminal import stdout, visible
     "(with CODE, the sections that check audits).",
 )
 @format_option()
-def rules(code: str | None, schema: bool, by_section: bool, fmt: str) -> None:
+@rules_options
+def rules(
+    code: str | None,
+    schema: bool,
+    by_section: bool,
+    fmt: str,
+    rules_dir: Path | None,
+    replace_builtin: bool,
+) -> None:
     """List the checks (code, title, citation), or document one CODE in full.
 
     With --schema, print the JSON Schema of a rule pack instead, for editors (json only).
     With --by-section, print every section of the four regulations (INDEX.md), whether
     the logs can audit it and the checks that do, or why none does; with a CODE too,
-    only the sections that check audits.
+    only the sections that check audits. With --rules DIR, the rule packs an audit with
+    the same --rules would load, each with its file and SHA-256 (a pack that does not
+    load is refused with its file and key, exit 2).
 
     Exit status: 0, or 2 for an unknown CODE.
 
@@ -43,7 +56,11 @@ def rules(code: str | None, schema: bool, by_section: bool, fmt: str) -> None:
       auditor rules DRW003
       auditor rules DRW003 --by-section
       auditor rules --format csv
+      auditor rules --rules /packs/freedonia
     """
+    if rules_dir is not None or replace_builtin:
+        _packs(rules_dir, replace_builtin, fmt)
+        return
     if schema:
         _print_schema(fmt)
         return
@@ -59,6 +76,35 @@ def rules(code: str | None, schema: bool, by_section: bool, fmt: str) -> None:
 CHECK_COLUMNS = ["code", "name", "title", "severity", "citation"]
 CHECK_DOC_COLUMNS = [*CHECK_COLUMNS, "what", "why", "example"]
 SECTION_COLUMNS = ["ruleset", "section", "verdict", "from_logs", "codes", "reason"]
+
+
+PACK_COLUMNS = ["ruleset", "title", "file", "sha256", "builtin"]
+
+
+def _packs(rules_dir: Path | None, replace_builtin: bool, fmt: str) -> None:
+    try:
+        packs = loaded_packs(rules_dir, replace_builtin)
+    except AuditorError as error:
+        fail(error)
+    rows = [
+        {
+            "ruleset": ruleset,
+            "title": pack.title,
+            "file": pack.file,
+            "sha256": pack.digest,
+            "builtin": ruleset not in packs.added,
+        }
+        for ruleset, pack in packs.items()
+    ]
+    if fmt != "table":
+        emit_rows(rows, PACK_COLUMNS, fmt)
+        return
+    table = Table(title=f"{len(rows)} rule packs")
+    for name in PACK_COLUMNS:
+        table.add_column(name)
+    for row in rows:
+        table.add_row(*(visible(str(row[c])) for c in PACK_COLUMNS))
+    stdout.print(table)
 
 
 def _print_schema(fmt: str) -> None:

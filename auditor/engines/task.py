@@ -33,7 +33,8 @@ from auditor.input.partition import TABLE_KEYED, Partition, restrict
 from auditor.input.quarantine import QUARANTINE_SCHEMA
 from auditor.input.remote import local_path, worker_copy
 from auditor.input.validate import ValidatedDataset, audited_scan
-from auditor.packs.model import available_rulesets, load_all
+from auditor.packs.loaded import LoadedPacks, builtin_packs
+from auditor.packs.model import available_rulesets
 
 # The quarantine's columns that name a row: all `validate.audited_scan` reads.
 KEY_COLUMNS = ("table", "file", "row")
@@ -66,6 +67,9 @@ class PartitionTask:
     quarantined: pl.DataFrame  # KEY_SCHEMA: the quarantined rows the partition could read
     procedures: bool = True
     remote: RemoteDataset | None = None
+    # The packs the client validated under, sent whole: a pack from --rules DIR is not
+    # installed on the workers (the built-in ones are, checked by `build`).
+    packs: LoadedPacks | None = None
 
 
 PartitionFunction = Callable[[PartitionTask], PartitionFindings]
@@ -93,7 +97,8 @@ def audit_partition(task: PartitionTask) -> PartitionFindings:
             "validation, or another folder at this path on the worker); run the audit again"
         )
     audited = {table: audited_scan(dataset, table, task.quarantined) for table in TABLES}
-    return find_in_partition(audited, task.partition, task.whole, load_all(), task.procedures)
+    packs = builtin_packs() if task.packs is None else task.packs
+    return find_in_partition(audited, task.partition, task.whole, packs, task.procedures)
 
 
 def plan(
@@ -109,7 +114,17 @@ def plan(
     whole = len(groups) == 1
     keys = list(_quarantined_keys(validated, groups, whole))
     return [
-        PartitionTask(dataset, files, build, partition, whole, quarantined, procedures, remote)
+        PartitionTask(
+            dataset,
+            files,
+            build,
+            partition,
+            whole,
+            quarantined,
+            procedures,
+            remote,
+            validated.packs,
+        )
         for partition, quarantined in zip(groups, keys, strict=True)
     ]
 

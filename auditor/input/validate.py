@@ -10,14 +10,14 @@ table, rows in = rows audited + rows quarantined.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandera.polars as pa
 import polars as pl
 
-from auditor.contract import CARD_PATTERN, RULESETS, TABLES
+from auditor.contract import CARD_PATTERN, TABLES
 from auditor.errors import RulesetError
 from auditor.input.cross_rows import collect_streaming, cross_row_checks, key_columns
 from auditor.input.gather import gather_small_files
@@ -37,7 +37,8 @@ from auditor.input.quarantine import (
     shortened_text,
 )
 from auditor.input.scan import raw_scan, run_batches, scan_table, table_runs
-from auditor.packs.model import load_all
+from auditor.packs.loaded import LoadedPacks, builtin_packs
+from auditor.packs.model import RulePack
 from auditor.schemas import MAX_ID_CHARS, MODELS, bounded_text_columns
 
 COUNTS_SCHEMA = {
@@ -73,36 +74,42 @@ STAGES = {
 
 @dataclass(frozen=True)
 class ValidatedDataset:
-    """Audited rows per table (lazy), the quarantine and the row accounting."""
+    """Audited rows per table (lazy), the quarantine and the row accounting, and the
+    packs the rows were checked against, which the later stages audit them under."""
 
     dataset: Dataset
     audited: dict[str, pl.LazyFrame]
     quarantine: pl.DataFrame
     counts: pl.DataFrame
+    packs: LoadedPacks = field(default_factory=builtin_packs)
 
 
 def validate(
     dataset: Dataset,
     progress: ProgressCallback | None = None,
     id_budget_bytes: int | None = None,
+    packs: LoadedPacks | None = None,
 ) -> ValidatedDataset:
     """The dataset validated: the audited rows (lazy), the quarantine and the row counts.
     The cross-row checks hold about `id_budget_bytes` of ids at a time (all if None).
     A table in many small files is read from a copy in one file (`gather`), which the
     result's dataset holds: read the audited rows while the result is held."""
     # Read several times over from here on, the small files are read once.
+    packs = builtin_packs() if packs is None else packs
     dataset = gather_small_files(dataset)
-    _reject_unknown_rulesets(dataset)
-    row_level = _cite_hand_rules(dataset, _row_checks(dataset, progress))
+    _reject_unknown_rulesets(dataset, packs)
+    row_level = _cite_hand_rules(dataset, _row_checks(dataset, progress), packs)
     cross = cross_row_checks(dataset, row_level, id_budget_bytes)
     quarantine = _dependents(dataset, concat_quarantine([row_level, cross]))
     quarantine = _sort_quarantine(quarantine)
     audited = {t: audited_scan(dataset, t, quarantine) for t in TABLES}
     counts = _row_counts(dataset, quarantine)
-    return ValidatedDataset(dataset, audited, quarantine, counts)
+    return ValidatedDataset(dataset, audited, quarantine, counts, packs)
 
 
-def _cite_hand_rules(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
+def _cite_hand_rules(
+    dataset: Dataset, row_level: pl.DataFrame, packs: Mapping[str, RulePack]
+) -> pl.DataFrame:
     """The hand-size reason with the section of the round's own ruleset (ma-baccarat
     §10(c), ma-midi-baccarat §9(c), ...), read from its table's options; rows whose table
     is unknown keep the reason without a section."""
@@ -110,7 +117,6 @@ def _cite_hand_rules(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
     hands = row_level.filter(is_hand)
     if hands.height == 0:
         return row_level
-    packs = load_all()
     sections = pl.DataFrame(
         {
             "ruleset": list(packs),
@@ -144,14 +150,14 @@ def _cite_hand_rules(dataset: Dataset, row_level: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([row_level.filter(~is_hand), cited.drop("_section")], how="vertical")
 
 
-def _reject_unknown_rulesets(dataset: Dataset) -> None:
+def _reject_unknown_rulesets(dataset: Dataset, packs: LoadedPacks) -> None:
     # An unknown ruleset is not a bad row but a dataset the auditor has no rules for.
     by_name = {source.name: source for source in dataset.files["tables"]}
     for run in table_runs(dataset, "tables"):
         bad = (
             raw_scan(run)
             .select(FILE_COLUMN, ROW_COLUMN, "ruleset")
-            .filter(~pl.col("ruleset").is_in(list(RULESETS)))
+            .filter(~pl.col("ruleset").is_in(list(packs)))
             .head(1)
             .collect()
         )
@@ -160,7 +166,8 @@ def _reject_unknown_rulesets(dataset: Dataset) -> None:
             raise RulesetError(
                 f"{name}: column 'ruleset', row {row}: unknown ruleset "
                 f"{shortened_text(value)!r}; "
-                f"expected one of {', '.join(RULESETS)}",
+                f"the rule packs loaded are {packs.described()} (a pack of its own is given "
+                "with --rules DIR)",
                 path=str(by_name[name].path),
                 column="ruleset",
             )

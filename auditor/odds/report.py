@@ -11,12 +11,13 @@ better; the Banker after a Player's stay follows the pack's cells either way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
+from auditor.errors import RulesetError
 from auditor.odds.options import OddsError, TableOptions
 from auditor.odds.royal9 import royal9_wagers
 from auditor.odds.shoe import MAX_DECKS, Outcomes, enumerate_rounds, has_either
@@ -126,11 +127,21 @@ def _outcome_chances(shoe: Outcomes) -> dict[str, Fraction]:
 
 
 def odds_report(
-    rulesets: Sequence[str] | None, decks: int, options: TableOptions
+    rulesets: Sequence[str] | None,
+    decks: int,
+    options: TableOptions,
+    packs: Mapping[str, RulePack] | None = None,
 ) -> list[RulesetOdds]:
-    """The odds of every wager of each ruleset (all installed packs when None)."""
-    names = list(rulesets) if rulesets else list(available_rulesets())
-    return [ruleset_odds(load_pack(name), decks, options) for name in names]
+    """The odds of every wager of each ruleset of `packs` (the installed ones if None),
+    or of those named."""
+    packs = {name: load_pack(name) for name in available_rulesets()} if packs is None else packs
+    names = list(rulesets) if rulesets else list(packs)
+    unknown = [name for name in names if name not in packs]
+    if unknown:
+        raise RulesetError(
+            f"unknown ruleset {unknown[0]!r}; the rule packs loaded are {', '.join(packs)}"
+        )
+    return [ruleset_odds(packs[name], decks, options) for name in names]
 
 
 # ---- printing --------------------------------------------------------------------------

@@ -23,7 +23,6 @@ block read-only openers.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 import uuid
@@ -31,7 +30,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
-from importlib.resources import files
 from pathlib import Path
 
 import duckdb
@@ -45,7 +43,8 @@ from auditor.input.remote import file_system
 from auditor.output import traceability
 from auditor.output.macros import macro_statements, sql_literal
 from auditor.output.views import unreadable_view_statements, view_statements
-from auditor.packs.model import RulePack, load_all
+from auditor.packs.loaded import LoadedPacks, builtin_packs
+from auditor.packs.model import RulePack
 
 STORAGE_VERSION = "v1.4.0"
 CATALOG = "catalog"
@@ -62,6 +61,10 @@ class RunInfo:
     # The URL the dataset was read from when it is not local (`dataset.root` is then a
     # local copy): the catalog names the dataset and its files by it.
     origin: str | None = None
+    packs: LoadedPacks | None = None  # the rule packs the run audited under (built-in: None)
+
+    def rule_packs(self) -> LoadedPacks:
+        return builtin_packs() if self.packs is None else self.packs
 
     def location(self, source: SourceFile | None = None) -> str:
         """Where the dataset (or one of its files) lives, as a reader would name it."""
@@ -113,7 +116,7 @@ def write_catalog(
     tmp = target.with_name(f".{target.name}.tmp")
     for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
         leftover.unlink(missing_ok=True)
-    packs = load_all()
+    packs = builtin_packs() if run is None else run.rule_packs()
     con = duckdb.connect(":memory:")
     try:
         con.execute(
@@ -208,7 +211,7 @@ def runs_frame(
     counts = outputs["row_counts"]
     sources = [s for table in run.dataset.tables() for s in run.dataset.files[table]]
     digests = sha256_files([s.path for s in sources])
-    packs = load_all()
+    packs = run.rule_packs()
     row = {
         "run_id": uuid.uuid4().hex,
         "tool": "auditor",
@@ -230,8 +233,8 @@ def runs_frame(
             {
                 "ruleset": ruleset,
                 "title": pack.title,
-                "file": f"rules/{ruleset}.yaml",
-                "sha256": _pack_sha256(ruleset),
+                "file": pack.file,
+                "sha256": pack.digest,
             }
             for ruleset, pack in packs.items()
         ],
@@ -283,10 +286,6 @@ RUNS_SCHEMA = {
         )
     ),
 }
-
-
-def _pack_sha256(ruleset: str) -> str:
-    return hashlib.sha256((files("auditor.rules") / f"{ruleset}.yaml").read_bytes()).hexdigest()
 
 
 def checks_frame(checks: Sequence[Check]) -> pl.DataFrame:

@@ -46,10 +46,11 @@ def macro_statements(packs: Mapping[str, RulePack]) -> list[str]:
         _by_ruleset("player_draws(ruleset, player_total)", packs, _player_rule),
         _by_ruleset("banker_draws(ruleset, banker_total, player_third)", packs, _banker_rule),
         _vig_percent(packs),
-        _vig_cents(packs),
+        *_vig_cents(packs),
         "CREATE MACRO vig(ruleset_or_percent, amount, rounding) AS "
-        "vig_cents(vig_percent(ruleset_or_percent), "
-        "CAST(round(CAST(amount AS DECIMAL(18, 2)) * 100) AS BIGINT), rounding)",
+        "vig_rounded(vig_percent(ruleset_or_percent), "
+        "CAST(round(CAST(amount AS DECIMAL(18, 2)) * 100) AS BIGINT), rounding, "
+        "vig_step(ruleset_or_percent, vig_percent(ruleset_or_percent)))",
     ]
 
 
@@ -127,20 +128,41 @@ def _vig_percent(packs: Mapping[str, RulePack]) -> str:
     )
 
 
-def _vig_cents(packs: Mapping[str, RulePack]) -> str:
-    """Rounding step in cents by percent, with cents arithmetic as the engine's
-    `commission_cents`: percent x cents is in hundredths of a cent."""
-    steps: dict[int, int] = {}
-    for pack in packs.values():
-        for percent, step in pack.commission.rounding_step_cents.value.items():
-            if steps.setdefault(int(percent), int(step)) != int(step):
-                raise ValueError(f"rule packs disagree on the rounding step at {percent}%")
-    cases = " ".join(f"WHEN {p} THEN {s}" for p, s in sorted(steps.items()))
+def _vig_cents(packs: Mapping[str, RulePack]) -> list[str]:
+    """The rounding step in cents, by the ruleset given (its own pack's step) or by the
+    percent alone, where the packs loaded agree on it; then the commission with cents
+    arithmetic as the engine's `commission_cents`: percent x cents is in hundredths of a
+    cent."""
+    by_percent: dict[int, set[int]] = {}
+    by_ruleset = []
+    for ruleset, pack in packs.items():
+        steps = {int(p): int(s) for p, s in pack.commission.rounding_step_cents.value.items()}
+        for percent, step in steps.items():
+            by_percent.setdefault(percent, set()).add(step)
+        refused = sql_literal(f"vig: {ruleset} rounds no commission at this percent: ")
+        inner = " ".join(f"WHEN {p} THEN {s}" for p, s in sorted(steps.items()))
+        by_ruleset.append(
+            f"WHEN {sql_literal(ruleset)} THEN CASE percent {inner} "
+            f"ELSE error({refused} || CAST(percent AS VARCHAR)) END"
+        )
+    cases = []
+    for percent, steps in sorted(by_percent.items()):
+        if len(steps) == 1:
+            cases.append(f"WHEN {percent} THEN {steps.pop()}")
+        else:
+            message = f"vig: the rule packs round {percent}% differently; pass the ruleset"
+            cases.append(f"WHEN {percent} THEN error({sql_literal(message)})")
     missing = sql_literal("vig: no rule pack rounds commission at this percent: ")
-    step = f"CASE percent {cases} ELSE error({missing} || CAST(percent AS VARCHAR)) END"
-    return (
-        "CREATE MACRO vig_cents(percent, cents, rounding) AS "
+    step = f"CASE percent {' '.join(cases)} ELSE error({missing} || CAST(percent AS VARCHAR)) END"
+    rounded = (
         "CAST(CAST(CASE WHEN rounding "
-        f"THEN (cents * percent + 100 * ({step}) - 1) // (100 * ({step})) * ({step}) "
+        "THEN (cents * percent + 100 * step - 1) // (100 * step) * step "
         "ELSE (cents * percent + 50) // 100 END AS DECIMAL(18, 0)) * 0.01 AS DECIMAL(18, 2))"
     )
+    return [
+        f"CREATE MACRO vig_rounded(percent, cents, rounding, step) AS {rounded}",
+        "CREATE MACRO vig_step(x, percent) AS CASE CAST(x AS VARCHAR) "
+        f"{' '.join(by_ruleset)} ELSE {step} END",
+        "CREATE MACRO vig_cents(percent, cents, rounding) AS "
+        "vig_rounded(percent, cents, rounding, vig_step(NULL, percent))",
+    ]

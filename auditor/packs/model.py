@@ -23,6 +23,7 @@ them and reshapes it into the ``RulePack`` the engine reads. Conventions:
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass
 from decimal import Decimal
 from importlib.resources import files
@@ -140,6 +141,7 @@ __all__ = [
     "load_pack",
     "load_pack_file",
     "pack_json_schema",
+    "parse_bytes",
     "parse_pack",
 ]
 
@@ -167,9 +169,11 @@ _FRAME_SCHEMAS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RulePack:
-    """One ruleset's rules, read-only. Every `cite` is a reference inside this ruleset."""
+    """One ruleset's rules, read-only, built by `parse_pack`. Every `cite` is a reference
+    inside this ruleset. Equal and hashed by ruleset and `digest` (the SHA-256 of its file),
+    so what is computed from a pack (exact odds) is cached per pack, wherever it was read."""
 
     ruleset: str
     title: str
@@ -190,6 +194,16 @@ class RulePack:
     commission: Commission
     limits: Limits
     procedures: dict[str, Procedure | None]
+    digest: str  # SHA-256 of the pack's file
+    file: str  # where it was read: rules/ID.yaml for a built-in pack, else its path
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RulePack):
+            return NotImplemented
+        return (self.ruleset, self.digest) == (other.ruleset, other.digest)
+
+    def __hash__(self) -> int:
+        return hash((self.ruleset, self.digest))
 
     def cite(self, ref: str) -> str:
         """The citation a finding carries: ``"ruleset ref"``."""
@@ -254,10 +268,8 @@ class RulePack:
 
 def available_rulesets() -> tuple[str, ...]:
     """The ids of the packs installed in ``auditor.rules``, sorted."""
-    root = files("auditor.rules")
-    return tuple(
-        sorted(p.name[: -len(".yaml")] for p in root.iterdir() if p.name.endswith(".yaml"))
-    )
+    names = (p.name for p in files("auditor.rules").iterdir())
+    return tuple(sorted(n.removesuffix(".yaml") for n in names if n.endswith(".yaml")))
 
 
 @functools.cache
@@ -269,8 +281,8 @@ def load_pack(ruleset: str) -> RulePack:
             f"unknown ruleset {ruleset!r}: no rule pack rules/{ruleset}.yaml; "
             f"known rulesets: {', '.join(known)}"
         )
-    text = (files("auditor.rules") / f"{ruleset}.yaml").read_text(encoding="utf-8")
-    return parse_pack(text, file=f"rules/{ruleset}.yaml", ruleset=ruleset)
+    data = (files("auditor.rules") / f"{ruleset}.yaml").read_bytes()
+    return parse_bytes(data, file=f"rules/{ruleset}.yaml", ruleset=ruleset)
 
 
 def load_all() -> dict[str, RulePack]:
@@ -280,11 +292,23 @@ def load_all() -> dict[str, RulePack]:
 def load_pack_file(path: str | Path) -> RulePack:
     """Load a pack from any file; its `ruleset` must match the file name."""
     path = Path(path)
-    return parse_pack(path.read_text(encoding="utf-8"), file=str(path), ruleset=path.stem)
+    return parse_bytes(path.read_bytes(), file=str(path), ruleset=path.stem)
 
 
-def parse_pack(text: str, *, file: str, ruleset: str | None = None) -> RulePack:
-    """Validate pack YAML `text`; errors name `file`, and `ruleset` (if given) must match."""
+def parse_bytes(data: bytes, *, file: str, ruleset: str | None = None) -> RulePack:
+    """A pack file's bytes, decoded (UTF-8) and validated; its digest is of these bytes."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RulesetError(f"{file}: not UTF-8 text ({exc})", path=file) from exc
+    return parse_pack(text, file=file, ruleset=ruleset, digest=hashlib.sha256(data).hexdigest())
+
+
+def parse_pack(
+    text: str, *, file: str, ruleset: str | None = None, digest: str | None = None
+) -> RulePack:
+    """Validate pack YAML `text`; errors name `file`, and `ruleset` (if given) must match.
+    `digest`: the SHA-256 of the file's bytes (of `text` in UTF-8 if None)."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -293,14 +317,18 @@ def parse_pack(text: str, *, file: str, ruleset: str | None = None) -> RulePack:
         pack = PackFile.model_validate(data, context={"ruleset": ruleset})
     except ValidationError as exc:
         raise ruleset_error(file, exc, data) from None
-    return _rule_pack(pack)
+    if digest is None:
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return _rule_pack(pack, digest, file)
 
 
 # --------------------------------------------------------------------------- reshaping
 
 
-def _rule_pack(pack: PackFile) -> RulePack:
+def _rule_pack(pack: PackFile, digest: str, file: str) -> RulePack:
     return RulePack(
+        digest=digest,
+        file=file,
         ruleset=pack.ruleset,
         title=pack.title,
         source=pack.source,

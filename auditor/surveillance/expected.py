@@ -33,7 +33,7 @@ from auditor.odds.wagers import (
     player_net,
     player_won,
 )
-from auditor.packs.model import RulePack, load_pack
+from auditor.packs.model import RulePack
 
 OUTCOME_NAMES = ("banker", "player", "tie")
 
@@ -69,15 +69,14 @@ def strategies(pack: RulePack) -> tuple[bool, ...]:
 
 
 @functools.lru_cache(maxsize=256)
-def _outcomes(ruleset: str, decks: int, either_draws: bool) -> Outcomes:
-    return enumerate_rounds(load_pack(ruleset), decks, either_draws=either_draws)
+def _outcomes(pack: RulePack, decks: int, either_draws: bool) -> Outcomes:
+    return enumerate_rounds(pack, decks, either_draws=either_draws)
 
 
 @functools.lru_cache(maxsize=256)
-def round_chances(ruleset: str, decks: int) -> RoundChances:
+def round_chances(pack: RulePack, decks: int) -> RoundChances:
     """The exact chances of a round dealt from a fresh shoe of `decks` decks."""
-    pack = load_pack(ruleset)
-    shoes = [_outcomes(ruleset, decks, choice) for choice in strategies(pack)]
+    shoes = [_outcomes(pack, decks, choice) for choice in strategies(pack)]
     events = {
         "banker": banker_won,
         "player": player_won,
@@ -139,12 +138,12 @@ PRICE_OPTIONS = {
 
 
 @functools.lru_cache(maxsize=4096)
-def wager_price(key: WagerKey) -> Price | None:
-    """The price of a wager, or None where the pack cannot price it (a bet or option the
-    ruleset does not have: a WAG finding already, and nothing to expect of it)."""
+def wager_price(pack: RulePack, key: WagerKey) -> Price | None:
+    """The price of a wager under `pack` (its ruleset's), or None where the pack cannot
+    price it (a bet or option the ruleset does not have: a WAG finding already, and
+    nothing to expect of it)."""
     if not in_range(key.decks):
         return None
-    pack = load_pack(key.ruleset)
     if key.bet not in pack.bets:
         return None
     if key.bet == "royal9":
@@ -156,7 +155,7 @@ def wager_price(key: WagerKey) -> Price | None:
         net = _net(pack, key)
         if net is None:
             return None
-        prices.append(_priced(_outcomes(key.ruleset, key.decks, choice).distribution(net)))
+        prices.append(_priced(_outcomes(pack, key.decks, choice).distribution(net)))
     # Under a free choice, the larger figure of each: the tests of winning too much (or
     # too little, for the variance) stay conservative whichever strategy was played.
     return Price(*(max(values) for values in zip(*map(astuple, prices), strict=True)))

@@ -138,7 +138,7 @@ def partition_cells(
         ]
     )
     wagers = wagers.join(sets, on=OPTION_SET, how="left").with_columns(_price_options())
-    priced = _priced(wagers)
+    priced = _priced(wagers, packs)
     patrons = priced.filter(pl.col("patron_id").is_not_null())
     return NightCells(
         _shaped(rounds, ROUND_CELL_SCHEMA),
@@ -147,13 +147,14 @@ def partition_cells(
     )
 
 
-def _priced(cells: pl.DataFrame) -> pl.DataFrame:
+def _priced(cells: pl.DataFrame, packs: Mapping[str, RulePack]) -> pl.DataFrame:
     """The wager cells with their sums in `PRICED_SUMS` terms (cells the packs cannot
     price dropped)."""
     keys = cells.select(PRICE_KEY).unique()
     rows = []
     for row in keys.iter_rows(named=True):
-        price = wager_price(WagerKey(**row)) if row["ruleset"] is not None else None
+        ruleset = row["ruleset"]
+        price = None if ruleset is None else wager_price(packs[ruleset], WagerKey(**row))
         if price is not None:
             rows.append({**row, **price.__dict__})
     price_columns = ("win", "mean", "variance", "spread")

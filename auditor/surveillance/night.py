@@ -23,6 +23,8 @@ import polars as pl
 
 from auditor.contract import BETS
 from auditor.defaults import ALERT_FDR
+from auditor.packs.loaded import builtin_packs
+from auditor.packs.model import RulePack
 from auditor.surveillance.gather import covered_rounds, covered_wagers
 from auditor.surveillance.holds import table_holds
 from auditor.surveillance.patrons import FAMILIES, MONEY, patron_tests
@@ -54,6 +56,7 @@ def survey(
     folder: Path,
     alert_fdr: float = ALERT_FDR,
     budget_bytes: int | None = None,
+    packs: Mapping[str, RulePack] | None = None,
 ) -> Surveillance:
     """Every test over the night's counts (the partitions' cells in `store`), written to
     `folder` in a stable order, and the alerts at `alert_fdr` with the rows they cover
@@ -66,7 +69,8 @@ def survey(
         raise ValueError(f"alert_fdr must lie strictly between 0 and 1, not {alert_fdr}")
     folder.mkdir(parents=True, exist_ok=True)
     parts = []
-    for index, tests in enumerate(night_tests(store, budget_bytes)):
+    packs = builtin_packs() if packs is None else packs
+    for index, tests in enumerate(night_tests(store, budget_bytes, packs)):
         parts.append(folder / f"tests-{index:06d}.parquet")
         tests.select(list(TEST_SCHEMA)).cast(TEST_SCHEMA).with_columns(_p_value()).write_parquet(
             parts[-1]
@@ -78,10 +82,12 @@ def survey(
     return Surveillance(tests, alerts_of(alerts, audited, findings), alert_fdr)
 
 
-def night_tests(store: CellStore, budget_bytes: int | None) -> Iterator[pl.DataFrame]:
+def night_tests(
+    store: CellStore, budget_bytes: int | None, packs: Mapping[str, RulePack]
+) -> Iterator[pl.DataFrame]:
     """The night's tests, a level and a bucket of its keys at a time."""
     rounds = store.scan("rounds")
-    chances = chances_frame(rounds.select("ruleset", "decks").unique().collect())
+    chances = chances_frame(rounds.select("ruleset", "decks").unique().collect(), packs)
     totals = night_totals(rounds)
     count = store.buckets("rounds", budget_bytes)
     for level, column in LEVEL_KEYS.items():

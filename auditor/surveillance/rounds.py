@@ -9,9 +9,12 @@ expected count is the sum of each cell's rounds times its own chance.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import polars as pl
 
+from auditor.packs.model import RulePack
 from auditor.surveillance.expected import OUTCOME_NAMES, in_range, round_chances
 from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
 from auditor.surveillance.stats import binomial_two_sided, chi_square, hypergeometric_upper
@@ -19,14 +22,14 @@ from auditor.surveillance.stats import binomial_two_sided, chi_square, hypergeom
 LEVEL_KEYS = {"table": "table_id", "shoe": "shoe_id", "dealer": "dealer_id"}
 
 
-def chances_frame(cells: pl.DataFrame) -> pl.DataFrame:
+def chances_frame(cells: pl.DataFrame, packs: Mapping[str, RulePack]) -> pl.DataFrame:
     """The exact chances of every (ruleset, decks) in the cells (decks the enumeration
     cannot take are left out: their rounds are not tested)."""
     rows = []
     for ruleset, decks in cells.select("ruleset", "decks").unique().sort("*").iter_rows():
         if ruleset is None or not in_range(decks):
             continue
-        chances = round_chances(ruleset, decks)
+        chances = round_chances(packs[ruleset], decks)
         rows.append(
             {
                 "ruleset": ruleset,
