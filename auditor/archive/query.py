@@ -49,12 +49,17 @@ class RunInputs:
 
 
 def open_archive_catalog(
-    archive: Path, *, memory_limit: str | None = None, timeout: float | None = None
+    archive: Path,
+    *,
+    memory_limit: str | None = None,
+    timeout: float | None = None,
+    inputs: bool = True,
 ) -> Catalog:
     """The archive's catalog in the same sandbox as a run's (`output.query`): it admits the
     archive's folder and the input folders of the runs whose datasets are in place. Each
     run's set is checked against its manifest's sizes first (`auditor verify ARCHIVE`
-    hashes them); a changed archive is refused."""
+    hashes them); a changed archive is refused. `inputs=False`: the archive's own views
+    alone, no run attached (the reports, which read the runs' sets)."""
     try:
         folder = open_archive(archive)
     except ArchiveError as error:
@@ -69,14 +74,14 @@ def open_archive_catalog(
         )
     # Views only, over the runs' folders: a catalog lost or built elsewhere is written anew.
     path = current_catalog(folder)
-    runs = runs_inputs(path.parent)
+    runs = runs_inputs(path.parent) if inputs else []
     admitted = [entry for run in runs if run.in_place for entry in run.inputs]
     return open_sandboxed(
         path,
         (None, admitted),
         memory_limit=memory_limit,
         timeout=timeout,
-        prepare=lambda con: _attach_runs(con, path.parent, runs),
+        prepare=(lambda con: _attach_runs(con, path.parent, runs)) if inputs else None,
     )
 
 

@@ -16,7 +16,7 @@ from auditor.errors import AuditorError
 
 
 @click.command()
-@click.argument("code", required=False)
+@click.argument("words", nargs=-1, metavar="[CODE | lint DIR]")
 @click.option(
     "--schema",
     is_flag=True,
@@ -31,14 +31,16 @@ from auditor.errors import AuditorError
 @format_option()
 @rules_options
 def rules(
-    code: str | None,
+    words: tuple[str, ...],
     schema: bool,
     by_section: bool,
     fmt: str,
     rules_dir: Path | None,
     replace_builtin: bool,
 ) -> None:
-    """List the checks (code, title, citation), or document one CODE in full.
+    """List the checks (code, title, citation), or document one CODE in full; or, with
+    `lint DIR`, check the rule packs of a folder before an audit runs under them: every
+    problem on a line of its own, with file, line and key path (exit 2), or none (exit 0).
 
     With --schema, print the JSON Schema of a rule pack instead, for editors (json only).
     With --by-section, print every section of the four regulations (INDEX.md), whether
@@ -57,7 +59,14 @@ def rules(
       auditor rules DRW003 --by-section
       auditor rules --format csv
       auditor rules --rules /packs/freedonia
+      auditor rules lint /packs/freedonia
     """
+    if words[:1] == ("lint",):
+        _lint(words[1:])
+        return
+    if len(words) > 1:
+        raise click.UsageError("give one CODE, or lint DIR")
+    code = words[0] if words else None
     if rules_dir is not None or replace_builtin:
         _packs(rules_dir, replace_builtin, fmt)
         return
@@ -79,6 +88,23 @@ SECTION_COLUMNS = ["ruleset", "section", "verdict", "from_logs", "codes", "reaso
 
 
 PACK_COLUMNS = ["ruleset", "title", "file", "sha256", "builtin"]
+
+
+def _lint(folders: tuple[str, ...]) -> None:
+    from auditor.packs.lint import lint_folder
+
+    if len(folders) != 1:
+        raise click.UsageError("lint takes one folder of rule packs: auditor rules lint DIR")
+    try:
+        problems = lint_folder(Path(folders[0]))
+    except AuditorError as error:
+        fail(error)
+    for problem in problems:
+        click.echo(visible(problem).replace("\\n", "\n  "))
+    if problems:
+        click.echo(f"{len(problems)} problem{'s' * (len(problems) > 1)} found", err=True)
+        sys.exit(2)
+    click.echo(f"{folders[0]}: the rule packs are clean")
 
 
 def _packs(rules_dir: Path | None, replace_builtin: bool, fmt: str) -> None:

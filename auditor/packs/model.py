@@ -160,12 +160,7 @@ _FRAME_SCHEMAS = {
         "action": pl.String,
         "citation": pl.String,
     },
-    "bets": {
-        "ruleset": pl.String,
-        "bet": pl.String,
-        "requires": pl.String,
-        "citation": pl.String,
-    },
+    "bets": {"ruleset": pl.String, "bet": pl.String, "requires": pl.String, "citation": pl.String},
 }
 
 
@@ -196,11 +191,13 @@ class RulePack:
     procedures: dict[str, Procedure | None]
     digest: str  # SHA-256 of the pack's file
     file: str  # where it was read: rules/ID.yaml for a built-in pack, else its path
+    sections: dict[str, str]  # the pack's own section texts, by reference (may be empty)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, RulePack):
-            return NotImplemented
-        return (self.ruleset, self.digest) == (other.ruleset, other.digest)
+        return isinstance(other, RulePack) and (self.ruleset, self.digest) == (
+            other.ruleset,
+            other.digest,
+        )
 
     def __hash__(self) -> int:
         return hash((self.ruleset, self.digest))
@@ -329,6 +326,7 @@ def _rule_pack(pack: PackFile, digest: str, file: str) -> RulePack:
     return RulePack(
         digest=digest,
         file=file,
+        sections=dict(pack.sections or {}),
         ruleset=pack.ruleset,
         title=pack.title,
         source=pack.source,

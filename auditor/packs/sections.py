@@ -282,6 +282,10 @@ class PackFile(PackModel):
     commission: CommissionSection
     limits: LimitsSection
     procedures: ProceduresSection
+    # The regulation's words for the sections the pack cites, by reference ("§11(c)"): a
+    # pack from outside brings its own, which the reports quote and `auditor rules lint`
+    # resolves every `cite` into; the built-in packs' texts ship with the auditor.
+    sections: dict[Text, Text] | None = None
 
     @field_validator("ruleset")
     @classmethod

@@ -97,7 +97,7 @@ def gather_archive(archive: Path, subject: Subject) -> Gathered:
     """The subject's findings, reviews and tests from the archive's catalog, then its rounds
     and wagers from the catalog of each run in force whose dataset is still in place."""
     folder = open_archive(archive)
-    catalog = open_archive_catalog(folder)
+    catalog = open_archive_catalog(folder, inputs=False)
     try:
         found = _from_archive(catalog, folder, subject)
     finally:

@@ -19,7 +19,7 @@ import polars as pl
 from auditor.output.query import Catalog
 from auditor.packs.model import RulePack
 from auditor.report import data
-from auditor.report.sections import SectionText, section_text
+from auditor.report.sections import SectionText, pack_texts, section_text
 
 SUITS = {"S": ("♠", False), "H": ("♥", True), "D": ("♦", True), "C": ("♣", False)}
 RANK_NAMES = {"T": "10"}
@@ -325,8 +325,7 @@ def focus_of(finding: Mapping[str, Any], shoe: Mapping[str, Any]) -> Focus | Non
     return Focus()
 
 
-def _sentence(words: str) -> str:
-    # Only the first letter: "every KS", not "Every ks".
+def _sentence(words: str) -> str:  # only the first letter: "every KS" -> "Every KS"
     return words[:1].upper() + words[1:]
 
 
@@ -421,7 +420,8 @@ class Sources:
 
 def build(f: Mapping[str, Any], src: Sources) -> Evidence:
     finding = dict(f)
-    ev = Evidence(finding, src.checks.get(finding["rule"]), section_text(finding["citation"] or ""))
+    text = section_text(finding["citation"] or "", pack_texts(src.packs))
+    ev = Evidence(finding, src.checks.get(finding["rule"]), text)
     r = src.rounds.get(finding["round_id"]) if finding.get("round_id") else None
     if r is not None:
         ev.round = r

@@ -94,7 +94,7 @@ def read_history(
         # No run added yet: every finding is new, nothing earlier is open.
         return History(archive, new=len(set(finding_ids)))
     try:
-        catalog = open_archive_catalog(archive)
+        catalog = open_archive_catalog(archive, inputs=False)
     except AuditorError as error:
         return History(archive, problem=str(error))
     try:

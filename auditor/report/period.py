@@ -137,7 +137,7 @@ def gather_period(
     """What the page shows, as the template receives it (for checks against the
     catalog)."""
     _check_order(start, end)
-    catalog = open_archive_catalog(Path(archive))
+    catalog = open_archive_catalog(Path(archive), inputs=False)
     try:
         return _context(catalog, Path(archive), Period(start, end, property_id))
     finally:

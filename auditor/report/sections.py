@@ -22,10 +22,12 @@ import functools
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+
+from auditor.packs.model import RulePack
 
 TEXTS_FILE = "regulation_texts.json"
 # The four regulations the rule packs cite, by file; the older midi text
@@ -224,6 +226,13 @@ def shipped_texts() -> dict[str, str]:
     """The section texts shipped with the package."""
     data = (files("auditor.report") / TEXTS_FILE).read_text(encoding="utf-8")
     return json.loads(data)
+
+
+def pack_texts(packs: Mapping[str, RulePack]) -> dict[str, str] | None:
+    """The shipped texts and the sections packs from outside bring (`sections`), keyed as
+    citations are; None when no pack brings any (the shipped texts alone)."""
+    own = {f"{r} {ref}": text for r, pack in packs.items() for ref, text in pack.sections.items()}
+    return {**shipped_texts(), **own} if own else None
 
 
 def _is_prefix(key: str, citation: str) -> bool:
