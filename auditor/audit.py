@@ -20,7 +20,7 @@ from auditor.errors import AuditorError
 from auditor.findings.check import Check, documented
 from auditor.findings.table import combine
 from auditor.input.load import open_dataset
-from auditor.input.options import shoe_options
+from auditor.input.options import in_force, shoe_options
 from auditor.input.partition import (
     PARTITION_ROUNDS,
     ROUND_ROW,
@@ -35,7 +35,7 @@ from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
 from auditor.output.catalog import RunInfo
 from auditor.output.files import SURVEILLANCE_FILE, AuditOutputs, write_outputs
 from auditor.output.outdir import claim as claim_outdir
-from auditor.packs.loaded import LoadedPacks
+from auditor.packs.loaded import LoadedPacks, versions
 from auditor.packs.model import RulePack
 from auditor.procedures import stage as procedures_stage
 from auditor.procedures.stage import procedure_findings
@@ -213,7 +213,11 @@ def hold_partition(
     others = [name for name in part if name != "rounds"]
     for name, frame in zip(others, pl.collect_all([part[n] for n in others]), strict=True):
         part[name] = frame.lazy()
-    options = shoe_options(part["shoes"], part["tables"]).collect().lazy()
+    # A ruleset with later versions: each shoe under the one in force when it opened, each
+    # table row under the one in force when it took effect.
+    later = versions(packs)
+    options = shoe_options(part["shoes"], part["tables"], later).collect().lazy()
+    part["tables"] = in_force(part["tables"], "effective_from", later)
     round_columns = part["rounds"].collect_schema().names()
     replayed = (
         replay(part["rounds"], options, packs).collect(engine="streaming").with_row_index(ROUND_ROW)

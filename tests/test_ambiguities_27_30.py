@@ -22,7 +22,8 @@ import yaml
 
 from auditor.audit import find, run_validation
 from auditor.errors import RulesetError
-from auditor.packs.model import load_all, load_pack_file
+from auditor.packs.loaded import load_pack_file
+from auditor.packs.model import load_all
 from auditor.simulator.settle import (
     CARD_CODES,
     CHEMIN,

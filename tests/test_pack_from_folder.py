@@ -292,3 +292,78 @@ def test_rules_and_odds_show_the_packs_of_the_folder(night):
     assert '"30 to 1"' in priced.output and "house_money" not in priced.output
     unknown = cli("odds", "--decks", 8, "--ruleset", NEW)
     assert unknown.exit_code == 2 and f"unknown ruleset '{NEW}'" in unknown.output
+
+
+# ---- dated versions -----------------------------------------------------------------
+
+CUTOFF = "2026-11-24T20:00:00Z"
+
+
+def _versioned_folder(root: Path) -> Path:
+    """The ruleset's first version (Massachusetts Baccarat's rules as they are) and a
+    later one, the five changes, in force for shoes opened from 20:00 UTC."""
+    folder = root / "versions"
+    folder.mkdir()
+    first = (RULES / f"{BASE}.yaml").read_text(encoding="utf-8")
+    (folder / f"{NEW}.yaml").write_text(first.replace(f"ruleset: {BASE}\n", f"ruleset: {NEW}\n"))
+    later = new_pack_text().replace(
+        f"ruleset: {NEW}\n", f"ruleset: {NEW}\neffective_from: {CUTOFF}\n"
+    )
+    (folder / f"{NEW}@{CUTOFF}.yaml").write_text(later, encoding="utf-8")
+    return folder
+
+
+def _opened(night) -> dict[str, str]:
+    """Each round's, wager's and shoe's shoe opening, as text comparable with CUTOFF."""
+    shoes = pl.read_parquet(night["relabelled"] / "shoes.parquet")
+    opened = {
+        s: t.strftime("%Y-%m-%dT%H:%M:%SZ") for s, t in shoes.select("shoe_id", "opened_at").rows()
+    }
+    rounds = pl.read_parquet(night["relabelled"] / "rounds.parquet").select("round_id", "shoe_id")
+    by_round = {r: opened[s] for r, s in rounds.rows()}
+    wagers = pl.read_parquet(night["relabelled"] / "wagers.parquet").select("wager_id", "round_id")
+    return {**opened, **by_round, **{w: by_round[r] for w, r in wagers.rows()}}
+
+
+def test_each_shoe_is_audited_under_the_version_in_force_when_it_opened(night, tmp_path):
+    folder = _versioned_folder(tmp_path)
+    found = run_audit(
+        night["relabelled"], tmp_path / "out", report=False, packs=load_packs(folder)
+    ).findings
+    opened = _opened(night)
+    expected = {
+        rule: sorted(k for k, _ in wanted if opened[k] >= CUTOFF)
+        for rule, wanted in expected_by_rule(night).items()
+    }
+    before = sum(len(w) for w in expected_by_rule(night).values()) - sum(
+        map(len, expected.values())
+    )
+    assert before > 0 and all(expected.values()), "shoes on both sides of the date"
+    key = {"DRW004": "round_id", "SHO005": "shoe_id"}
+    got = {
+        rule: sorted(found.filter(pl.col("rule") == rule)[key.get(rule, "wager_id")])
+        for rule in expected
+    }
+    assert got == expected
+    assert set(found["rule"]) == set(expected)
+    assert found["citation"].str.starts_with(f"{NEW}@{CUTOFF} ").all()
+
+
+def test_a_version_is_named_by_its_date_and_needs_the_one_before(tmp_path):
+    later = new_pack_text().replace(
+        f"ruleset: {NEW}\n", f"ruleset: {NEW}\neffective_from: 2027-01-01\n"
+    )
+    misnamed = tmp_path / "misnamed"
+    misnamed.mkdir()
+    (misnamed / f"{NEW}.yaml").write_text(later, encoding="utf-8")
+    with pytest.raises(RulesetError, match=f"is named {NEW}@2027-01-01.yaml"):
+        load_packs(misnamed)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / f"{NEW}@2027-01-01.yaml").write_text(later, encoding="utf-8")
+    with pytest.raises(RulesetError, match=f"a later version of {NEW}, which no pack loaded has"):
+        load_packs(alone)
+    (alone / f"{NEW}.yaml").write_text(new_pack_text(), encoding="utf-8")
+    packs = load_packs(alone)
+    assert set(packs.added) == {NEW, f"{NEW}@2027-01-01"} and NEW in packs.rulesets()
+    assert f"{NEW}@2027-01-01" not in packs.rulesets()

@@ -25,12 +25,12 @@ from click.testing import CliRunner
 from auditor import contract
 from auditor.cli import main
 from auditor.errors import RulesetError
+from auditor.packs.loaded import load_pack_file
 from auditor.packs.model import (
     RulePack,
     available_rulesets,
     load_all,
     load_pack,
-    load_pack_file,
     pack_json_schema,
 )
 

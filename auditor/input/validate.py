@@ -157,7 +157,7 @@ def _reject_unknown_rulesets(dataset: Dataset, packs: LoadedPacks) -> None:
         bad = (
             raw_scan(run)
             .select(FILE_COLUMN, ROW_COLUMN, "ruleset")
-            .filter(~pl.col("ruleset").is_in(list(packs)))
+            .filter(~pl.col("ruleset").is_in(sorted(packs.rulesets())))
             .head(1)
             .collect()
         )

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import stat
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 
 from auditor.errors import RulesetError
-from auditor.packs.model import RulePack, available_rulesets, load_pack, load_pack_file
+from auditor.packs.model import RulePack, available_rulesets, load_pack, parse_bytes
 
 PACK_SUFFIX = ".yaml"
 
@@ -39,6 +40,10 @@ class LoadedPacks(Mapping[str, RulePack]):
 
     def __repr__(self) -> str:
         return f"LoadedPacks({self.described()})"
+
+    def rulesets(self) -> set[str]:
+        """The ids a table's `ruleset` may hold: each ruleset once, whatever its versions."""
+        return {ruleset.partition("@")[0] for ruleset in self._packs}
 
     def described(self) -> str:
         """The ids, each pack from outside with its file: for messages."""
@@ -64,7 +69,7 @@ def load_packs(rules_dir: Path | str | None = None, replace_builtin: bool = Fals
     added = {}
     for path in pack_files(Path(rules_dir)):
         pack = load_pack_file(path)
-        if pack.ruleset in builtin and not replace_builtin:
+        if pack.ruleset.partition("@")[0] in builtin and not replace_builtin:
             raise RulesetError(
                 f"{path}: ruleset {pack.ruleset!r} is a built-in pack's id; an audit does not "
                 "replace the built-in rules silently: give the pack an id of its own, or "
@@ -72,7 +77,33 @@ def load_packs(rules_dir: Path | str | None = None, replace_builtin: bool = Fals
                 path=str(path),
             )
         added[pack.ruleset] = pack
-    return LoadedPacks({**dict(builtin), **added}, frozenset(added))
+    packs = {**dict(builtin), **added}
+    for ruleset, pack in added.items():
+        first = ruleset.partition("@")[0]
+        if first not in packs:
+            raise RulesetError(
+                f"{pack.file}: a later version of {first}, which no pack loaded has: give "
+                f"{first}{PACK_SUFFIX} too, the version in force before this one",
+                path=pack.file,
+            )
+    return LoadedPacks(packs, frozenset(added))
+
+
+def versions(packs: Mapping[str, RulePack]) -> list[tuple[str, datetime, str]]:
+    """(ruleset, start, pack id) of every later version among `packs`, by start: a shoe
+    opened from its start is audited under it, until the next."""
+    return sorted(
+        (ruleset.partition("@")[0], pack.effective_from, ruleset)
+        for ruleset, pack in packs.items()
+        if pack.effective_from is not None
+    )
+
+
+def load_pack_file(path: str | Path) -> RulePack:
+    """Load a pack from any file; its `ruleset` must match the file name (ID.yaml, or
+    ID@WHEN.yaml for a later version)."""
+    path = Path(path)
+    return parse_bytes(path.read_bytes(), file=str(path), ruleset=path.stem)
 
 
 def pack_files(folder: Path) -> list[Path]:

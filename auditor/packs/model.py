@@ -25,9 +25,9 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from importlib.resources import files
-from pathlib import Path
 
 import polars as pl
 import yaml
@@ -60,6 +60,8 @@ from auditor.packs.sections import (
     Reading,
     Royal9Limits,
     pack_json_schema,
+    version_id,
+    version_start,
 )
 from auditor.packs.values import (
     Announce,
@@ -139,7 +141,6 @@ __all__ = [
     "available_rulesets",
     "load_all",
     "load_pack",
-    "load_pack_file",
     "pack_json_schema",
     "parse_bytes",
     "parse_pack",
@@ -192,6 +193,7 @@ class RulePack:
     digest: str  # SHA-256 of the pack's file
     file: str  # where it was read: rules/ID.yaml for a built-in pack, else its path
     sections: dict[str, str]  # the pack's own section texts, by reference (may be empty)
+    effective_from: datetime | None  # a later version's start (ruleset is then ID@WHEN)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RulePack) and (self.ruleset, self.digest) == (
@@ -286,12 +288,6 @@ def load_all() -> dict[str, RulePack]:
     return {ruleset: load_pack(ruleset) for ruleset in available_rulesets()}
 
 
-def load_pack_file(path: str | Path) -> RulePack:
-    """Load a pack from any file; its `ruleset` must match the file name."""
-    path = Path(path)
-    return parse_bytes(path.read_bytes(), file=str(path), ruleset=path.stem)
-
-
 def parse_bytes(data: bytes, *, file: str, ruleset: str | None = None) -> RulePack:
     """A pack file's bytes, decoded (UTF-8) and validated; its digest is of these bytes."""
     try:
@@ -327,7 +323,8 @@ def _rule_pack(pack: PackFile, digest: str, file: str) -> RulePack:
         digest=digest,
         file=file,
         sections=dict(pack.sections or {}),
-        ruleset=pack.ruleset,
+        effective_from=version_start(pack.effective_from),
+        ruleset=version_id(pack.ruleset, pack.effective_from),
         title=pack.title,
         source=pack.source,
         readings=pack.readings,

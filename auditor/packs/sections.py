@@ -9,9 +9,11 @@ other checks that compare one value with another are the loader's alone.
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
 from typing import Any
 
 from pydantic import (
+    AwareDatetime,
     Field,
     StrictBool,
     StrictInt,
@@ -286,14 +288,26 @@ class PackFile(PackModel):
     # pack from outside brings its own, which the reports quote and `auditor rules lint`
     # resolves every `cite` into; the built-in packs' texts ship with the auditor.
     sections: dict[Text, Text] | None = None
+    # A later version of the ruleset, in force for shoes opened from then on (a date: from
+    # its start, UTC). Its file is RULESET@WHEN.yaml, WHEN written as `version_label` does.
+    effective_from: date | AwareDatetime | None = None
 
     @field_validator("ruleset")
     @classmethod
     def _named_as_its_file(cls, ruleset: str, info: ValidationInfo) -> str:
         expected = (info.context or {}).get("ruleset")
-        if expected is not None and ruleset != expected:
+        if expected is not None and ruleset != expected.partition("@")[0]:
             raise refuse(f"{ruleset!r} does not match the file name {expected!r}")
         return ruleset
+
+    @model_validator(mode="after")
+    def _version_named_as_its_file(self, info: ValidationInfo) -> PackFile:
+        expected = (info.context or {}).get("ruleset")
+        label = None if self.effective_from is None else version_label(self.effective_from)
+        if expected is not None and (expected.partition("@")[2] or None) != label:
+            named = self.ruleset if label is None else f"{self.ruleset}@{label}"
+            raise refuse(f"a pack with this effective_from is named {named}.yaml", "effective_from")
+        return self
 
     @field_validator("readings")
     @classmethod
@@ -391,3 +405,23 @@ def pack_json_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         **PackFile.model_json_schema(),
     }
+
+
+def version_label(when: date | datetime) -> str:
+    """How a version's start is written in its id and file name: 2027-01-01, or
+    2027-01-01T06:00:00Z for a moment (UTC)."""
+    if isinstance(when, datetime):
+        return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return when.isoformat()
+
+
+def version_start(when: date | datetime | None) -> datetime | None:
+    """The moment a version takes effect, in UTC (a date: its start)."""
+    if when is None or isinstance(when, datetime):
+        return None if when is None else when.astimezone(UTC)
+    return datetime(when.year, when.month, when.day, tzinfo=UTC)
+
+
+def version_id(ruleset: str, when: date | datetime | None) -> str:
+    """A pack's id: its ruleset's, and for a later version `@` and when it takes effect."""
+    return ruleset if when is None else f"{ruleset}@{version_label(when)}"
