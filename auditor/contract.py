@@ -10,7 +10,8 @@ import polars as pl
 
 CONTRACT_VERSION = 1
 
-RULESETS = ("ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer")
+# The rulesets are the rule packs' (`auditor.packs.loaded`): the four the contract names
+# ship with the auditor, and a pack given with --rules DIR may name another.
 
 MONEY = pl.Decimal(18, 2)
 TIMESTAMP = pl.Datetime("us", "UTC")
