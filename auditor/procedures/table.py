@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from auditor.contract import MINUTE_TEXT, MOMENT_TEXT
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.findings.table import NO_ID
 from auditor.money import usd
@@ -115,7 +116,7 @@ def _table_seats_out_of_range() -> Violation:
             pl.col("table_id"),
             pl.col("ruleset"),
             pl.col("seats"),
-            pl.col("effective_from").dt.to_string("%Y-%m-%d %H:%M"),
+            pl.col("effective_from").dt.to_string(MINUTE_TEXT),
         ),
     )
 
@@ -146,7 +147,7 @@ def _royal9_table_seats() -> Violation:
             "table {} offers Royal 9 with {} seats in its options from {}",
             pl.col("table_id"),
             pl.col("seats"),
-            pl.col("effective_from").dt.to_string("%Y-%m-%d %H:%M"),
+            pl.col("effective_from").dt.to_string(MINUTE_TEXT),
         ),
     )
 
@@ -179,7 +180,7 @@ def _collection_not_allowed() -> Violation:
             pl.col("table_id"),
             pl.col("ruleset"),
             pl.col("commission_collection"),
-            pl.col("effective_from").dt.to_string("%Y-%m-%d %H:%M"),
+            pl.col("effective_from").dt.to_string(MINUTE_TEXT),
         ),
     )
 
@@ -334,7 +335,7 @@ def _free_hand_not_allowed() -> Violation:
 )
 def _no_more_bets_not_announced() -> Violation:
     announced, dealt = pl.col("no_more_bets_at"), pl.col("dealt_at")
-    time = "%Y-%m-%d %H:%M:%S%.6f"
+    time = MOMENT_TEXT
     return Violation(
         when=pl.col("no_more_bets_citation").is_not_null()
         & (pl.col("kind") == "regular")

@@ -81,11 +81,11 @@ def money(value: Any, signed: bool = False) -> str:
 
 
 # Money and clock times as the checks and surveillance write them into their texts:
-# "$43719.00", "$-6,250.00"; "2026-11-24 18:33:48.137000" (UTC, as every timestamp of
-# the hand-history contract, with no zone written).
+# "$43719.00", "$-6,250.00"; "2026-11-24 18:33:48.137000 UTC" (every timestamp of the
+# hand-history contract is UTC; texts of earlier runs wrote no zone).
 _DOLLARS = re.compile(r"(-?)\$(-?)(\d[\d,]*\.\d\d)(?!\d)")
 _NAIVE_TIME = re.compile(
-    r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(:\d\d)?(?:\.(\d{1,6}))?(?![\d.:+]| ?(?:UTC|Z)\b)"
+    r"\b(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(:\d\d)?(?:\.(\d{1,6}))?(?: UTC\b|(?![\d.:+]|Z\b))"
 )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from auditor.contract import MOMENT_TEXT
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.money import usd
 from auditor.packs.model import TABLE_OPTIONS
@@ -231,7 +232,7 @@ def _royal9_at_nonconforming_table() -> Violation:
 )
 def _wager_after_no_more_bets() -> Violation:
     late = pl.col("placed_at") - pl.col("no_more_bets_at")
-    time = "%Y-%m-%d %H:%M:%S%.6f"
+    time = MOMENT_TEXT
     return Violation(
         when=pl.col("_late_rule") & (pl.col("placed_at") > pl.col("no_more_bets_at")),
         citation=pl.col("_late_cite"),
