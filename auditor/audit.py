@@ -45,6 +45,7 @@ from auditor.replay.rounds import replay
 from auditor.report.nightly import write_nightly
 from auditor.settlement import wagers as settlement_stage
 from auditor.settlement.wagers import wager_findings
+from auditor.surveillance.cells import write_night_cells
 from auditor.surveillance.gather import NightCells, partition_cells
 from auditor.surveillance.night import survey
 from auditor.surveillance.store import CellStore
@@ -310,8 +311,16 @@ def run_audit(
                 budget,
                 validated.packs,
             )
+            # The night's counts, summed, kept in the set: a period is tested from them.
+            cells = Path(work) / "night-cells"
+            write_night_cells(tally.cells, cells, validated.packs, budget)
             results = AuditOutputs(
-                findings, validated.quarantine, validated.counts, watched.tests, watched.alerts
+                findings,
+                validated.quarantine,
+                validated.counts,
+                watched.tests,
+                watched.alerts,
+                cells,
             )
             run = RunInfo(
                 validated.dataset,
@@ -331,4 +340,6 @@ def run_audit(
             written = write_outputs(out, results, run, extra=nightly, claimed=True)
         # The night's tests are not held in memory: the result reads OUTDIR's file, the working
         # copy being gone.
-        return replace(results, surveillance=pl.scan_parquet(written / SURVEILLANCE_FILE))
+        return replace(
+            results, surveillance=pl.scan_parquet(written / SURVEILLANCE_FILE), cells=None
+        )

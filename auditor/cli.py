@@ -26,6 +26,7 @@ from auditor.commands.progress import progress_bar, shows_progress
 from auditor.commands.query import query
 from auditor.commands.report import report
 from auditor.commands.rules import rules
+from auditor.commands.surveil import surveil
 from auditor.commands.terminal import crash, fail, stdout, visible
 from auditor.commands.verify import verify
 from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
@@ -472,6 +473,7 @@ main.add_command(archive)
 main.add_command(review)
 main.add_command(verify)
 main.add_command(report)
+main.add_command(surveil)
 
 if __name__ == "__main__":
     main()

@@ -37,6 +37,10 @@ CATALOG_FILE = "archive.duckdb"
 REBUILD_WAIT_SECONDS = 300.0
 RUNS = "runs"  # ARCHIVE/runs/RUN_ID/set/: a run's output set
 SET = "set"
+# ARCHIVE/periods/FROM_TO/: a period's surveillance (`archive.periods`), by the view it
+# becomes; each row carries its period's first and last gaming day.
+PERIODS = "periods"
+PERIOD_FILES = {"period_surveillance": "tests.parquet", "period_alerts": "alerts.parquet"}
 # The files of a run's set the catalog reads, by the view they become.
 RUN_FILES = {
     "_findings": FINDINGS_FILE,
@@ -88,7 +92,22 @@ def view_statements(archive: Path) -> list[str]:
             f"regexp_extract(filename, '/{RUNS}/([^/]+)/{SET}/', 1) AS run_id "
             f"FROM read_parquet({glob}, filename = true, union_by_name = true)"
         )
-    return statements + _joined_views(archive)
+    return statements + _joined_views(archive) + _period_views(archive)
+
+
+def _period_views(archive: Path) -> list[str]:
+    """Views over the periods' files, made only once a period is written: DuckDB binds a
+    view when it is made, and a pattern that matches no file fails to bind (the catalog
+    is rebuilt when a period is written)."""
+    statements = []
+    for view, name in PERIOD_FILES.items():
+        if not any((archive / PERIODS).glob(f"*/{name}")):
+            continue
+        glob = sql_literal(str(archive / PERIODS / "*" / name))
+        statements.append(
+            f"CREATE VIEW {view} AS SELECT * FROM read_parquet({glob}, union_by_name = true)"
+        )
+    return statements
 
 
 def _joined_views(archive: Path) -> list[str]:

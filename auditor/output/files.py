@@ -34,6 +34,7 @@ SUMMARY_FILE = "summary.txt"
 SURVEILLANCE_FILE = "surveillance.parquet"
 ALERTS_FILE = "alerts.parquet"
 MANIFEST_FILE = outdir.MANIFEST_FILE
+CELLS_PREFIX = "cells_"  # the night's surveillance counts, for a period's tests
 OUTPUT_FILES = (
     FINDINGS_FILE,
     QUARANTINE_FILE,
@@ -58,6 +59,9 @@ class AuditOutputs:
     # streaming and loaded into the catalog from the written file.
     surveillance: pl.DataFrame | pl.LazyFrame = field(default_factory=empty_surveillance)
     alerts: pl.DataFrame = field(default_factory=empty_alerts)
+    # The night's summed surveillance counts (`surveillance.cells`), a folder of files
+    # copied into the set as they are, so that a period is tested without the datasets.
+    cells: Path | None = None
 
 
 def write_outputs(
@@ -111,6 +115,7 @@ def _write_set(
         # dataset is in place: what an archive of runs reads instead of the dataset.
         located = write_located(staging / DUCKDB_FILE, staging) if run is not None else ()
         extra_files = located + (tuple(extra(staging)) if extra is not None else ())
+        extra_files += _copy_cells(results.cells, staging)
         if run is not None and run.origin is not None:
             point_views_at_origin(staging / DUCKDB_FILE, run)
         written_at = datetime.now(UTC).isoformat(timespec="microseconds")
@@ -124,6 +129,15 @@ def _write_set(
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return out
+
+
+def _copy_cells(cells: Path | None, staging: Path) -> tuple[str, ...]:
+    if cells is None:
+        return ()
+    names = tuple(sorted(path.name for path in cells.glob(f"{CELLS_PREFIX}*.parquet")))
+    for name in names:
+        shutil.copyfile(cells / name, staging / name)
+    return names
 
 
 def _inputs_record(run: RunInfo | None) -> dict:

@@ -17,6 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from auditor.simulator.folder import claim
+from auditor.simulator.plants import Plant
 from auditor.simulator.simulate import (
     BASE_US,
     SECOND,
@@ -86,13 +87,15 @@ def simulate_nights(
     fault_rate: float = 0.0,
     progress: Callable[[int], None] | None = None,
     shoe_fault_rate: float | None = None,
+    plant: Plant | None = None,
 ) -> ArchiveSummary:
     """Deal `nights` gaming days of `rounds` rounds each from `start` (None: the one-night
     run's day, `DEFAULT_START`) into `out/YYYY-MM-DD/`.
 
     `out` must be missing, empty or hold a previous simulation's output, which is
     replaced; anything else is refused (`folder.FolderInUse`). `progress(n)` is called
-    with the rounds produced since the last call, over all the nights.
+    with the rounds produced since the last call, over all the nights. `plant` deals the
+    same slow frauds into every night (`plants`).
     """
     if nights < 1:
         raise ValueError(f"nights must be >= 1, got {nights}")
@@ -110,6 +113,7 @@ def simulate_nights(
             progress,
             shoe_fault_rate,
             gaming_day=day,
+            plant=plant,
         )
         for day in night_days(start, nights)
     ]

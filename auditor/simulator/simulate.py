@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -40,6 +40,7 @@ from auditor.simulator.faults import (
     inject,
 )
 from auditor.simulator.folder import claim
+from auditor.simulator.plants import Plant, past_post, seat_planted
 from auditor.simulator.settle import (
     BURN_VALUES,
     CARD_CODES,
@@ -79,6 +80,7 @@ SHUFFLE_S = (240, 600)
 ROUND_LONGEST = (BETTING_MS[1] + DEALING_MS[1]) * 1000
 SHOE_LONGEST = (OPENING_S[1] + SHUFFLE_S[1]) * SECOND
 
+PLANT_STREAM = 0x504C414E  # the planted moves' streams apart from the night's
 ROUND_CHUNK = 50_000  # rows per Parquet row group
 SHOE_CHUNK = 500  # shoes carry a full card_sequence each
 PROGRESS_STEP = 1_000
@@ -476,7 +478,10 @@ class TableRun:
         fault_rate: float,
         shoe_fault_rate: float,
         schedule: Schedule = EVENING,
+        plant: Plant | None = None,
+        plant_gen: np.random.Generator | None = None,
     ):
+        self.plant, self.plant_gen = plant, plant_gen
         self.spec, self.index, self.budget, self.rs, self.out = spec, index, budget, rs, out
         self.fault_rate = fault_rate
         self.shoe_fault_rate = shoe_fault_rate
@@ -661,6 +666,10 @@ class TableRun:
         shoe.reader = rs.u() < READER_RATE
         shoe.seats = self.seat_patrons(o)
         shoe.dealer = rs.pick(self.dealers)
+        if self.plant is not None:  # after the draws: the clean night's stream is kept
+            seat_planted(self.plant, self.spec.table_id, shoe.seats)
+            if self.plant.deals(self.spec.table_id):
+                shoe.dealer = self.plant.dealer or shoe.dealer
         self.clock += self.paced(rs.between(*OPENING_S) * SECOND)  # burn and first bets
         self.record_shoe_fault(shoe, value)
         self.start_holders(shoe)
@@ -811,6 +820,8 @@ class TableRun:
         if kind == "regular":
             rd.wagers = self.make_wagers(rd, shoe)
         rd.play()
+        if self.plant is not None and self.plant_gen is not None and end_fault is None:
+            past_post(self.plant, self.spec.table_id, rd, self.plant_gen)
         if end_fault is not None:
             fault: Fault | None = self.void_fault(rd, end_fault)
         else:
@@ -1133,11 +1144,16 @@ def _play_tables(
     fault_rate: float,
     shoe_fault_rate: float,
     schedule: Schedule,
+    plant: Plant | None = None,
+    plant_streams: Sequence[np.random.Generator] = (),
 ) -> list[TableRun]:
     runs = []
     for index, (spec, gen, budget) in enumerate(zip(specs, streams, budgets, strict=True)):
         rs = Rand(gen)
-        run = TableRun(spec, index, budget, rs, outputs, fault_rate, shoe_fault_rate, schedule)
+        planted = plant_streams[index] if plant is not None else None
+        run = TableRun(
+            spec, index, budget, rs, outputs, fault_rate, shoe_fault_rate, schedule, plant, planted
+        )
         run.run()
         runs.append(run)
     for run in runs:
@@ -1179,6 +1195,7 @@ def simulate(
     progress: Callable[[int], None] | None = None,
     shoe_fault_rate: float | None = None,
     gaming_day: date | None = None,
+    plant: Plant | None = None,
 ) -> SimulationSummary:
     """Write a dataset of `rounds` rounds into the folder `out` (created if missing).
 
@@ -1194,12 +1211,15 @@ def simulate(
     With `gaming_day`, the night is that day's (see `Schedule`): the same tables as without
     it, for the same seed, but dealt from random streams of the seed and the date, so
     that a day is dealt the same, with the same arguments, in any archive that holds it.
+
+    `plant` deals slow frauds into the night (`plants`), from random streams of their own.
     """
     shoe_fault_rate = checked_arguments(rounds, seed, fault_rate, shoe_fault_rate)
     out = Path(out)
     day = None if gaming_day is None else gaming_day.isoformat()
     arguments = {"rounds": rounds, "seed": seed, "faults": fault_rate, "gaming_day": day}
-    claim(out, arguments | {"shoe_faults": shoe_fault_rate})
+    planted = {} if plant is None else {"plant": asdict(plant)}
+    claim(out, arguments | {"shoe_faults": shoe_fault_rate} | planted)
     root = np.random.default_rng(seed)
     specs = table_specs(Rand(root))
     # One stream per table: a table's data does not shift when another table changes.
@@ -1211,8 +1231,16 @@ def simulate(
         streams = [np.random.default_rng(child) for child in days.spawn(len(specs))]
     budgets = split_budget(rounds, [s.weight for s in specs])
     outputs = Outputs(out, progress, schedule.tag)
+    plant_streams = []
+    if plant is not None:
+        ordinal = 0 if gaming_day is None else gaming_day.toordinal()
+        planting = np.random.SeedSequence([seed, ordinal, PLANT_STREAM])
+        plant_streams = [np.random.default_rng(child) for child in planting.spawn(len(specs))]
     try:
-        runs = _play_tables(specs, streams, budgets, outputs, fault_rate, shoe_fault_rate, schedule)
+        runs = _play_tables(
+            specs, streams, budgets, outputs, fault_rate, shoe_fault_rate, schedule, plant,
+            plant_streams,
+        )  # fmt: skip
     except BaseException:
         outputs.abort()
         raise

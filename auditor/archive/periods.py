@@ -1,0 +1,122 @@
+"""`auditor surveil`: the archive's surveillance over a period of gaming days.
+
+The runs in force for the period's tables and gaming days (`coverage_current`: a
+superseded run's counts give way to its re-audit's) lend their kept counts
+(`surveillance.cells`) to `surveillance.period`, whose tests and alerts are written to
+`ARCHIVE/periods/FROM_TO/` (switched in whole, under the archive's lock) and seen by the
+catalog's `period_surveillance` and `period_alerts`.
+
+A run's counts are summed over its tables and nights, not kept per day: a run's table
+counts for the period only where the run is in force for every gaming day it audited at
+that table, all within the period; its patrons' counts only where that holds for every
+table it audited (a patron's counts are not kept per table). What is left out is said.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from auditor.archive.catalog import PERIODS, RUNS, SET, current_catalog, rebuild_catalog
+from auditor.archive.store import ArchiveError, open_archive
+from auditor.defaults import ALERT_FDR
+from auditor.output.lock import waiting
+from auditor.output.verify import read_manifest
+from auditor.surveillance.cells import CELL_FILES
+from auditor.surveillance.period import NightCells, PeriodSurveillance, survey_period
+
+SURVEIL_WAIT_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class PeriodRun:
+    surveillance: PeriodSurveillance
+    folder: Path  # ARCHIVE/periods/FROM_TO
+    notes: list[str]  # what was left out, and why
+
+
+def period_name(start: date, end: date) -> str:
+    return f"{start.isoformat()}_{end.isoformat()}"
+
+
+def nights_in_force(archive: Path, start: date, end: date) -> tuple[list[NightCells], list[str]]:
+    """The counts of the runs in force for the period, and a note for each run, or part
+    of one, left out."""
+    con = duckdb.connect(str(current_catalog(archive)), read_only=True)
+    try:
+        rows = con.execute(
+            """
+WITH current AS (
+  SELECT run_id, table_id, gaming_day FROM coverage_current
+  WHERE gaming_day BETWEEN $start AND $end
+), mine AS (
+  SELECT v.run_id, v.table_id,
+         bool_and(c.run_id IS NOT NULL) AS in_force
+  FROM coverage v
+  LEFT JOIN current c ON c.run_id = v.run_id AND c.table_id = v.table_id
+   AND c.gaming_day = v.gaming_day
+  WHERE v.run_id IN (SELECT run_id FROM current)
+  GROUP BY v.run_id, v.table_id
+)
+SELECT run_id, list(table_id ORDER BY table_id) FILTER (WHERE in_force),
+       list(table_id ORDER BY table_id) FILTER (WHERE NOT in_force)
+FROM mine GROUP BY run_id ORDER BY run_id""",
+            {"start": start, "end": end},
+        ).fetchall()
+    finally:
+        con.close()
+    nights, notes = [], []
+    for run_id, kept, left in rows:
+        kept, left = kept or [], left or []
+        folder = archive / RUNS / run_id / SET
+        named = read_manifest(folder).files
+        if not all(name in named for name in CELL_FILES.values()):
+            notes.append(f"run {run_id}: its set keeps no surveillance counts (an earlier auditor)")
+            continue
+        if not kept:
+            continue
+        if left:
+            notes.append(
+                f"run {run_id}: counts of {', '.join(left)} and of its patrons left out "
+                "(superseded, or audited on days outside the period)"
+            )
+        nights.append(NightCells(folder, None if not left else frozenset(kept), not left))
+    return nights, notes
+
+
+def surveil(
+    archive: Path,
+    start: date,
+    end: date,
+    alert_fdr: float = ALERT_FDR,
+    budget_bytes: int | None = None,
+) -> PeriodRun:
+    """The period's surveillance, written into the archive (replacing the same period's
+    earlier one) and seen by its catalog."""
+    if end < start:
+        raise ArchiveError(f"the period ends ({end}) before it starts ({start})")
+    folder = open_archive(archive)
+    nights, notes = nights_in_force(folder, start, end)
+    periods = folder / PERIODS
+    periods.mkdir(exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".surveil-", dir=periods))
+    try:
+        result = survey_period(nights, start, end, work / "period", alert_fdr, budget_bytes)
+        place = periods / period_name(start, end)
+        with waiting(folder, "a period's surveillance", SURVEIL_WAIT_SECONDS):
+            # The earlier surveillance of the period aside, the new one in, in one step each:
+            # the catalog's views never see half of one.
+            if place.exists():
+                os.rename(place, work / "earlier")
+            os.rename(work / "period", place)
+            rebuild_catalog(folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    moved = PeriodSurveillance(place / result.tests.name, result.alerts, result.nights)
+    return PeriodRun(moved, place, notes)
