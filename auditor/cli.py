@@ -21,7 +21,13 @@ from auditor import __version__
 from auditor.commands.archive import add_after_audit, archive, review
 from auditor.commands.diff import diff
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
-from auditor.commands.options import loaded_packs, old_out_spelling, out_option, rules_options
+from auditor.commands.options import (
+    alert_fdr_option,
+    loaded_packs,
+    old_out_spelling,
+    out_option,
+    rules_options,
+)
 from auditor.commands.progress import progress_bar, shows_progress
 from auditor.commands.query import query
 from auditor.commands.report import report
@@ -29,7 +35,7 @@ from auditor.commands.rules import rules
 from auditor.commands.surveil import surveil
 from auditor.commands.terminal import crash, fail, stdout, visible
 from auditor.commands.verify import verify
-from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
+from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
 
 EXIT_READER_GONE = 141  # 128 + SIGPIPE, as a shell reports `yes | head`
@@ -219,13 +225,7 @@ def _validation_data(counts, quarantine, fmt: str) -> None:
     help="With --engine dask: the address of the Dask cluster's scheduler; without it, a "
     "local cluster on this machine.",
 )
-@click.option(
-    "--alert-fdr",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=ALERT_FDR,
-    show_default=True,
-    help="False-discovery rate of the surveillance alerts (Benjamini-Hochberg).",
-)
+@alert_fdr_option("False-discovery rate of the surveillance alerts (Benjamini-Hochberg).")
 @rules_options
 def audit(
     dataset: str,

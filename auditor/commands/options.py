@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 
 import click
 
+from auditor.defaults import ALERT_FDR
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 OUT_FLAGS = ("--out", "-o")
@@ -94,3 +96,26 @@ def loaded_packs(rules_dir: Path | None, replace_builtin: bool):  # -> LoadedPac
     if replace_builtin and rules_dir is None:
         raise click.UsageError("--replace-builtin needs --rules DIR")
     return load_packs(rules_dir, replace_builtin)
+
+
+def day_option(flag: str, dest: str, help_text: str, required: bool = False):
+    """A gaming day or calendar day given as YYYY-MM-DD (`--from`, `--to`)."""
+    return click.option(
+        flag,
+        dest,
+        type=click.DateTime(["%Y-%m-%d"]),
+        metavar="DATE",
+        required=required,
+        help=help_text,
+    )
+
+
+def alert_fdr_option(help_text: str):
+    """`--alert-fdr`: the false-discovery rate surveillance holds its alerts to."""
+    return click.option(
+        "--alert-fdr",
+        type=click.FloatRange(0, 1, min_open=True, max_open=True),
+        default=ALERT_FDR,
+        show_default=True,
+        help=help_text,
+    )

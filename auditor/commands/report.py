@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from auditor.commands.options import loaded_packs, out_option, rules_options
+from auditor.commands.options import day_option, loaded_packs, out_option, rules_options
 from auditor.commands.terminal import fail
 from auditor.errors import AuditorError, InputError
 
@@ -19,20 +19,8 @@ from auditor.errors import AuditorError, InputError
 @click.option("--dealer", help="A dealer id (rounds.dealer_id).")
 @click.option("--table", help="A table id.")
 @click.option("--round", "round_id", help="A round id (of a run's OUTDIR).")
-@click.option(
-    "--from",
-    "start",
-    type=click.DateTime(["%Y-%m-%d"]),
-    metavar="DATE",
-    help="First day, as YYYY-MM-DD.",
-)
-@click.option(
-    "--to",
-    "end",
-    type=click.DateTime(["%Y-%m-%d"]),
-    metavar="DATE",
-    help="Last day, inclusive, as YYYY-MM-DD.",
-)
+@day_option("--from", "start", "First day, as YYYY-MM-DD.")
+@day_option("--to", "end", "Last day, inclusive, as YYYY-MM-DD.")
 @click.option(
     "--period",
     metavar="FROM..TO",

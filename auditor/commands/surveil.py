@@ -7,36 +7,17 @@ from pathlib import Path
 
 import click
 
+from auditor.commands.options import alert_fdr_option, day_option
 from auditor.commands.terminal import fail, visible
-from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
+from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
 
 
 @click.command()
 @click.argument("archive_folder", metavar="ARCHIVE", type=click.Path(path_type=Path))
-@click.option(
-    "--from",
-    "start",
-    type=click.DateTime(["%Y-%m-%d"]),
-    metavar="DATE",
-    required=True,
-    help="First gaming day of the period, as YYYY-MM-DD.",
-)
-@click.option(
-    "--to",
-    "end",
-    type=click.DateTime(["%Y-%m-%d"]),
-    metavar="DATE",
-    required=True,
-    help="Last gaming day of the period, inclusive, as YYYY-MM-DD.",
-)
-@click.option(
-    "--alert-fdr",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=ALERT_FDR,
-    show_default=True,
-    help="False-discovery rate of the period's alerts (Benjamini-Hochberg).",
-)
+@day_option("--from", "start", "First gaming day of the period, as YYYY-MM-DD.", required=True)
+@day_option("--to", "end", "Last gaming day of the period, inclusive, as YYYY-MM-DD.", True)
+@alert_fdr_option("False-discovery rate of the period's alerts (Benjamini-Hochberg).")
 @click.option(
     "--memory-limit",
     default=DEFAULT_MEMORY_LIMIT,

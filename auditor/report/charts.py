@@ -79,15 +79,20 @@ def _title_and_legend(ax: Any, title: str, legend: bool, columns: int = 3) -> No
     data, so it never covers a bar or a point."""
     ax.set_title(title, loc="left", pad=24 if legend else 8)
     if legend:
-        ax.legend(
-            loc="lower left",
-            bbox_to_anchor=(0, 1.0),
-            ncol=columns,
-            frameon=False,
-            borderaxespad=0.2,
-            handlelength=1.2,
-            columnspacing=1.2,
-        )
+        legend_above(ax, columns)
+
+
+def legend_above(ax: Any, columns: int) -> None:
+    """The legend on one line just above the plot, outside the data."""
+    ax.legend(
+        loc="lower left",
+        bbox_to_anchor=(0, 1.0),
+        ncol=columns,
+        frameon=False,
+        borderaxespad=0.2,
+        handlelength=1.2,
+        columnspacing=1.2,
+    )
 
 
 def _bars_height(count: int) -> float:

@@ -17,7 +17,14 @@ from markupsafe import Markup
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from auditor.report.charts import OVERPAID, SEVERITY_COLOURS, STYLE, UNDERPAID, svg
+from auditor.report.charts import (
+    OVERPAID,
+    SEVERITY_COLOURS,
+    STYLE,
+    UNDERPAID,
+    legend_above,
+    svg,
+)
 from auditor.report.render import visible
 
 BARS_UP_TO = 92  # nights drawn as bars; more as steps
@@ -35,18 +42,6 @@ def _figure(height: float, left: float) -> Figure:
         left=left / WIDTH, right=1 - 0.2 / WIDTH, top=1 - 0.62 / height, bottom=0.6 / height
     )
     return figure
-
-
-def _legend_above(ax: Axes, columns: int) -> None:
-    ax.legend(
-        loc="lower left",
-        bbox_to_anchor=(0, 1.0),
-        ncol=columns,
-        frameon=False,
-        borderaxespad=0.2,
-        handlelength=1.2,
-        columnspacing=1.2,
-    )
 
 
 def _title(ax: Axes, title: str) -> None:
@@ -101,7 +96,7 @@ def findings_per_night(name: str, days: Sequence[date], series: dict[str, Sequen
         figure = _figure(2.9, left=0.6)
         ax = figure.subplots()
         if _stacked(ax, days, series):
-            _legend_above(ax, 3)
+            legend_above(ax, 3)
         _date_axis(ax, days)
         ax.set_xlabel("gaming day (noon to noon UTC)")
         ax.set_ylabel("findings")
@@ -125,7 +120,7 @@ def money_per_night(
             negative = [-u for u in under]
             ax.fill_between(days, negative, 0, step="mid", color=UNDERPAID, label="underpaid", lw=0)
         ax.axhline(0, color="#444444", linewidth=0.8)
-        _legend_above(ax, 2)
+        legend_above(ax, 2)
         _date_axis(ax, days)
         ax.set_xlabel("gaming day (noon to noon UTC)")
         _dollar_axis(ax.yaxis)
@@ -160,7 +155,7 @@ def ranked_bars(
         if money:
             _dollar_axis(ax.xaxis)
         if drawn:
-            _legend_above(ax, 3)
+            legend_above(ax, 3)
         _title(ax, title)
         return svg(figure, name)
 
@@ -184,7 +179,7 @@ def weekly_hold(
             label="theoretical hold",
         )
         ax.axhline(0, color="#444444", linewidth=0.6)
-        _legend_above(ax, 2)
+        legend_above(ax, 2)
         _date_axis(ax, weeks)
         ax.set_xlabel("week (from Monday, or the first day of the period)")
         ax.set_ylabel("hold, %")
