@@ -182,3 +182,28 @@ def ftp_dataset():
     finally:
         server.close_all()
         thread.join()
+
+
+# The test files that take a minute or more, started first: the suite runs a file whole on
+# one worker (pytest-xdist, --dist loadfile), and a long file started last would leave the
+# other workers idle at the end. Within a file the order is unchanged.
+LONG_FILES = (
+    "test_period_surveillance.py",
+    "test_surveillance.py",
+    "test_archive_nights.py",
+    "test_reference_audit.py",
+    "test_hostile_input.py",
+    "test_report_period_alerts.py",
+    "test_archive_queries.py",
+    "test_dask_engine.py",
+    "test_simulated_audit.py",
+    "test_rule_cases.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def started(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONG_FILES.index(name) if name in LONG_FILES else len(LONG_FILES)
+
+    items.sort(key=started)  # stable: each file's own order is kept

@@ -4,9 +4,12 @@ bucketed sums equal to the sums at once."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -44,18 +47,49 @@ def _month(root: Path, rounds: int, seed: int, plant: Plant | None) -> list:
     return nights
 
 
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable) -> Path:
+    """A folder `build` fills once per test run, whichever test worker asks first (the
+    others wait for it, under a lock): the planted month is a minute of audits that two
+    test files read."""
+    base = tmp_path_factory.getbasetemp()
+    # Under pytest-xdist each worker has a base of its own in the run's shared folder.
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / f"built-{name}"
+    with (shared / f"built-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
+def planted_month(tmp_path_factory: pytest.TempPathFactory, copy_to: Path) -> Path:
+    """The planted month (datasets, the nights' output sets and their archive), built
+    once; the archive copied to `copy_to`/archive, so that a test may add and surveil."""
+    built = built_once(tmp_path_factory, "planted-month", lambda r: _month(r, 1200, 1, PLANT))
+    copy_to.mkdir(parents=True, exist_ok=True)
+    for name in ("data", "out"):
+        (copy_to / name).symlink_to(built / name)  # read, never written
+    shutil.copytree(built / "archive", copy_to / "archive", symlinks=True)
+    return copy_to
+
+
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
-    root = tmp_path_factory.mktemp("planted")
-    return root, _month(root, 1200, 1, PLANT)
+    root = planted_month(tmp_path_factory, tmp_path_factory.mktemp("planted"))
+    nights = sorted((root / "out").iterdir())
+    return root, nights
 
 
 def test_no_night_shows_the_plants_and_the_month_does(planted: tuple[Path, list]) -> None:
     root, nights = planted
     subjects = [PATRON, DEALER, DEALER_TABLE]
+    assert len(nights) == NIGHTS
     for night in nights:
-        assert night.findings.height == 0  # every payout as the cards say
-        assert night.alerts.filter(pl.col("key").is_in(subjects)).height == 0
+        assert pl.read_parquet(night / "findings.parquet").height == 0  # payouts as dealt
+        alerts = pl.read_parquet(night / "alerts.parquet")
+        assert alerts.filter(pl.col("key").is_in(subjects)).height == 0
     done = surveil(root / "archive", START, END)
     assert done.surveillance.nights == NIGHTS and done.notes == []
     alerts = done.surveillance.alerts

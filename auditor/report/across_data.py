@@ -26,6 +26,8 @@ from auditor.archive.store import open_archive
 from auditor.errors import AuditorError
 from auditor.output.query import Catalog, open_catalog
 from auditor.report import data
+from auditor.report import period_surveillance as periods
+from auditor.report.across_cells import AgainstGame, against_the_game
 from auditor.report.investigate import ReportError, Subject, gather
 
 KINDS = ("patron", "dealer", "table")
@@ -75,6 +77,12 @@ class Gathered:
     rounds: pl.DataFrame = field(default_factory=pl.DataFrame)
     wagers: pl.DataFrame = field(default_factory=pl.DataFrame)
     sources: dict[str, NightSource] = field(default_factory=dict)
+    # Against the game night by night (the runs' kept counts), and the tests naming the
+    # subject in the surveilled periods overlapping its nights (none surveilled: False).
+    against: AgainstGame = field(default_factory=AgainstGame)
+    period_tests: pl.DataFrame = field(default_factory=pl.DataFrame)
+    periods: list[dict[str, Any]] = field(default_factory=list)
+    surveilled: bool = False
 
 
 def archive_subject(subject: Subject, start: date | None, end: date | None) -> Subject:
@@ -150,7 +158,15 @@ def _from_archive(catalog: Catalog, archive: Path, subject: Subject) -> Gathered
         {days} ORDER BY gaming_day NULLS LAST, alert DESC, p_value, level, key, statistic""",
         params,
     )
-    return Gathered(subject, archive, coverage, findings, reviews, tests)
+    found = Gathered(subject, archive, coverage, findings, reviews, tests)
+    found.against = against_the_game(catalog, archive, subject.kind, subject.id, (days, params))
+    found.surveilled = periods.surveilled(catalog)
+    if found.surveilled:
+        found.periods = periods.periods(catalog, subject.start, subject.end)
+        found.period_tests = periods.subject_tests(
+            catalog, subject.kind, subject.id, subject.start, subject.end
+        )
+    return found
 
 
 # ---- each night's rounds and wagers, from its own run's catalog ----------------------------
@@ -223,6 +239,8 @@ def _read_run(
 
 def _check_known(found: Gathered) -> None:
     if found.findings.height or found.tests.height or found.rounds.height:
+        return
+    if found.period_tests.height or found.against.measures:
         return
     if found.wagers.height or (found.subject.kind == "table" and found.coverage.height):
         return

@@ -21,6 +21,7 @@ from auditor import __version__
 from auditor.archive.catalog import CATALOG_FILE, RUNS, SET
 from auditor.check_docs import check_docs
 from auditor.report import charts, data
+from auditor.report.across_cells import NIGHT_ROWS, Measure
 from auditor.report.across_data import Gathered, NightSource
 from auditor.report.render import render
 
@@ -77,7 +78,28 @@ def page(found: Gathered) -> str:
         tests=list(found.tests.head(TESTS_SHOWN).iter_rows(named=True)),
         tests_total=found.tests.height,
         alerts=int(found.tests["alert"].sum()) if found.tests.height else 0,
+        against=found.against,
+        suggest_from=found.subject.start or min(_covered_days(found), default="FROM"),
+        suggest_to=found.subject.end or max(_covered_days(found), default="TO"),
+        against_charts=[_against_chart(m) for m in found.against.measures if not _flat(m)],
+        against_flat=[m for m in found.against.measures if _flat(m)],
+        night_rows=NIGHT_ROWS,
+        surveilled=found.surveilled,
+        periods=found.periods,
+        period_tests=list(found.period_tests.head(TESTS_SHOWN).iter_rows(named=True)),
+        period_tests_total=found.period_tests.height,
+        period_alerts=_period_alerts(found),
     )
+
+
+def _flat(measure: Measure) -> bool:
+    """Nothing beyond the game on any night (a dealer whose nights had no finding)."""
+    return all(r["observed"] == 0 and r["expected"] == 0 for r in measure.rows)
+
+
+def _period_alerts(found: Gathered) -> int:
+    tests = found.period_tests
+    return int(tests["alert"].sum()) if tests.height else 0
 
 
 # ---- night by night ----------------------------------------------------------------------
@@ -190,6 +212,8 @@ def _totals(findings: pl.DataFrame, nights: list[dict], found: Gathered) -> dict
         **money,
         "alerts": int(found.tests["alert"].sum()) if found.tests.height else 0,
         "tests": found.tests.height,
+        "period_alerts": _period_alerts(found),
+        "period_tests": found.period_tests.height,
     }
 
 
@@ -251,3 +275,71 @@ def _day_label(first: date, offset: float) -> str:
     if offset != round(offset):
         return ""
     return (first + timedelta(days=round(offset))).isoformat()
+
+
+# Above the game (the subject won more than its chances give) and below it.
+ABOVE, BELOW, TO_DATE = "#dc8a0e", "#9aa5b1", "#1d4e89"
+
+
+def _against_chart(measure: Measure) -> Markup:
+    """One quantity against the game: each night's excess over what the game gives as a
+    bar, above the running sum as a line. As the money chart, the nights are days from
+    the first, labelled with their dates. Each bar's and the line's group is named in
+    the SVG (`night-N`, `to-date`), so the series can be read back."""
+    rows = measure.rows
+    first = rows[0]["day"]
+    offsets = [(r["day"] - first).days for r in rows]
+    excess = [r["excess"] for r in rows]
+    running = [r["to_date"] for r in rows]
+    money = measure.unit == "money"
+    axis = FuncFormatter(_signed_dollars if money else _signed_count)
+    with matplotlib.rc_context(charts.STYLE):
+        figure = Figure(figsize=(charts.WIDTH, 4.6), dpi=72)
+        figure.subplots_adjust(left=0.9 / charts.WIDTH, right=1 - 0.2 / charts.WIDTH,
+                               top=1 - 0.62 / 4.6, bottom=0.6 / 4.6, hspace=0.45)  # fmt: skip
+        per_night, to_date = figure.subplots(2, 1, sharex=True)
+        # Each sign its own bars, labelled only when it has any (an empty series would
+        # show in the legend in a colour of its own); each bar named by its night.
+        for label, colour, sign in (("above the game", ABOVE, True), ("below", BELOW, False)):
+            nights = [i for i, v in enumerate(excess) if (v > 0) == sign]
+            if not nights:
+                continue
+            named = label if any(excess[i] != 0 for i in nights) else None
+            drawn = per_night.bar([offsets[i] for i in nights], [excess[i] for i in nights],
+                                  width=0.7, color=colour, label=named)  # fmt: skip
+            for index, bar in zip(nights, drawn, strict=True):
+                bar.set_gid(f"night-{index}")
+        per_night.axhline(0, color="#444444", linewidth=0.8)
+        per_night.set_title(f"{measure.title}\nnight by night", loc="left", pad=20)
+        charts.legend_above(per_night, 2)
+        (line,) = to_date.plot(offsets, running, color=TO_DATE, marker="o", markersize=4,
+                               linewidth=1.4)  # fmt: skip
+        line.set_gid("to-date")
+        to_date.axhline(0, color="#444444", linewidth=0.8)
+        to_date.set_title("to date (the running sum)", loc="left")
+        to_date.set_xlabel("gaming day (noon to noon UTC)")
+        for axes, values in ((per_night, excess), (to_date, running)):
+            low, high = min(0.0, *values), max(0.0, *values)
+            pad = 0.12 * (high - low) or 1.0
+            axes.set_ylim(low - (pad if low < 0 else 0), high + pad)
+            axes.yaxis.set_major_locator(MaxNLocator(nbins=4, integer=not money))
+            axes.yaxis.set_major_formatter(axis)
+        span = offsets[-1]
+        margin = max(0.6, (4 - span) / 2)
+        to_date.set_xlim(-margin, span + margin)
+        if len(offsets) <= DATES_ON_AXIS:
+            to_date.set_xticks(offsets)
+        else:
+            to_date.xaxis.set_major_locator(MaxNLocator(nbins=DATES_ON_AXIS, integer=True))
+        to_date.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _day_label(first, x)))
+        return charts.svg(figure, f"against-{measure.name}")
+
+
+def _signed_dollars(value: float, _position: Any) -> str:
+    sign = "−" if value < 0 else ("+" if value > 0 else "")
+    return f"{sign}${abs(value):,.0f}"
+
+
+def _signed_count(value: float, _position: Any) -> str:
+    sign = "−" if value < 0 else ("+" if value > 0 else "")
+    return f"{sign}{abs(value):,.0f}"

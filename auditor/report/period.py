@@ -29,6 +29,7 @@ from auditor.archive.query import open_archive_catalog
 from auditor.output.query import Catalog
 from auditor.report import period_data as reads
 from auditor.report import period_figures as figures
+from auditor.report import period_surveillance
 from auditor.report.data import SEVERITIES
 from auditor.report.investigate import BROWSERS, find_browser, print_pdf
 from auditor.report.period_data import Period, PeriodReportError
@@ -218,6 +219,12 @@ def _context(catalog: Catalog, archive: Path, period: Period) -> dict[str, Any]:
         "reviews": figures.review_summary(found, reads.reviews(catalog)),
         "ledger_as_of": reads.ledger_as_of(catalog),
         "holds": holds,
+        "surveillance": period_surveillance.period_section(
+            catalog,
+            period.start,
+            period.end,
+            None if period.property_id is None else "SELECT table_id FROM period_coverage",
+        ),
     }
 
 
