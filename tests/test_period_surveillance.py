@@ -177,3 +177,37 @@ def test_clean_months_raise_no_more_alerts_than_the_rate(tmp_path: Path, seed: i
     # At a false-discovery rate of 0.01, a month of fair play raises any alert at all with
     # a chance of at most 1%.
     assert done.surveillance.alerts.height == 0
+
+
+def test_links_planted_among_the_periods_are_not_followed(planted: tuple[Path, list]) -> None:
+    from auditor.archive.catalog import rebuild_catalog
+    from auditor.archive.store import ArchiveError
+
+    root, _ = planted
+    archive = root / "archive"
+    surveil(archive, START, END)
+
+    def alerts() -> int:
+        with duckdb.connect(str(archive / CATALOG_FILE), read_only=True) as con:
+            return con.execute("SELECT count(*) FROM period_alerts").fetchone()[0]
+
+    counted = alerts()
+    # A period folder that is a link (to this archive's own period: its rows would count
+    # twice, or to another archive's): left out of the catalog.
+    real = archive / "periods" / f"{START.isoformat()}_{END.isoformat()}"
+    (archive / "periods" / "2026-12-01_2026-12-31").symlink_to(real)
+    rebuild_catalog(archive)
+    assert alerts() == counted
+    # The periods folder itself a link to elsewhere: refused, nothing written there.
+    elsewhere = root / "elsewhere"
+    elsewhere.mkdir()
+    shutil.move(archive / "periods", root / "periods-aside")
+    (archive / "periods").symlink_to(elsewhere)
+    try:
+        with pytest.raises(ArchiveError, match="not a folder of the archive's own"):
+            surveil(archive, START, END)
+        assert list(elsewhere.iterdir()) == []
+    finally:
+        (archive / "periods").unlink()
+        shutil.move(root / "periods-aside", archive / "periods")
+        (archive / "periods" / "2026-12-01_2026-12-31").unlink()

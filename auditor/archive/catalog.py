@@ -16,6 +16,7 @@ holds the findings of the runs in force, while `findings` keeps every run's.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import duckdb
@@ -40,6 +41,7 @@ SET = "set"
 # ARCHIVE/periods/FROM_TO/: a period's surveillance (`archive.periods`), by the view it
 # becomes; each row carries its period's first and last gaming day.
 PERIODS = "periods"
+PERIOD_NAME = re.compile(r"\d{4}-\d\d-\d\d_\d{4}-\d\d-\d\d")
 PERIOD_FILES = {"period_surveillance": "tests.parquet", "period_alerts": "alerts.parquet"}
 # The files of a run's set the catalog reads, by the view they become.
 RUN_FILES = {
@@ -96,18 +98,32 @@ def view_statements(archive: Path) -> list[str]:
 
 
 def _period_views(archive: Path) -> list[str]:
-    """Views over the periods' files, made only once a period is written: DuckDB binds a
-    view when it is made, and a pattern that matches no file fails to bind (the catalog
-    is rebuilt when a period is written)."""
+    """Views over the periods' files, made only once a period is written (the catalog is
+    written again when one is). The files are listed, not matched by a pattern: only a
+    period's own folder (FROM_TO, no link) and its regular files, so that a link planted
+    in the archive cannot lend the catalog another archive's alerts."""
     statements = []
     for view, name in PERIOD_FILES.items():
-        if not any((archive / PERIODS).glob(f"*/{name}")):
-            continue
-        glob = sql_literal(str(archive / PERIODS / "*" / name))
-        statements.append(
-            f"CREATE VIEW {view} AS SELECT * FROM read_parquet({glob}, union_by_name = true)"
-        )
+        files = [str(folder / name) for folder in period_folders(archive)]
+        files = [f for f in files if Path(f).is_file() and not Path(f).is_symlink()]
+        if files:
+            statements.append(
+                f"CREATE VIEW {view} AS SELECT * FROM "
+                f"read_parquet({sql_literal(files)}, union_by_name = true)"
+            )
     return statements
+
+
+def period_folders(archive: Path) -> list[Path]:
+    """ARCHIVE/periods/FROM_TO folders, each a folder of its own (not a link), by name."""
+    periods = archive / PERIODS
+    if periods.is_symlink() or not periods.is_dir():
+        return []
+    return sorted(
+        p
+        for p in periods.iterdir()
+        if PERIOD_NAME.fullmatch(p.name) and p.is_dir() and not p.is_symlink()
+    )
 
 
 def _joined_views(archive: Path) -> list[str]:

@@ -104,6 +104,8 @@ def surveil(
     folder = open_archive(archive)
     nights, notes = nights_in_force(folder, start, end)
     periods = folder / PERIODS
+    if periods.is_symlink() or (periods.exists() and not periods.is_dir()):
+        raise ArchiveError(f"{periods}: not a folder of the archive's own (a link or a file)")
     periods.mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".surveil-", dir=periods))
     try:
