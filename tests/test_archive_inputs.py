@@ -149,3 +149,15 @@ def test_adding_a_run_leaves_the_catalog_as_it_is_and_the_run_is_seen(audited, t
     catalog.unlink()
     assert len(csv_rows(archive, "SELECT DISTINCT run_id FROM findings")) == 2
     assert catalog.is_file()
+
+
+def test_a_run_folder_planted_as_a_link_is_refused(archive, tmp_path):
+    """A link among the runs would lend the catalog and the sandbox files from outside."""
+    ids = run_ids(archive)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(archive / "runs" / ids["first"], elsewhere)
+    (archive / "runs" / "ffffffffffffffffffffffffffffffff").symlink_to(elsewhere)
+    refused = run("query", archive, "SELECT 1")
+    assert refused.exit_code == 2 and "a link, not a folder of the archive's own" in refused.output
+    verified = run("verify", archive)
+    assert verified.exit_code == 1 and "a link, not a folder" in verified.output

@@ -25,6 +25,9 @@ def verify_archive(archive: Path, tables: bool = True) -> list[str]:
     for place in sorted((folder / RUNS).iterdir()):
         if place.name.startswith(".adding-"):
             continue  # an add that was killed: never read, removed by the next add
+        if place.is_symlink() or (place / SET).is_symlink():
+            problems.append(f"run {place.name}: a link, not a folder of the archive's own")
+            continue
         if not (place / RUN_FILE).is_file() or not (place / SET).is_dir():
             problems.append(f"run {place.name}: not an archived run (no {RUN_FILE} or {SET}/)")
             continue
@@ -42,6 +45,11 @@ def changed_runs(archive: Path) -> list[str]:
     problems = []
     for place in sorted((folder / RUNS).iterdir()):
         if place.name.startswith("."):
+            continue
+        if place.is_symlink() or (place / SET).is_symlink():
+            # The catalog and the query sandbox read runs/ by its paths: a link would lend
+            # them files from outside the archive.
+            problems.append(f"run {place.name}: a link, not a folder of the archive's own")
             continue
         try:
             manifest = read_manifest(place / SET)
