@@ -255,15 +255,7 @@ def _money_chart(nights: Sequence[dict[str, Any]]) -> Markup | None:
             axes.set_ylim(0, top * 1.25)
             axes.yaxis.set_major_locator(MaxNLocator(nbins=4))
             axes.yaxis.set_major_formatter(FuncFormatter(_dollars))
-        span = offsets[-1]
-        # At least four days wide: one night's bar is a bar, not the whole chart.
-        margin = max(0.6, (4 - span) / 2)
-        to_date.set_xlim(-margin, span + margin)
-        if len(offsets) <= DATES_ON_AXIS:
-            to_date.set_xticks(offsets)
-        else:
-            to_date.xaxis.set_major_locator(MaxNLocator(nbins=DATES_ON_AXIS, integer=True))
-        to_date.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _day_label(first, x)))
+        _day_axis(to_date, offsets, first)
         return charts.svg(figure, "money-by-night")
 
 
@@ -324,15 +316,21 @@ def _against_chart(measure: Measure) -> Markup:
             axes.set_ylim(low - (pad if low < 0 else 0), high + pad)
             axes.yaxis.set_major_locator(MaxNLocator(nbins=4, integer=not money))
             axes.yaxis.set_major_formatter(axis)
-        span = offsets[-1]
-        margin = max(0.6, (4 - span) / 2)
-        to_date.set_xlim(-margin, span + margin)
-        if len(offsets) <= DATES_ON_AXIS:
-            to_date.set_xticks(offsets)
-        else:
-            to_date.xaxis.set_major_locator(MaxNLocator(nbins=DATES_ON_AXIS, integer=True))
-        to_date.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _day_label(first, x)))
+        _day_axis(to_date, offsets, first)
         return charts.svg(figure, f"against-{measure.name}")
+
+
+def _day_axis(axes: Any, offsets: list[int], first: date) -> None:
+    """Gaming days along the bottom, the nights' offsets from `first`: at least four days
+    wide, so that one night's bar is a bar and not the whole chart."""
+    span = offsets[-1]
+    margin = max(0.6, (4 - span) / 2)
+    axes.set_xlim(-margin, span + margin)
+    if len(offsets) <= DATES_ON_AXIS:
+        axes.set_xticks(offsets)
+    else:
+        axes.xaxis.set_major_locator(MaxNLocator(nbins=DATES_ON_AXIS, integer=True))
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _day_label(first, x)))
 
 
 def _signed_dollars(value: float, _position: Any) -> str:
