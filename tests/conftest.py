@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -207,3 +209,45 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return LONG_FILES.index(name) if name in LONG_FILES else len(LONG_FILES)
 
     items.sort(key=started)  # stable: each file's own order is kept
+
+
+# ---- the reports in a browser ------------------------------------------------------------------
+
+
+def chromium_executable() -> str:
+    """Debian's Chromium: the report tests must run in CI, and may skip elsewhere."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser tests: install Debian's chromium (.ci/run)")
+        pytest.skip("no chromium on PATH (apt-get install chromium)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium driven by playwright, one per test module."""
+    executable = chromium_executable()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("playwright is not installed (pip install '.[test]')")
+    with sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def watched_page(browser, url: str, width: int = 1280, height: int = 900):
+    """A page opened at `url` with what it logs, requests, asks and throws recorded in
+    `seen` (console, requests, dialogs, errors): a report must do none of it."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    seen: dict = {"console": [], "requests": [], "dialogs": [], "errors": []}
+    page.on("console", lambda m: seen["console"].append((m.type, m.text)))
+    page.on("request", lambda r: seen["requests"].append(r.url))
+    page.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
+    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
+    page.goto(url, wait_until="load")
+    return page, seen

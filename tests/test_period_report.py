@@ -42,6 +42,7 @@ from auditor.report.period import (
     render_period_report,
     write_period_report,
 )
+from tests.conftest import chromium_executable, watched_page
 
 FIRST, LAST = date(2026, 11, 1), date(2026, 11, 5)
 REAUDITED = date(2026, 11, 3)
@@ -330,34 +331,11 @@ def test_periods_names_and_places(tmp_path, monkeypatch, archive):
 # ---- in a browser ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from tests.test_report_browser import _browser
-
-    executable = _browser()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("playwright is not installed (pip install '.[test]')")
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
 def test_the_page_opens_offline_with_no_error(archive, browser, tmp_path):
     from tests.test_report_browser import _not_blank
 
     target = write_period_report(archive["folder"], FIRST, LAST, None, tmp_path / "p.html")
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    seen: dict = {"console": [], "requests": [], "dialogs": [], "errors": []}
-    page.on("console", lambda m: seen["console"].append((m.type, m.text)))
-    page.on("request", lambda r: seen["requests"].append(r.url))
-    page.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
-    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
-    page.goto(target.as_uri(), wait_until="load")
+    page, seen = watched_page(browser, target.as_uri())
     screenshot = page.screenshot(full_page=False)
     (tmp_path / "period.png").write_bytes(screenshot)
     height = page.evaluate("document.documentElement.scrollHeight")
@@ -372,9 +350,7 @@ def test_the_page_opens_offline_with_no_error(archive, browser, tmp_path):
 
 
 def test_pdf(archive, tmp_path):
-    from tests.test_report_browser import _browser
-
-    _browser()
+    chromium_executable()
     target = write_period_report(archive["folder"], FIRST, LAST, None, tmp_path / "p.pdf", True)
     assert target.read_bytes()[:5] == b"%PDF-"
 

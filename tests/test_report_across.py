@@ -23,7 +23,7 @@ from auditor.errors import AuditorError
 from auditor.report.across import render_archive_investigation, write_archive_investigation
 from auditor.report.investigate import ReportError, subject_of
 from auditor.report.nightly import render_nightly
-from tests.test_report_browser import _not_blank, _open, browser  # noqa: F401 (a fixture)
+from tests.test_report_browser import _not_blank, _open
 
 NIGHTS = 5
 FIRST_NIGHT = date(2026, 11, 1)
@@ -328,7 +328,7 @@ def test_the_same_archive_gives_the_same_page(archived):
 
 
 @pytest.mark.parametrize("which", ["nightly", "dealer"])
-def test_both_pages_open_offline_with_no_error(browser, archived, tmp_path, which):  # noqa: F811
+def test_both_pages_open_offline_with_no_error(browser, archived, tmp_path, which):
     if which == "nightly":
         page = archived.outs[-1] / "report.html"
     else:

@@ -16,7 +16,6 @@ Outside CI the tests skip where Chromium or playwright is missing; in CI (`CI` s
 from __future__ import annotations
 
 import io
-import os
 import re
 import shutil
 from pathlib import Path
@@ -28,6 +27,7 @@ from click.testing import CliRunner
 from auditor.audit import run_audit
 from auditor.cli import main
 from auditor.report.investigate import Subject, render_investigation
+from tests.conftest import watched_page
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"
@@ -35,30 +35,6 @@ HOSTILE_PATRON = "<script>alert(1)</script>"
 WINDOW = {"width": 1280, "height": 900}
 NIGHTLY_HEIGHT = 5 * WINDOW["height"] + 500  # px: a few screens (4,499 px in 2026-11)
 SMALL_TEXT = 12  # px: the pages' smallest text (ids, labels, footer)
-
-
-def _browser() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the browser tests: install Debian's chromium (.ci/run)")
-        pytest.skip("no chromium on PATH (apt-get install chromium)")
-    return found
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = _browser()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("playwright is not installed (pip install '.[test]')")
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -89,14 +65,8 @@ def pages(tmp_path_factory) -> dict[str, Path]:
 
 
 def _open(browser, page_file: Path) -> dict:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    seen: dict = {"console": [], "requests": [], "dialogs": [], "errors": []}
-    page.on("console", lambda m: seen["console"].append((m.type, m.text)))
-    page.on("request", lambda r: seen["requests"].append(r.url))
-    page.on("dialog", lambda d: (seen["dialogs"].append(d.message), d.dismiss()))
-    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
     url = page_file.as_uri()
-    page.goto(url, wait_until="load")
+    page, seen = watched_page(browser, url)
     seen["screenshot"] = page.screenshot(full_page=False)
     seen["findings_rows"] = page.locator("table.findings tbody tr").count()
     seen["hostile_text"] = page.get_by_text(HOSTILE_PATRON, exact=True).count()

@@ -30,8 +30,9 @@ from auditor.report.investigate import subject_of
 from auditor.report.period import render_period_report, write_period_report
 from auditor.report.render import pvalue, statistic
 from auditor.surveillance.patrons import FAMILY_OF
+from tests.conftest import watched_page
 from tests.test_period_surveillance import END, PATRON, START, planted_month
-from tests.test_report_browser import _not_blank, browser  # noqa: F401 (a fixture)
+from tests.test_report_browser import _not_blank
 
 REAUDITED = date(2026, 11, 2)
 SHOTS = Path("/tmp/shots")
@@ -206,13 +207,8 @@ def test_a_clean_patron_shows_no_alert(month):
 # ---- in a browser ---------------------------------------------------------------------------
 
 
-def _look(browser, page_file: Path, anchors: dict[str, str]) -> dict:  # noqa: F811
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    seen: dict = {"console": [], "requests": [], "errors": []}
-    page.on("console", lambda m: seen["console"].append((m.type, m.text)))
-    page.on("request", lambda r: seen["requests"].append(r.url))
-    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
-    page.goto(page_file.as_uri(), wait_until="load")
+def _look(browser, page_file: Path, anchors: dict[str, str]) -> dict:
+    page, seen = watched_page(browser, page_file.as_uri())
     SHOTS.mkdir(parents=True, exist_ok=True)
     for anchor, name in anchors.items():
         page.locator(f"#{anchor}").scroll_into_view_if_needed()
@@ -226,7 +222,7 @@ def _look(browser, page_file: Path, anchors: dict[str, str]) -> dict:  # noqa: F
     return seen
 
 
-def test_both_pages_open_offline_with_no_error(browser, month):  # noqa: F811
+def test_both_pages_open_offline_with_no_error(browser, month):
     root = month["root"]
     report = write_period_report(month["archive"], START, END, None, root / "period.html")
     patron = write_archive_investigation(
