@@ -232,7 +232,8 @@ def test_hold_is_the_runs_in_force_weighted_by_the_money_wagered(archive, whole)
     kept: dict[str, float] = {}
     for (run_id,) in in_force:
         tests = pl.read_parquet(folder / "runs" / run_id / "set" / "surveillance.parquet")
-        for t in tests.filter(pl.col("statistic") == "hold").iter_rows(named=True):
+        table_holds = (pl.col("level") == "table") & (pl.col("statistic") == "hold")
+        for t in tests.filter(table_holds).iter_rows(named=True):
             money = float(stake.search(t["detail"])[1].replace(",", ""))
             wagered[t["key"]] = wagered.get(t["key"], 0.0) + money
             kept[t["key"]] = kept.get(t["key"], 0.0) + t["observed"] * money

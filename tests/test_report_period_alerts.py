@@ -31,7 +31,7 @@ from auditor.report.period import render_period_report, write_period_report
 from auditor.report.render import pvalue, statistic
 from auditor.surveillance.patrons import FAMILY_OF
 from tests.conftest import watched_page
-from tests.test_period_surveillance import END, PATRON, START, planted_month
+from tests.test_period_surveillance import DEALER, END, PATRON, START, planted_month
 from tests.test_report_browser import _not_blank
 
 REAUDITED = date(2026, 11, 2)
@@ -185,6 +185,29 @@ def test_the_patrons_investigation_shows_the_alert_and_the_running_sum(month):
         [line[0][1] + slope * (r - running[0]) for r in running], abs=0.05
     )
     assert "Money won, beyond the game" in html
+
+
+def test_the_dealers_investigation_shows_the_hold_alert_and_the_money_by_night(month):
+    archive = month["archive"]
+    html = write_archive_investigation(
+        archive, subject_of(dealer=DEALER), target=month["root"] / "dealer.html"
+    ).read_text(encoding="utf-8")
+    row = next(r for r in _section(html, "period-surveillance").split("<tr") if "hold" in r)
+    assert '<span class="bad">alert</span>' in row
+    # Night by night: the patrons' money won at the dealer's rounds beyond the game's,
+    # from each run in force's counts per dealer; summed, the two points paid out.
+    runs = _query(archive, "SELECT DISTINCT gaming_day, run_id FROM coverage_current")
+    expected = {}
+    for day, run_id in sorted(runs):
+        cells = pl.read_parquet(archive / "runs" / run_id / "set" / "cells_dealers.parquet")
+        mine = cells.filter(pl.col("dealer_id") == DEALER)
+        expected[day] = float(mine["net"].sum() - mine["expected"].sum())
+    found = gather_archive(archive, subject_of(dealer=DEALER))
+    money = next(m for m in found.against.measures if m.name == "patrons-won")
+    assert [r["day"] for r in money.rows] == list(expected)
+    assert [r["excess"] for r in money.rows] == pytest.approx(list(expected.values()))
+    assert money.rows[-1]["to_date"] > 3_000_000  # of some $270 million wagered
+    assert "Patrons&#39; money won at the dealer" in _section(html, "against")
 
 
 def test_a_clean_patron_shows_no_alert(month):

@@ -353,9 +353,13 @@ def test_the_reports_show_the_alerts_and_each_tables_hold(faulted) -> None:
     for key in (SUSPECT, faulted["shoe"]):
         assert key in surveillance
     assert "dragon_bonus_win_rate" in surveillance and "player_rate" in surveillance
-    holds = pl.read_parquet(out / "surveillance.parquet").filter(pl.col("statistic") == "hold")
+    tests = pl.read_parquet(out / "surveillance.parquet").filter(pl.col("statistic") == "hold")
+    holds = tests.filter(pl.col("level") == "table")
     tables = pl.read_parquet(faulted["data"] / "tables.parquet")["table_id"].unique()
     assert sorted(holds["key"]) == sorted(tables)
+    # Each dealer's hold too, over every table they dealt at; not in the tables' section.
+    dealers = pl.read_parquet(faulted["data"] / "rounds.parquet")["dealer_id"].drop_nulls()
+    assert sorted(tests.filter(pl.col("level") == "dealer")["key"]) == sorted(dealers.unique())
     section = page[page.index('id="hold"') :]
     for row in holds.iter_rows(named=True):
         assert row["key"] in section

@@ -8,8 +8,9 @@ catalog's `period_surveillance` and `period_alerts`.
 
 A run's counts are summed over its tables and nights, not kept per day: a run's table
 counts for the period only where the run is in force for every gaming day it audited at
-that table, all within the period; its patrons' counts only where that holds for every
-table it audited (a patron's counts are not kept per table). What is left out is said.
+that table, all within the period; its patrons' and dealers' counts only where that
+holds for every table it audited (theirs are not kept per table). What is left out is
+said.
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ FROM mine GROUP BY run_id ORDER BY run_id""",
             continue
         if left:
             notes.append(
-                f"run {run_id}: counts of {', '.join(left)} and of its patrons left out "
-                "(superseded, or audited on days outside the period)"
+                f"run {run_id}: counts of {', '.join(left)} and of its patrons and dealers "
+                "left out (superseded, or audited on days outside the period)"
             )
         nights.append(NightCells(folder, None if not left else frozenset(kept), not left))
     return nights, notes

@@ -9,7 +9,8 @@ force (`coverage_current`: a re-audit supersedes):
   exact expectation (`cells_patrons.parquet`: the run's rated wagers summed per patron
   and bet);
 - a dealer: rounds with a finding less the dealer's share of the night's (`cells_rounds`:
-  per shoe, dealer and table);
+  per shoe, dealer and table), and the patrons' money won at the dealer's rounds less
+  its exact expectation (`cells_dealers`: per dealer and bet, over all the run's tables);
 - a table: its patrons' money won less its exact expectation, what the house kept below
   the theoretical hold in dollars (`cells_tables`: per table and bet).
 
@@ -167,6 +168,21 @@ def _dealer(run: _Run, folder: Path, dealer: str, notes: list[str]) -> dict[str,
         "finding_rounds": float(mine["finding_rounds"].sum()),
         "night_rounds": float(cells["rounds"].sum()),
         "night_finding_rounds": float(cells["finding_rounds"].sum()),
+        **_dealer_money(run, folder, dealer),
+    }
+
+
+def _dealer_money(run: _Run, folder: Path, dealer: str) -> dict[str, float]:
+    """The patrons' money won at the dealer's rounds, where the run keeps it and all of
+    the run is in force (a dealer's money is summed over the run's tables)."""
+    path = folder / CELL_FILES["dealers"]
+    if not run.whole or not path.is_file():
+        return {}
+    cells = pl.scan_parquet(path).filter(pl.col("dealer_id") == dealer).collect()
+    return {
+        "money_n": float(cells["money_n"].sum()),
+        "net": float(cells["net"].sum()),
+        "expected": float(cells["expected"].sum()),
     }
 
 
@@ -205,6 +221,9 @@ def _measures(kind: str, nights: dict[date, dict[str, float]]) -> list[Measure]:
             _measure("finding-rounds", "Rounds with a finding, beyond the night's rate",
                      "rounds", "with a finding", days, nights, "finding_rounds",
                      "expected_finding_rounds", "rounds"),
+            _measure("patrons-won", "Patrons' money won at the dealer's rounds, beyond the "
+                     "game's expectation", "money", "won", days, nights, "net", "expected",
+                     "money_n"),
         ]  # fmt: skip
     else:
         measures = [

@@ -418,5 +418,5 @@ def holds(catalog: Catalog) -> pl.DataFrame:
         catalog,
         "SELECT key AS table_id, observed, expected, observed - expected AS difference, z, "
         "p_value, q_value, alert, wagers, detail FROM surveillance "
-        "WHERE statistic = 'hold' ORDER BY z DESC NULLS LAST, key",
+        "WHERE level = 'table' AND statistic = 'hold' ORDER BY z NULLS LAST, key",
     )

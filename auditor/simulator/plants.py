@@ -5,10 +5,12 @@ dealt say, so no finding comes of them, and each night's counts stay within what
 play gives. Both are a past-post, a wager moved to the side that won after the cards
 were out:
 
-- a patron whose Dragon Bonus wagers win at twice the game's chance: seated at one
-  table every shoe, each Dragon Bonus wager of theirs that lost is moved to the other
+- a patron whose Dragon Bonus wagers win at up to twice the game's chance: seated at
+  one table every shoe (or a share of its shoes, `patron_shoes`), a share
+  (`patron_rate`) of the Dragon Bonus wagers of theirs that lost is moved to the other
   hand's Dragon Bonus when that one won (one hand's Dragon Bonus wins about as often as
-  the other's, and they never both win, so the rate doubles);
+  the other's, and they never both win, so moving them all doubles the rate, half of
+  them makes it one and a half times);
 - a dealer whose tables hold about two points under theory: dealing every shoe of their
   tables, a small share of the hand wagers that lost (`dealer_rate`) are moved to the
   hand that won.
@@ -47,6 +49,8 @@ class Plant:
     dealer: str | None = None  # the dealer id who pays out the hands
     dealer_tables: tuple[str, ...] = ()  # the tables they deal every shoe of
     dealer_rate: float = DEALER_RATE
+    patron_rate: float = 1.0
+    patron_shoes: float = 1.0  # the share of their table's shoes the patron sits at
 
     def deals(self, table_id: str) -> bool:
         return self.dealer is not None and table_id in self.dealer_tables
@@ -55,14 +59,23 @@ class Plant:
         return self.patron is not None and table_id == self.patron_table
 
 
-def seat_planted(plant: Plant, table_id: str, seats: list[tuple[int, str | None]]) -> None:
-    """The planted patron takes the first seat of each shoe at their table."""
-    if plant.seats(table_id) and seats:
-        seat, _ = seats[0]
-        seats[0] = (seat, plant.patron)
-        for k in range(1, len(seats)):  # never twice at one table
-            if seats[k][1] == plant.patron:
-                seats[k] = (seats[k][0], None)
+def seat_planted(
+    plant: Plant,
+    table_id: str,
+    seats: list[tuple[int, str | None]],
+    gen: np.random.Generator | None,
+) -> None:
+    """The planted patron takes the first seat of a shoe at their table (of each one,
+    or of a share `patron_shoes` of them drawn from `gen`)."""
+    if not (plant.seats(table_id) and seats):
+        return
+    if plant.patron_shoes < 1 and (gen is None or gen.random() >= plant.patron_shoes):
+        return
+    seat, _ = seats[0]
+    seats[0] = (seat, plant.patron)
+    for k in range(1, len(seats)):  # never twice at one table
+        if seats[k][1] == plant.patron:
+            seats[k] = (seats[k][0], None)
 
 
 def past_post(plant: Plant, table_id: str, rd: Round, gen: np.random.Generator) -> None:
@@ -71,7 +84,8 @@ def past_post(plant: Plant, table_id: str, rd: Round, gen: np.random.Generator) 
         return
     if plant.patron is not None:
         for w in rd.wagers:
-            if w.patron == plant.patron and w.bet.startswith("dragon_bonus_"):
+            side = w.patron == plant.patron and w.bet.startswith("dragon_bonus_")
+            if side and w.result == "lose" and gen.random() < plant.patron_rate:
                 _move(rd, w)
     if plant.deals(table_id) and rd.dealer == plant.dealer:
         for w in rd.wagers:

@@ -667,7 +667,7 @@ class TableRun:
         shoe.seats = self.seat_patrons(o)
         shoe.dealer = rs.pick(self.dealers)
         if self.plant is not None:  # after the draws: the clean night's stream is kept
-            seat_planted(self.plant, self.spec.table_id, shoe.seats)
+            seat_planted(self.plant, self.spec.table_id, shoe.seats, self.plant_gen)
             if self.plant.deals(self.spec.table_id):
                 shoe.dealer = self.plant.dealer or shoe.dealer
         self.clock += self.paced(rs.between(*OPENING_S) * SECOND)  # burn and first bets

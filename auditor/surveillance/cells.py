@@ -1,12 +1,13 @@
 """The night's surveillance counts, kept in the output set so that a period can be tested
 without reading any dataset again (`period.py`).
 
-Four files: the partitions' cells summed over the night (`cells_rounds.parquet` per
+Five files: the partitions' cells summed over the night (`cells_rounds.parquet` per
 shoe, `cells_patrons.parquet` per (patron, bet), `cells_tables.parquet` per (table,
-bet)), the patrons' and tables' with the exact expectations and variances they were
-priced at, and `cells_chances.parquet`, the exact chances per (ruleset, decks) the
-night's rounds were tested against: a period sums the counts and tests them against the
-same chances, under whatever packs each night was audited.
+bet), `cells_dealers.parquet` per (dealer, bet)), the wagers' with the exact
+expectations and variances they were priced at, and `cells_chances.parquet`, the exact
+chances per (ruleset, decks) the night's rounds were tested against: a period sums the
+counts and tests them against the same chances, under whatever packs each night was
+audited.
 
 They are summed a bucket of keys at a time (`store.bucket`), as the night's tests read
 them, and appended bucket by bucket to one file per kind: no more than a bucket's cells
@@ -23,6 +24,7 @@ import pyarrow.parquet as pq
 
 from auditor.packs.model import RulePack
 from auditor.surveillance.gather import (
+    DEALER_CELL_SCHEMA,
     PATRON_CELL_SCHEMA,
     PRICED_SUMS,
     ROUND_CELL,
@@ -38,6 +40,7 @@ CELL_FILES = {
     "rounds": "cells_rounds.parquet",
     "patrons": "cells_patrons.parquet",
     "tables": "cells_tables.parquet",
+    "dealers": "cells_dealers.parquet",
 }
 CHANCES_FILE = "cells_chances.parquet"
 ALL_CELL_FILES = (*CELL_FILES.values(), CHANCES_FILE)
@@ -45,13 +48,20 @@ KEYS: Mapping[str, tuple[str, ...]] = {
     "rounds": ROUND_CELL,
     "patrons": ("patron_id", "bet"),
     "tables": ("table_id", "bet"),
+    "dealers": ("dealer_id", "bet"),
 }
 SCHEMAS: Mapping[str, Mapping[str, pl.DataType]] = {
     "rounds": ROUND_CELL_SCHEMA,
     "patrons": PATRON_CELL_SCHEMA,
     "tables": TABLE_CELL_SCHEMA,
+    "dealers": DEALER_CELL_SCHEMA,
 }
-BUCKET_KEY = {"rounds": "shoe_id", "patrons": "patron_id", "tables": "table_id"}
+BUCKET_KEY = {
+    "rounds": "shoe_id",
+    "patrons": "patron_id",
+    "tables": "table_id",
+    "dealers": "dealer_id",
+}
 
 
 def summed(kind: str, cells: pl.DataFrame) -> pl.DataFrame:

@@ -12,7 +12,8 @@ what a stacked shoe changes), Naturals, pairs and the rounds with a finding.
 
 Wagers: every wager on a regular round, rated or not, is priced where it is counted
 (`expected.wager_price`, for the options of its shoe) and summed per (patron, bet) for
-the patrons' tests and per (table, bet) for the tables' holds: wagers, wins and the
+the patrons' tests, per (table, bet) for the tables' holds and per (dealer, bet) for the
+dealers' (a dealer moves between tables in a night): wagers, wins and the
 wins expected, and over the wagers whose money can be priced the stake, the money won,
 its exact mean and variance and the largest swing of one wager. Money won is what the
 logs say the patron was paid or lost: the payout less commission on a win, the stake on
@@ -76,16 +77,20 @@ PRICED_SCHEMA = {
 }
 PATRON_CELL_SCHEMA = {"patron_id": pl.String(), **PRICED_SCHEMA}
 TABLE_CELL_SCHEMA = {"table_id": pl.String(), **PRICED_SCHEMA}
+DEALER_CELL_SCHEMA = {"dealer_id": pl.String(), **PRICED_SCHEMA}
 
 
 @dataclass(frozen=True)
 class NightCells:
     """The counts of a partition, or of the night: `ROUND_CELL_SCHEMA`,
-    `PATRON_CELL_SCHEMA` (rated wagers) and `TABLE_CELL_SCHEMA` (every wager) rows."""
+    `PATRON_CELL_SCHEMA` (rated wagers), `TABLE_CELL_SCHEMA` and `DEALER_CELL_SCHEMA`
+    (every wager, per the table it was placed at and the dealer who dealt its round)
+    rows."""
 
     rounds: pl.DataFrame
     patrons: pl.DataFrame
     tables: pl.DataFrame
+    dealers: pl.DataFrame
 
 
 def combine_cells(cells: NightCells) -> NightCells:
@@ -94,10 +99,12 @@ def combine_cells(cells: NightCells) -> NightCells:
     rounds = cells.rounds.group_by(ROUND_CELL).agg(pl.col(c).sum() for c in ROUND_COUNTS)
     patrons = _summed(cells.patrons, "patron_id")
     tables = _summed(cells.tables, "table_id")
+    dealers = _summed(cells.dealers, "dealer_id")
     return NightCells(
         _shaped(rounds, ROUND_CELL_SCHEMA),
         _shaped(patrons, PATRON_CELL_SCHEMA),
         _shaped(tables, TABLE_CELL_SCHEMA),
+        _shaped(dealers, DEALER_CELL_SCHEMA),
     )
 
 
@@ -140,10 +147,12 @@ def partition_cells(
     wagers = wagers.join(sets, on=OPTION_SET, how="left").with_columns(_price_options())
     priced = _priced(wagers, packs)
     patrons = priced.filter(pl.col("patron_id").is_not_null())
+    dealt = priced.filter(pl.col("dealer_id").is_not_null())
     return NightCells(
         _shaped(rounds, ROUND_CELL_SCHEMA),
         _shaped(_summed(patrons, "patron_id"), PATRON_CELL_SCHEMA),
         _shaped(_summed(priced, "table_id"), TABLE_CELL_SCHEMA),
+        _shaped(_summed(dealt, "dealer_id"), DEALER_CELL_SCHEMA),
     )
 
 
@@ -170,6 +179,7 @@ def _priced(cells: pl.DataFrame, packs: Mapping[str, RulePack]) -> pl.DataFrame:
     return priced.select(
         "patron_id",
         "table_id",
+        "dealer_id",
         "bet",
         "n",
         "wins",
@@ -252,8 +262,8 @@ def _pair(hand: str) -> pl.Expr:
 
 
 def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFrame) -> pl.LazyFrame:
-    """The cells of a partition's wagers, by patron, table, bet, the options its price
-    reads and the seat for Royal 9."""
+    """The cells of a partition's wagers, by patron, table, dealer, bet, the options its
+    price reads and the seat for Royal 9."""
     wagers = wagers.select(
         ROUND_ROW, "seat", "patron_id", "bet", "call", "amount", "rollover", "result",
         "payout", "commission",
@@ -266,13 +276,13 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
     )
     keyed = (
         replayed.filter(REGULAR)
-        .select(ROUND_ROW, "shoe_id", "table_id")
+        .select(ROUND_ROW, "shoe_id", "table_id", "dealer_id")
         .join(shoes, on="shoe_id", how="inner")
         .join(against, on=ROUND_ROW, how="left")
         .with_columns(
             pl.when("_bank_covered").then(pl.col("_covered").fill_null(0.0)).alias("_cap")
         )
-        .select(ROUND_ROW, "table_id", OPTION_SET, "_cap")
+        .select(ROUND_ROW, "table_id", "dealer_id", OPTION_SET, "_cap")
     )
     money = {c: pl.col(c).cast(pl.Float64).fill_null(0.0) for c in ("amount", "rollover")}
     stake = (
@@ -292,7 +302,7 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
     return (
         wagers.join(keyed, on=ROUND_ROW, how="inner")
         .with_columns(stake.alias("_stake"), royal9_seat)
-        .group_by("patron_id", "table_id", "bet", OPTION_SET, "seat")
+        .group_by("patron_id", "table_id", "dealer_id", "bet", OPTION_SET, "seat")
         .agg(
             pl.len().alias("n"),
             (pl.col("result") == "win").sum().alias("wins"),

@@ -1,4 +1,5 @@
-"""Each table's hold: what the house kept of the money wagered, beside its theoretical hold.
+"""Each table's and each dealer's hold: what the house kept of the money wagered, beside
+its theoretical hold.
 
 The theoretical hold of a table is the house edge of each wager its patrons placed
 (`expected.wager_price`, exact for the shoe's decks and the table's options) weighted
@@ -7,10 +8,13 @@ progressive line pays a meter the logs do not hold). The observed hold is what t
 logs say the house kept of the same wagers: the stakes lost less the payouts net of
 commission, over the money staked.
 
-The test is one-sided, as the patrons' money test is: a table that keeps less than the
-game gives (a dealer paying out, a stacked shoe); its p-value is Bernstein's bound on the
-patrons' money won against its exact mean and variance. A table that keeps more is the
-house's gain, and a wager settled short is a PAY finding anyway.
+The test is one-sided, as the patrons' money test is: a table or a dealer that keeps
+less than the game gives (a dealer paying out, a stacked shoe); its p-value is
+Bernstein's bound on the patrons' money won against its exact mean and variance. One
+that keeps more is the house's gain, and a wager settled short is a PAY finding anyway.
+The z-score is the hold's: negative when the house kept less than in theory, as a reader
+of a hold below theory expects. A dealer's hold sums every table the dealer dealt at
+(`gather.DEALER_CELL_SCHEMA`): a dealer moving between tables is tested as one.
 """
 
 from __future__ import annotations
@@ -25,12 +29,24 @@ from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
 from auditor.surveillance.stats import bernstein_upper
 
 HOLD = "hold"
+KEY_OF = {"table": "table_id", "dealer": "dealer_id"}
 
 
 def table_holds(cells: pl.DataFrame) -> pl.DataFrame:
     """One test per table over its cells (`gather.TABLE_CELL_SCHEMA`: rated wagers and
     unrated alike)."""
-    g = money_sums(cells.filter(pl.col("table_id").is_not_null()), "table_id")
+    return holds("table", cells)
+
+
+def dealer_holds(cells: pl.DataFrame) -> pl.DataFrame:
+    """One test per dealer over their cells (`gather.DEALER_CELL_SCHEMA`)."""
+    return holds("dealer", cells)
+
+
+def holds(level: str, cells: pl.DataFrame) -> pl.DataFrame:
+    """One hold test per key of `level` (table or dealer)."""
+    key = KEY_OF[level]
+    g = money_sums(cells.filter(pl.col(key).is_not_null() & (pl.col(key) != "")), key)
     g = g.filter(pl.col("stake") > 0)
     if g.height == 0:
         return empty_tests()
@@ -38,13 +54,13 @@ def table_holds(cells: pl.DataFrame) -> pl.DataFrame:
     z, p = bernstein_upper(net - expected, g["variance"].to_numpy(), g["spread"].to_numpy())
     return pl.DataFrame(
         {
-            "level": "table",
-            "key": g["table_id"],
-            "table_id": g["table_id"],
+            "level": level,
+            "key": g[key],
+            "table_id": g[key] if level == "table" else None,
             "statistic": HOLD,
             "observed": -net / stake,
             "expected": -expected / stake,
-            "z": z,
+            "z": -z,
             "p_value": p,
             "rounds": None,
             "wagers": g["n"].cast(pl.Int64),

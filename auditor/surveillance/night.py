@@ -26,7 +26,7 @@ from auditor.defaults import ALERT_FDR
 from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
 from auditor.surveillance.gather import covered_rounds, covered_wagers
-from auditor.surveillance.holds import table_holds
+from auditor.surveillance.holds import dealer_holds, table_holds
 from auditor.surveillance.patrons import FAMILIES, MONEY, patron_tests
 from auditor.surveillance.rounds import LEVEL_KEYS, chances_frame, level_tests, night_totals
 from auditor.surveillance.schema import (
@@ -102,6 +102,10 @@ def night_tests(
     for index in range(count):
         cells = store.scan("tables").filter(bucket("table_id", count, index)).collect()
         yield table_holds(cells)
+    count = store.buckets("dealers", budget_bytes)
+    for index in range(count):
+        cells = store.scan("dealers").filter(bucket("dealer_id", count, index)).collect()
+        yield dealer_holds(cells)
 
 
 def _p_value() -> pl.Expr:

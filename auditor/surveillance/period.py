@@ -6,17 +6,18 @@ its theoretical hold, never pass a night's threshold, but thirty nights' counts 
 period reads the counts each run kept in its output set (`cells.py`), never a dataset,
 sums them per table, dealer and patron (shoes do not span nights: the nights tested
 them), runs the night's own tests (`rounds.level_tests`, `patrons.patron_tests`,
-`holds.table_holds`) against the chances each night was priced at, and applies
+`holds.table_holds`, `holds.dealer_holds`) against the chances each night was priced at, and applies
 Benjamini-Hochberg across every test of the period (`night.judge`).
 
 Memory and time stay flat in the period's length: each night's cells are read once and
 spread into buckets of keys (`store.bucket`'s hash) on disk, then each bucket, which
 holds every night's cells of its keys, is summed and tested alone.
 
-What it cannot see: a pattern that keeps to a scale no night's counts resolve and no
-key ties together (a patron under several ids, a dealer moving tables with a table's
-hold tested only as a table's), or counts a night was audited without (a run of an
-earlier auditor, whose set holds none: the caller says it is left out).
+What it cannot see: a pattern that keeps to a scale no period's counts resolve (two
+points of hold are about one standard deviation over 4,000 hand wagers; see
+docs/surveillance.md), one no key ties together (a patron under several ids, a dealer
+under several), or counts a night was audited without (a run of an earlier auditor,
+whose set holds none: the caller says it is left out).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import polars as pl
 from auditor.defaults import ALERT_FDR
 from auditor.surveillance.cells import CELL_FILES, CHANCES_FILE
 from auditor.surveillance.gather import ROUND_COUNTS
-from auditor.surveillance.holds import table_holds
+from auditor.surveillance.holds import dealer_holds, table_holds
 from auditor.surveillance.night import judge
 from auditor.surveillance.patrons import patron_tests
 from auditor.surveillance.rounds import level_tests
@@ -51,16 +52,19 @@ PARTS = {
     "dealer": ("rounds", "dealer_id"),
     "patron": ("patrons", "patron_id"),
     "hold": ("tables", "table_id"),
+    "dealer_hold": ("dealers", "dealer_id"),
 }
+# Kinds of cells summed over a run's tables: in force only when all of the run is.
+WHOLE_RUN = ("patrons", "dealers")
 _BUCKET = "_bucket"
 
 
 @dataclass(frozen=True)
 class NightCells:
     """One run's counts for the period: its output set, the tables whose counts are in
-    force for the period (None: all of them), and whether its patrons' counts are (they
-    are summed over the run's tables and nights, so they count only when the whole run
-    is in force within the period)."""
+    force for the period (None: all of them), and whether its patrons' and dealers'
+    counts are (they are summed over the run's tables and nights, so they count only
+    when the whole run is in force within the period)."""
 
     folder: Path
     tables: frozenset[str] | None = None
@@ -141,10 +145,10 @@ def _night_part(night: NightCells, part: str) -> pl.DataFrame | None:
     again), the patrons' and tables' as kept."""
     kind, key = PARTS[part]
     path = night.folder / CELL_FILES[kind]
-    if not path.is_file() or (kind == "patrons" and not night.patrons):
+    if not path.is_file() or (kind in WHOLE_RUN and not night.patrons):
         return None
     cells = pl.scan_parquet(path)
-    if night.tables is not None and kind != "patrons":
+    if night.tables is not None and kind not in WHOLE_RUN:
         cells = cells.filter(pl.col("table_id").is_in(sorted(night.tables)))
     if kind == "rounds":
         keys = ["table_id", "ruleset", "decks"]
@@ -204,5 +208,7 @@ def period_tests(
                     yield level_tests(part, cells, chances, totals)
             elif part == "patron":
                 yield patron_tests(cells)
+            elif part == "dealer_hold":
+                yield dealer_holds(cells)
             else:
                 yield table_holds(cells)

@@ -19,6 +19,7 @@ import polars as pl
 
 from auditor.input.cross_rows import in_bucket
 from auditor.surveillance.gather import (
+    DEALER_CELL_SCHEMA,
     PATRON_CELL_SCHEMA,
     ROUND_CELL_SCHEMA,
     TABLE_CELL_SCHEMA,
@@ -30,6 +31,7 @@ KINDS: Mapping[str, Mapping[str, pl.DataType]] = {
     "rounds": ROUND_CELL_SCHEMA,
     "patrons": PATRON_CELL_SCHEMA,
     "tables": TABLE_CELL_SCHEMA,
+    "dealers": DEALER_CELL_SCHEMA,
 }
 # What one cell row costs while its bucket is summed and tested (the cells, their sums,
 # the tests built from them with their detail text), measured on the bench's nights.
@@ -38,8 +40,8 @@ MIN_BUCKET_CELLS = 50_000
 
 
 class CellStore:
-    """A folder of the partitions' cells: `rounds-N.parquet`, `patrons-N.parquet` and
-    `tables-N.parquet` for the Nth partition added."""
+    """A folder of the partitions' cells: `rounds-N.parquet`, `patrons-N.parquet`,
+    `tables-N.parquet` and `dealers-N.parquet` for the Nth partition added."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
