@@ -47,7 +47,8 @@ def rules(
     the logs can audit it and the checks that do, or why none does; with a CODE too,
     only the sections that check audits. With --rules DIR, the rule packs an audit with
     the same --rules would load, each with its file and SHA-256 (a pack that does not
-    load is refused with its file and key, exit 2).
+    load is refused with its file and key, exit 2); with a CODE too, that check's
+    documentation citing those packs' own sections.
 
     Exit status: 0, or 2 for an unknown CODE.
 
@@ -67,13 +68,15 @@ def rules(
     if len(words) > 1:
         raise click.UsageError("give one CODE, or lint DIR")
     code = words[0] if words else None
-    if rules_dir is not None or replace_builtin:
+    if (rules_dir is not None or replace_builtin) and code is None:
         _packs(rules_dir, replace_builtin, fmt)
         return
     if schema:
         _print_schema(fmt)
         return
     chosen = _checks(code)
+    if rules_dir is not None or replace_builtin:
+        chosen = _cited_under(chosen, rules_dir, replace_builtin)
     if by_section:
         _sections(chosen[0].code if code else None, fmt)
     elif code:
@@ -155,6 +158,19 @@ def _checks(code: str | None) -> list:
         click.echo(f"error: no check {visible(code)!r}; `auditor rules` lists them", err=True)
         sys.exit(2)
     return chosen
+
+
+def _cited_under(checks: list, rules_dir: Path | None, replace_builtin: bool) -> list:
+    """The checks' documentation citing the sections of the packs of `rules_dir`."""
+    from dataclasses import replace
+
+    from auditor.packs.cited import cite_rules
+
+    try:
+        packs = loaded_packs(rules_dir, replace_builtin)
+    except AuditorError as error:
+        fail(error)
+    return [replace(c, citation=cite_rules(c.subject, c.rules, packs)) for c in checks]
 
 
 def _checks_list(checks: list, fmt: str) -> None:
