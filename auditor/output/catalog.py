@@ -129,7 +129,7 @@ def write_catalog(
             # The folder the catalog ends up in, which may not be where it is built.
             tables["runs"] = runs_frame(run, outdir or target.parent, outputs)
             tables["checks"] = checks_frame(run.checks, packs)
-            tables["traceability"] = traceability.matrix()
+            tables["traceability"] = traceability.matrix(packs)
         for name, frame in tables.items():
             _create_table(con, name, frame)
         for statement in macro_statements(packs):
