@@ -9,7 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from auditor.cli import main
 from auditor.errors import RulesetError
 from auditor.output.traceability import matrix, traced
 from auditor.packs.loaded import builtin_packs, load_packs
@@ -57,3 +59,10 @@ def test_a_pack_from_outside_brings_its_regulation(tmp_path):
 def test_an_unknown_citation_style_is_refused(tmp_path):
     with pytest.raises(RulesetError, match="citation style"):
         load_packs(_pack_with_its_regulation(tmp_path, style="roman"))
+
+
+def test_rules_by_section_reads_the_packs_of_a_folder(tmp_path):
+    folder = _pack_with_its_regulation(tmp_path)
+    result = CliRunner().invoke(main, ["rules", "COM002", "--by-section", "--rules", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert f"{NEW}:" in result.output and "§21(a)" in result.output
