@@ -2,7 +2,11 @@
 print it: `auditor rules` answers without importing the pipeline (polars, pandera, scipy),
 which would cost it seconds. The pipeline's own checks (`audit.all_checks`) are the
 source; `tests/test_check_docs.py` keeps the file equal to them and rewrites it when
-`AUDITOR_WRITE_CHECK_DOCS=1`."""
+`AUDITOR_WRITE_CHECK_DOCS=1`.
+
+A check names the pack rules it applies (`rules`, by key) and what they are in words
+(`subject`); its `citation` here is rendered from the built-in packs. Under other packs
+(`--rules DIR`) the command renders it again from those (`auditor.packs.cited`)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ from dataclasses import dataclass
 from importlib.resources import files
 
 DOCS_FILE = "check_docs.json"
-FIELDS = ("code", "name", "title", "severity", "citation", "what", "why", "example")
+FIELDS = (
+    "code", "name", "title", "severity", "subject", "rules", "citation", "what", "why", "example",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -20,7 +26,9 @@ class CheckDoc:
     name: str
     title: str
     severity: str
-    citation: str
+    subject: str
+    rules: tuple[str, ...]
+    citation: str  # under the built-in packs
     what: str
     why: str
     example: str
@@ -29,10 +37,16 @@ class CheckDoc:
 def check_docs() -> list[CheckDoc]:
     """Every check's documentation, in code order."""
     entries = json.loads(files("auditor").joinpath(DOCS_FILE).read_text(encoding="utf-8"))
-    return [CheckDoc(**{f: entry[f] for f in FIELDS}) for entry in entries]
+    return [
+        CheckDoc(**{f: tuple(entry[f]) if f == "rules" else entry[f] for f in FIELDS})
+        for entry in entries
+    ]
 
 
 def docs_json(checks: list) -> str:
     """The file's text for `checks` (anything with the fields of a CheckDoc)."""
-    entries = [{f: getattr(check, f) for f in FIELDS} for check in checks]
+    entries = [
+        {f: list(getattr(check, f)) if f == "rules" else getattr(check, f) for f in FIELDS}
+        for check in checks
+    ]
     return json.dumps(entries, indent=1, ensure_ascii=False) + "\n"

@@ -439,13 +439,14 @@ def odds(
     Full enumeration of a fresh shoe of --decks decks under the rule packs' draw tables
     and paytables. Table options (after --table-options, or as further KEY=VALUE
     arguments) fix what the table offers; left out, every permitted choice is shown.
+    A --ruleset is the id of a pack loaded (`auditor rules --rules DIR` lists them).
 
     Examples:
 
     \b
       auditor odds --decks 8
-      auditor odds --decks 6 --ruleset ma-chemin-de-fer commission_percent=4
-      auditor odds --decks 8 --ruleset md-mini-baccarat --format json
+      auditor odds --decks 6 --ruleset RULESET commission_percent=4
+      auditor odds --decks 8 --rules /packs/freedonia --ruleset fr-baccarat --format json
     """
     import json
 

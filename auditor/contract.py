@@ -142,7 +142,7 @@ ROW_KEYS = {
     "rounds": ("round_id",),
     "wagers": ("wager_id",),
     "commission_collections": ("collection_id",),
-    # A chair may post several combinations (ma-baccarat §13(i) Table 2 lists three a
+    # A chair may post several combinations (the curator game's §13(i) Table 2 lists three a
     # chair); how many it may post is the ruleset's rule (TBL004), not the row's identity.
     "royal9_seats": ("table_id", "seat", "combo"),
 }

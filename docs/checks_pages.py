@@ -115,6 +115,7 @@ def _page(doc: CheckDoc, spec: dict, texts: dict[str, str], sections: list[str])
         f"| Code | `{doc.code}` ({FAMILIES.get(doc.code[:3], doc.code[:3])}) |",
         f"| Severity | {doc.severity} |",
         f"| Citation | {_cell(doc.citation)} |",
+        f"| Pack rules | {', '.join(f'`{key}`' for key in doc.rules)} |",
         "",
         "## What it checks",
         "",

@@ -1,11 +1,13 @@
 """The house: the pipeline's packages stand on floors, no import runs back up a floor or
-across between the two stages that run side by side, there is no import circle, and no
-module outside the simulator outgrows one sitting's reading."""
+across between the two stages that run side by side, there is no import circle, no
+module outside the simulator outgrows one sitting's reading, and no module outside the
+packs names a ruleset, a jurisdiction or a citation style, or tests a string against one."""
 
 from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -175,3 +177,139 @@ def readme_floors() -> list[set[str]]:
 def test_the_readmes_layout_table_is_these_floors() -> None:
     """One house: the README's table of floors says what FLOORS enforces."""
     assert readme_floors() == [set(floor) - {"auditor"} for floor in FLOORS]
+
+
+# ---- a ruleset is what its pack says ------------------------------------------------------
+
+# No module outside the packs names a built-in ruleset, a jurisdiction or a citation
+# style, nor tests a string against one: a difference between rulesets is a difference
+# between two packs, and a fifth pack needs no code. Exempt, each with its reason:
+RULESET_EXEMPT = {
+    # The packs and the packs' own files are where rulesets are named.
+    "auditor.packs": "the packs: where a ruleset is what its pack says",
+    "auditor.rules": "the built-in packs themselves",
+    # The simulator is a second product apart, standing on the contract alone: it may not
+    # read the packs (it would then share the auditor's reading of the rules it exists to
+    # test), and it deals nights for the four built-in rulesets by name, each with its
+    # own game (who holds the shoe, the Bank's auction, the side wagers offered).
+    "auditor.simulator": "a data generator that deals for concrete rulesets, apart from "
+    "the packs it tests",
+}
+_TEST_METHODS = {
+    "startswith", "endswith", "removeprefix", "removesuffix", "find", "rfind", "index",
+    "rindex", "count", "split", "partition", "rpartition", "replace",
+    "starts_with", "ends_with", "contains", "is_in", "strip_prefix", "strip_suffix",
+    "match", "fullmatch", "search", "findall", "sub",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RulesetWords:
+    """What only the packs may name: the built-in ids, their jurisdictions and the
+    citation styles, all read from the packs."""
+
+    ids: tuple[str, ...]
+    jurisdictions: tuple[str, ...]
+    styles: tuple[str, ...]
+
+    def named(self, text: str) -> list[str]:
+        """The ids and jurisdictions `text` names (as words)."""
+        return [
+            word
+            for word in (*self.ids, *self.jurisdictions)
+            if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE)
+        ]
+
+    def tested(self, literal: str) -> bool:
+        """A literal a string test on a ruleset would use: an id or part of one that ends
+        at a dash ("md-"), a jurisdiction, or a citation style's name."""
+        low = literal.lower()
+        return bool(low) and (
+            any(i in low or (i.startswith(low) and low.endswith("-")) for i in self.ids)
+            or low in {w.lower() for w in (*self.jurisdictions, *self.styles)}
+        )
+
+
+def ruleset_words() -> RulesetWords:
+    from auditor.packs.loaded import builtin_packs
+    from auditor.packs.regulation import STYLES
+
+    packs = builtin_packs()
+    return RulesetWords(
+        ids=tuple(packs),
+        jurisdictions=tuple({p.regulation.jurisdiction for p in packs.values()}),
+        styles=tuple(STYLES),
+    )
+
+
+def _literals(node: ast.AST) -> list[str]:
+    """The string literals of an operand: a constant, or a tuple, list or set of them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [s for item in node.elts for s in _literals(item)]
+    return []
+
+
+def string_tests(source: str, words: RulesetWords) -> list[str]:
+    """Every place `source` tests a string against a ruleset word: a comparison (==, !=,
+    in, not in, also of a slice), a string method or regex (startswith, contains, ...,
+    re.match), or a match case; and every id or jurisdiction it names anywhere, its
+    comments and texts included."""
+    found = [
+        f"line {n}: names {', '.join(named)}"
+        for n, line in enumerate(source.splitlines(), 1)
+        if (named := words.named(line))
+    ]
+    for node in ast.walk(ast.parse(source)):
+        operands: list[ast.AST] = []
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in _TEST_METHODS:
+                operands = [*node.args, node.func.value]
+        elif isinstance(node, ast.MatchValue):
+            operands = [node.value]
+        hits = [s for operand in operands for s in _literals(operand) if words.tested(s)]
+        if hits:
+            found.append(f"line {node.lineno}: tests a string against {hits[0]!r}")
+    return found
+
+
+def _exempt(name: str) -> bool:
+    return any(name == e or name.startswith(e + ".") for e in RULESET_EXEMPT)
+
+
+def test_no_module_names_a_ruleset_or_tests_a_string_against_one() -> None:
+    words = ruleset_words()
+    assert len(words.ids) >= 4 and words.jurisdictions and words.styles
+    wrong = {
+        name: found
+        for name, path in MODULES.items()
+        if not _exempt(name) and (found := string_tests(path.read_text(encoding="utf-8"), words))
+    }
+    assert wrong == {}
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        'def style(r):\n    return r.startswith("md-")\n',
+        'def style(r):\n    return r[:3] == "ma-"\n',
+        'def pick(r):\n    return "ma-chemin-de-fer" in r\n',
+        'def place(j):\n    return j == "maryland"\n',
+        'def fmt(s):\n    return s in ("decimal", "x")\n',
+        'def f(c):\n    return c.str.starts_with("md-")\n',
+        'def f(r):\n    match r:\n        case "decimal":\n            return 1\n',
+        "# the md-mini-baccarat text numbers its lines\nX = 1\n",
+    ],
+)
+def test_the_ruleset_scanner_finds_a_planted_case(tmp_path: Path, planted: str) -> None:
+    module = tmp_path / "planted.py"
+    module.write_text(planted, encoding="utf-8")
+    assert string_tests(module.read_text(encoding="utf-8"), ruleset_words())
+
+
+def test_the_ruleset_scanner_leaves_other_strings_alone() -> None:
+    clean = 'def f(bet, r):\n    return bet == "banker" and r.startswith("fr") and "§" in r\n'
+    assert string_tests(clean, ruleset_words()) == []

@@ -34,7 +34,8 @@ def test_wheel_has_no_generic_top_level_packages(wheel: Path):
 
 def test_wheel_ships_the_report_templates_and_regulation_texts(wheel: Path):
     names = zipfile.ZipFile(wheel).namelist()
-    assert "auditor/report/regulation_texts.json" in names
+    assert "auditor/rules/regulations/ma-baccarat.texts.json" in names
+    assert "auditor/rules/regulations/ma-baccarat.traceability.yaml" in names
     for template in ("base.html", "macros.html", "nightly.html", "table.html", "report.css"):
         assert f"auditor/report/templates/{template}" in names, template
 

@@ -23,7 +23,9 @@ from auditor.output.catalog import RunInfo
 from auditor.output.files import AuditOutputs, write_outputs
 from auditor.output.outdir import MANIFEST_FILE, sha256_of
 from auditor.output.traceability import shipped_sections
+from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import load_all, load_pack
+from auditor.packs.regulation_files import section_texts
 from auditor.report import sections
 from auditor.report.evidence import draw_steps, reconcile
 from auditor.report.investigate import Subject, render_investigation
@@ -88,8 +90,9 @@ def test_shipped_section_texts_match_the_regulations():
     folder = _regulations()
     if folder is None:
         pytest.skip("the regulation texts are not at hand")
-    assert sections.build(folder) == sections.shipped_texts(), (
-        "regulation_texts.json is stale: python -m auditor.report.sections PATH/regulations"
+    packs = builtin_packs()
+    assert sections.build(folder, packs) == {r: section_texts(p) for r, p in packs.items()}, (
+        "the packs' texts files are stale: python -m auditor.report.sections PATH/regulations"
     )
 
 

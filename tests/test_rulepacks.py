@@ -37,7 +37,7 @@ from auditor.packs.model import (
 MA, MIDI, MD, CDF = "ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer"
 RULESETS = (MA, MIDI, MD, CDF)
 CELLS = [(b, t) for b in range(8) for t in (*range(10), None)]  # None: the Player stood
-HEADER = ("ruleset", "title", "source", "readings")
+HEADER = ("ruleset", "title", "source", "regulation", "readings")
 INDEX = Path(__file__).resolve().parents[2] / "shared" / "regulations" / "INDEX.md"
 
 

@@ -43,11 +43,13 @@ def rules(
     problem on a line of its own, with file, line and key path (exit 2), or none (exit 0).
 
     With --schema, print the JSON Schema of a rule pack instead, for editors (json only).
-    With --by-section, print every section of the four regulations (INDEX.md), whether
-    the logs can audit it and the checks that do, or why none does; with a CODE too,
-    only the sections that check audits. With --rules DIR, the rule packs an audit with
+    With --by-section, print every section of the regulations the packs encode (the
+    files each pack's `regulation` names, from INDEX.md), whether the logs can audit it
+    and the checks that do, or why none does; with a CODE too, only the sections that
+    check audits. With --rules DIR, the rule packs an audit with
     the same --rules would load, each with its file and SHA-256 (a pack that does not
-    load is refused with its file and key, exit 2).
+    load is refused with its file and key, exit 2); with a CODE too, that check's
+    documentation citing those packs' own sections.
 
     Exit status: 0, or 2 for an unknown CODE.
 
@@ -67,15 +69,18 @@ def rules(
     if len(words) > 1:
         raise click.UsageError("give one CODE, or lint DIR")
     code = words[0] if words else None
-    if rules_dir is not None or replace_builtin:
+    if (rules_dir is not None or replace_builtin) and code is None:
         _packs(rules_dir, replace_builtin, fmt)
         return
     if schema:
         _print_schema(fmt)
         return
-    chosen = _checks(code)
+    chosen, packs = _checks(code), None
+    if rules_dir is not None or replace_builtin:
+        packs = _loaded(rules_dir, replace_builtin)
+        chosen = _cited_under(chosen, packs)
     if by_section:
-        _sections(chosen[0].code if code else None, fmt)
+        _sections(chosen[0].code if code else None, fmt, packs)
     elif code:
         _one_check(chosen[0], fmt)
     else:
@@ -157,6 +162,22 @@ def _checks(code: str | None) -> list:
     return chosen
 
 
+def _loaded(rules_dir: Path | None, replace_builtin: bool):  # -> LoadedPacks
+    try:
+        return loaded_packs(rules_dir, replace_builtin)
+    except AuditorError as error:
+        fail(error)
+
+
+def _cited_under(checks: list, packs) -> list:
+    """The checks' documentation citing the sections of `packs`."""
+    from dataclasses import replace
+
+    from auditor.packs.cited import cite_rules
+
+    return [replace(c, citation=cite_rules(c.subject, c.rules, packs)) for c in checks]
+
+
 def _checks_list(checks: list, fmt: str) -> None:
     if fmt != "table":
         emit_rows([vars(c) for c in checks], CHECK_COLUMNS, fmt)
@@ -197,20 +218,21 @@ def _sections_heading(rows, code: str | None) -> str:
     )
 
 
-def _sections(code: str | None, fmt: str) -> None:
-    """The traceability matrix, or the sections `code` audits."""
+def _sections(code: str | None, fmt: str, packs=None) -> None:
+    """The traceability matrix of `packs` (the built-in ones by default), or the sections
+    `code` audits."""
     import polars as pl
 
     from auditor.output.traceability import matrix
 
-    sections = matrix()
+    sections = matrix(packs)
     if code is not None:
         sections = sections.filter(pl.col("codes").list.contains(code))
     if fmt != "table":
         emit_rows(sections.select(SECTION_COLUMNS).to_dicts(), SECTION_COLUMNS, fmt)
         return
     if sections.height == 0:
-        click.echo(f"{code}: audits no section of INDEX.md")
+        click.echo(f"{code}: audits no section of the packs' regulations")
         return
     # Plain lines, one section each: 355 rows read (and grep) better than a wrapped table.
     for (ruleset,), rows in sections.group_by("ruleset", maintain_order=True):

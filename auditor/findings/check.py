@@ -4,20 +4,24 @@ its condition as polars expressions (`Violation`), gathered per stage in a `Chec
 A check is named after the violation (`BankerDrewOnStand`, not `CheckBankerDraw`).
 Codes are grouped by family (DRW draws, TOT totals and announcements, PAY payouts,
 COM commission, WAG wager permissibility, SHO shoe, PRC procedures) and are never
-reused. The `what`, `why` and `example` texts are the user documentation that
-`auditor rules` prints; a meta-test refuses a check without them or without YAML
-pass and fail cases.
+reused. A check names the pack rules it applies (`rules`), never a ruleset: the citation
+a reader sees is rendered from the packs loaded, each in its own sections. The `what`,
+`why` and `example` texts are the user documentation that `auditor rules` prints; a
+meta-test refuses a check without them or without YAML pass and fail cases.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
 
 from auditor.contract import MONEY
 from auditor.findings.table import FINDINGS_SCHEMA, ID_COLUMNS, empty_findings
+from auditor.packs.cited import cite_rules
+from auditor.packs.loaded import builtin_packs
+from auditor.packs.model import RulePack
 
 FAMILIES = {
     "DRW": "third-card draws",
@@ -37,7 +41,8 @@ class Check:
     name: str
     title: str
     severity: str
-    citation: str  # the pack entry it cites, in words; each finding carries the exact ref
+    subject: str  # what it cites, in words ("the vigorish")
+    rules: tuple[str, ...]  # the pack rules it applies, by key (`auditor.packs.cited`)
     what: str
     why: str
     example: str
@@ -45,6 +50,16 @@ class Check:
     @property
     def family(self) -> str:
         return self.code[:3]
+
+    def cites(self, packs: Mapping[str, RulePack]) -> str:
+        """The citation a reader sees: the subject, then each pack's own sections for the
+        rules (each finding carries the exact one)."""
+        return cite_rules(self.subject, self.rules, packs)
+
+    @property
+    def citation(self) -> str:
+        """The citation under the built-in packs."""
+        return self.cites(builtin_packs())
 
 
 @dataclass(frozen=True)

@@ -110,9 +110,9 @@ def validate(
 def _cite_hand_rules(
     dataset: Dataset, row_level: pl.DataFrame, packs: Mapping[str, RulePack]
 ) -> pl.DataFrame:
-    """The hand-size reason with the section of the round's own ruleset (ma-baccarat
-    §10(c), ma-midi-baccarat §9(c), ...), read from its table's options; rows whose table
-    is unknown keep the reason without a section."""
+    """The hand-size reason with the section of the round's own ruleset (its pack's
+    `limits.cards_per_hand` cite), read from its table's options; rows whose table is
+    unknown keep the reason without a section."""
     is_hand = (pl.col("table") == "rounds") & pl.col("check").str.starts_with("two_or_three")
     hands = row_level.filter(is_hand)
     if hands.height == 0:

@@ -11,7 +11,7 @@ every card (the order P1 B1 P2 B2 does not change which cards each hand holds).
 
 A wager gets the first line of its paytable it meets (INDEX Ambiguity 23), with the
 line predicates of `auditor.packs.model.ROYAL9_MATCHES` evaluated on the combinations
-posted at the wager's chair and at the other chairs: the pack's chairs (ma-baccarat
+posted at the wager's chair and at the other chairs: the pack's chairs (the curator game's
 §13(i) Table 2), or where the pack lists none (midi: one unique combination per
 seat, posted at the table) `seats` distinct combinations of the pack's suitedness,
 taken in order; with one combination per chair every choice gives the same figures.

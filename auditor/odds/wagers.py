@@ -16,7 +16,7 @@ follow `auditor/settlement/correct.py` and the packs, read here rather than impo
   the paytable pays its odds, anything else loses.
 - House Money: the pack's `one` odds for a pair of the same rank in the first two
   cards of one hand, `both` for pairs in both.
-- House Money with rollover (ma-baccarat §9(e)(1)a, midi §8(c)(3)(i)a; INDEX
+- House Money with rollover (the curator game's §9(e)(1)a, Midi Baccarat's §8(c)(3)(i)a; INDEX
   Ambiguity 20): a winning House Money payout X has the share r (the table's
   `house_money_rollover_percent`) added to the patron's Player or Banker wager, which
   then settles on the hand like the rest of that wager (the Banker's commission taken

@@ -128,8 +128,8 @@ def write_catalog(
         if run is not None:
             # The folder the catalog ends up in, which may not be where it is built.
             tables["runs"] = runs_frame(run, outdir or target.parent, outputs)
-            tables["checks"] = checks_frame(run.checks)
-            tables["traceability"] = traceability.matrix()
+            tables["checks"] = checks_frame(run.checks, packs)
+            tables["traceability"] = traceability.matrix(packs)
         for name, frame in tables.items():
             _create_table(con, name, frame)
         for statement in macro_statements(packs):
@@ -288,7 +288,8 @@ RUNS_SCHEMA = {
 }
 
 
-def checks_frame(checks: Sequence[Check]) -> pl.DataFrame:
+def checks_frame(checks: Sequence[Check], packs: Mapping[str, RulePack]) -> pl.DataFrame:
+    """The checks' documentation, each citing the sections of the run's packs."""
     return pl.DataFrame(
         [
             {
@@ -298,7 +299,7 @@ def checks_frame(checks: Sequence[Check]) -> pl.DataFrame:
                 "severity": c.severity,
                 "family": c.family,
                 "family_title": FAMILIES.get(c.family),
-                "citation": c.citation,
+                "citation": c.cites(packs),
                 "what": c.what,
                 "why": c.why,
                 "example": c.example,

@@ -1,13 +1,14 @@
-"""The traceability matrix: every section of the four regulations, whether the logs can
-audit it, and the checks that do.
+"""The traceability matrix: every section of the regulations the packs encode, whether
+the logs can audit it, and the checks that do.
 
-Two data files ship with the package, because the regulations folder does not:
-- `regulation_sections.json` is INDEX.md's section rows, copied mechanically
-  (`python -m auditor.output.traceability PATH/TO/INDEX.md` rewrites it; a test proves it
-  matches INDEX.md wherever that file is at hand);
-- `traceability.yaml` is kept by hand: per ruleset and section, the check codes that
-  audit it, or the reason none does yet. A section the logs cannot show keeps INDEX's
-  reason and takes no code.
+Each pack names two files beside it (`regulation.sections`, `regulation.traceability`:
+`auditor.packs.regulation`), because the regulations folder does not ship:
+- the sections file is INDEX.md's section rows for the pack's ruleset, copied
+  mechanically (`python -m auditor.output.traceability PATH/TO/INDEX.md` rewrites the
+  built-in packs'; a test proves they match INDEX.md wherever that file is at hand);
+- the traceability file is kept by hand: per section, the check codes that audit it, or
+  the reason none does yet. A section the logs cannot show keeps INDEX's reason and
+  takes no code.
 
 `problems(checks)` is the strict reading a test enforces: every code exists, every check
 traces to a section, every section the logs can audit has a check or a stated reason.
@@ -18,22 +19,21 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from importlib.resources import files
 from pathlib import Path
 
 import polars as pl
-import yaml
 
 from auditor.findings.check import Check
+from auditor.packs.loaded import builtin_packs
+from auditor.packs.model import RulePack
+from auditor.packs.regulation_files import companion, section_rows, traced_rows
 
-SECTIONS_FILE = "regulation_sections.json"
-MAPPING_FILE = "traceability.yaml"
 VERDICTS = ("auditable", "partly", "not from logs")
 FROM_LOGS = ("auditable", "partly")
 
-# "## 1. ma-baccarat — Baccarat, curator game (...)": the ruleset id is the second word.
+# "## 1. ID — Title (...)": the ruleset id is the second word.
 _RULESET_HEADING = re.compile(r"^## \d+\. (?P<ruleset>[a-z-]+) ")
 _CODE = re.compile(r"^[A-Z]{3}\d{3}$")
 
@@ -77,24 +77,34 @@ def parse_index(text: str) -> list[Section]:
     return sections
 
 
-def shipped_sections() -> list[Section]:
-    text = (files("auditor.output") / SECTIONS_FILE).read_text(encoding="utf-8")
-    return [Section(**row) for row in json.loads(text)]
+def _packs(packs: Mapping[str, RulePack] | None) -> Mapping[str, RulePack]:
+    return builtin_packs() if packs is None else packs
+
+
+def shipped_sections(packs: Mapping[str, RulePack] | None = None) -> list[Section]:
+    """The sections of the regulations `packs` encode (the built-in ones by default), in
+    the packs' order."""
+    return [
+        Section(ruleset=ruleset, **row)
+        for ruleset, pack in _packs(packs).items()
+        for row in section_rows(pack)
+    ]
 
 
 def sections_json(sections: Iterable[Section]) -> str:
     # One section a line: a change to INDEX.md shows as a readable diff.
-    rows = [json.dumps(asdict(s), ensure_ascii=False) for s in sections]
+    rows = [
+        json.dumps({k: v for k, v in asdict(s).items() if k != "ruleset"}, ensure_ascii=False)
+        for s in sections
+    ]
     return "[\n" + ",\n".join(rows) + "\n]\n"
 
 
-def traced() -> dict[tuple[str, str], Traced]:
-    """The hand-kept file: (ruleset, ref) -> codes or reason."""
-    text = (files("auditor.output") / MAPPING_FILE).read_text(encoding="utf-8")
-    data = yaml.safe_load(text) or {}
+def traced(packs: Mapping[str, RulePack] | None = None) -> dict[tuple[str, str], Traced]:
+    """The hand-kept files of `packs`: (ruleset, ref) -> codes or reason."""
     found: dict[tuple[str, str], Traced] = {}
-    for ruleset, refs in data.items():
-        for ref, entry in (refs or {}).items():
+    for ruleset, pack in _packs(packs).items():
+        for ref, entry in traced_rows(pack).items():
             if isinstance(entry, str):
                 found[(ruleset, ref)] = Traced(reason=entry)
             elif isinstance(entry, list):
@@ -103,23 +113,23 @@ def traced() -> dict[tuple[str, str], Traced]:
                 found[(ruleset, ref)] = Traced(tuple(entry.get("codes") or ()), entry.get("reason"))
             else:
                 raise ValueError(
-                    f"{MAPPING_FILE}: {ruleset} {ref}: expected a list of check codes, "
-                    f"a reason, or {{codes, reason}}; got {entry!r}"
+                    f"{pack.regulation.traceability}: {ruleset} {ref}: expected a list of "
+                    f"check codes, a reason, or {{codes, reason}}; got {entry!r}"
                 )
     return found
 
 
-def problems(checks: Sequence[Check]) -> list[str]:
+def problems(checks: Sequence[Check], packs: Mapping[str, RulePack] | None = None) -> list[str]:
     """Everything wrong with the matrix, strictly: an empty list when it is complete."""
-    sections = shipped_sections()
+    sections = shipped_sections(packs)
     keys = {(s.ruleset, s.ref): s for s in sections}
-    mapped = traced()
+    mapped = traced(packs)
     known = {c.code for c in checks}
     found: list[str] = []
     for key, entry in mapped.items():
         name = " ".join(key)
         if key not in keys:
-            found.append(f"{name}: not a section of INDEX.md")
+            found.append(f"{name}: not a section of its regulation (INDEX.md)")
             continue
         unknown = [c for c in entry.codes if c not in known or not _CODE.match(c)]
         if unknown:
@@ -152,12 +162,12 @@ MATRIX_SCHEMA = {
 }
 
 
-def matrix() -> pl.DataFrame:
-    """One row per INDEX section: verdict, the check codes that audit it and, where no
-    check does, the reason (INDEX's for sections the logs cannot show)."""
-    mapped = traced()
+def matrix(packs: Mapping[str, RulePack] | None = None) -> pl.DataFrame:
+    """One row per section of the packs' regulations: verdict, the check codes that audit
+    it and, where no check does, the reason (INDEX's for sections the logs cannot show)."""
+    mapped = traced(packs)
     rows = []
-    for s in shipped_sections():
+    for s in shipped_sections(packs):
         entry = mapped.get((s.ruleset, s.ref), Traced())
         from_logs = s.verdict in FROM_LOGS
         reason = entry.reason if from_logs else (entry.reason or s.evidence)
@@ -178,14 +188,18 @@ def matrix() -> pl.DataFrame:
 
 
 def main(argv: Sequence[str]) -> int:
-    """Rewrite the shipped section list from an INDEX.md."""
+    """Rewrite the built-in packs' sections files from an INDEX.md."""
     if len(argv) != 1:
         print("usage: python -m auditor.output.traceability PATH/TO/INDEX.md", file=sys.stderr)
         return 2
     sections = parse_index(Path(argv[0]).read_text(encoding="utf-8"))
-    target = Path(__file__).with_name(SECTIONS_FILE)
-    target.write_text(sections_json(sections), encoding="utf-8")
-    print(f"{len(sections)} sections written to {target}")
+    for ruleset, pack in builtin_packs().items():
+        if pack.regulation is None or pack.regulation.sections is None:
+            continue
+        own = [s for s in sections if s.ruleset == ruleset]
+        target = Path(str(companion(pack, pack.regulation.sections)))
+        target.write_text(sections_json(own), encoding="utf-8")
+        print(f"{len(own)} sections written to {target}")
     return 0
 
 

@@ -6,12 +6,13 @@ left out or given twice, a bet offered without its payout, ...), every cause at 
 then, for a pack that loads, that each `cite` resolves into the pack's own `sections`:
 the reference itself, or a section it falls under (`§11(c)(2)(iii) Table 1` under
 `§11(c)(2)(iii)` or `§11(c)`), so that a finding never cites a section its pack cannot
-quote. The built-in packs' section texts ship beside the reports, not in the packs, so
-their files are linted by the loader's checks alone.
+quote. The sections are those the pack writes itself and those of the texts file its
+`regulation` names beside it; every file it names must be there.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,9 +52,29 @@ def lint_file(path: Path) -> list[str]:
     return list(_unresolved_citations(path, pack, root))
 
 
+def _regulation_files(path: Path, pack: PackFile) -> Iterator[str]:
+    """A file the pack's `regulation` names that is not beside it."""
+    regulation = pack.regulation
+    for which in ("texts", "sections", "traceability"):
+        name = None if regulation is None else getattr(regulation, which)
+        if name is not None and not (path.parent / name).is_file():
+            yield f"{path}:1: regulation.{which}: names {name}, which is not beside the pack"
+
+
+def _sections(path: Path, pack: PackFile) -> dict[str, str] | None:
+    """The sections the pack quotes: its texts file's, then its own; None if neither."""
+    name = None if pack.regulation is None else pack.regulation.texts
+    texts = path.parent / name if name is not None else None
+    if texts is None or not texts.is_file():
+        return pack.sections
+    return {**json.loads(texts.read_text(encoding="utf-8")), **(pack.sections or {})}
+
+
 def _unresolved_citations(path: Path, pack: PackFile, root: yaml.Node) -> Iterator[str]:
+    yield from _regulation_files(path, pack)
     cites = list(_cites(root, ""))
-    if pack.sections is None:
+    sections = _sections(path, pack)
+    if sections is None:
         if pack.ruleset not in available_rulesets():
             yield (
                 f"{path}:1: sections: none given, so none of the pack's {len(cites)} "
@@ -62,7 +83,7 @@ def _unresolved_citations(path: Path, pack: PackFile, root: yaml.Node) -> Iterat
             )
         return
     for key_path, cite, line in cites:
-        if not any(_falls_under(cite, section) for section in pack.sections):
+        if not any(_falls_under(cite, section) for section in sections):
             yield (
                 f"{path}:{line}: {key_path}: cites {cite!r}, which is not in the pack's "
                 "sections (nor under one of them)"

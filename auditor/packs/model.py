@@ -48,6 +48,7 @@ from auditor.packs.payouts import (
 )
 from auditor.packs.problems import ruleset_error
 from auditor.packs.procedures import PROCEDURES
+from auditor.packs.regulation import RegulationSection
 from auditor.packs.sections import (
     AutomatedShuffler,
     BetList,
@@ -194,6 +195,7 @@ class RulePack:
     file: str  # where it was read: rules/ID.yaml for a built-in pack, else its path
     sections: dict[str, str]  # the pack's own section texts, by reference (may be empty)
     effective_from: datetime | None  # a later version's start (ruleset is then ID@WHEN)
+    regulation: RegulationSection | None = None  # what it encodes (`auditor.packs.regulation`)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RulePack) and (self.ruleset, self.digest) == (
@@ -324,6 +326,7 @@ def _rule_pack(pack: PackFile, digest: str, file: str) -> RulePack:
         file=file,
         sections=dict(pack.sections or {}),
         effective_from=version_start(pack.effective_from),
+        regulation=pack.regulation,
         ruleset=version_id(pack.ruleset, pack.effective_from),
         title=pack.title,
         source=pack.source,

@@ -51,6 +51,7 @@ from auditor.packs.entries import (
 )
 from auditor.packs.payouts import PayoutsSection
 from auditor.packs.procedures import ProceduresSection
+from auditor.packs.regulation import RegulationSection
 from auditor.packs.vocabulary import (
     PAYOUT_BETS,
     BetName,
@@ -271,6 +272,9 @@ class PackFile(PackModel):
     ruleset: Text
     title: Text
     source: Text
+    # The regulation the pack encodes: jurisdiction, citation style, and the files beside
+    # the pack with its section texts and traceability rows (`auditor.packs.regulation`).
+    regulation: RegulationSection
     readings: tuple[Reading, ...]
     card_values: NonEmpty[CardValueRule]
     burn_values: NonEmpty[BurnValueRule]

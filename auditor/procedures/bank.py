@@ -2,7 +2,7 @@
 preceding wager, the wagers against the Banker singly and together, and Suivi.
 
 A Bank is a run of rounds of one shoe with the same Banker; it begins with each new shoe
-(ma-chemin-de-fer §4(b) auctions every shoe: INDEX Ambiguity 8), where `banker_bid` is
+(Chemin de Fer's §4(b) auctions every shoe: INDEX Ambiguity 8), where `banker_bid` is
 logged, or where the Banker's seat changes. The Bank tables' wagers find their round by its
 row number (a lookup, not a join) and are summed up per round; the sequential state (a
 Bank's start, its preceding wager, who may call Suivi) reads the rounds in dealing order
@@ -48,7 +48,8 @@ AGAINST = pl.col("bet") == "player"
         name="BankStakeBelowBid",
         title="The first wager of a new Bank is below the winning bid",
         severity="medium",
-        citation="ma-chemin-de-fer §5(b): the first wager at least the bid",
+        subject="the Bank's first wager at least the bid",
+        rules=("procedures.bank_stake",),
         what="On the first round of a Bank (`banker_bid` logged), the Banker's wager (the "
         "`banker` row at `banker_seat`) must be at least the bid that won the Bank.",
         why="The Bank is awarded to the highest offer (§4(b)); staking less than the offer "
@@ -79,8 +80,9 @@ def _bank_stake_below_bid() -> Violation:
         name="BankStakeOutOfRange",
         title="A Banker's wager outside once to twice the preceding one",
         severity="medium",
-        citation="ma-chemin-de-fer §5(b): at least equal to, but no more than twice, the "
-        "immediately preceding wager",
+        subject="the Bank's wager at least equal to, but no more than twice, the immediately "
+        "preceding wager",
+        rules=("procedures.bank_stake",),
         what="After its first round, each wager of the same Bank must lie between once and "
         "twice the Banker's immediately preceding wager: the amount placed in the Bank's "
         "previous round, tied rounds included (INDEX Ambiguity 2). A Bank begins with each "
@@ -118,7 +120,8 @@ def _bank_stake_out_of_range() -> Violation:
         name="WagerExceedsBank",
         title="A wager against the Banker is larger than the Banker's wager",
         severity="high",
-        citation="ma-chemin-de-fer §6(a): no wager against the Banker above his wager",
+        subject="no wager against the Banker above his wager",
+        rules=("procedures.wagers_against_bank",),
         what="Each `player` wager against the Banker must not exceed the Banker's wager (the "
         "`banker` row at `banker_seat`) of the round.",
         why="The Banker covers the wagers against him from his stake; a larger wager is paid "
@@ -150,8 +153,9 @@ def _wager_exceeds_bank() -> Violation:
         name="BankOvercovered",
         title="Wagers against the Banker together exceed the Banker's wager",
         severity="medium",
-        citation="ma-chemin-de-fer §6(a): wagers against the Banker not above his wager "
-        "together; §6(d): partial wagers until the Bank is covered",
+        subject="wagers against the Banker not above his wager together, partial wagers until "
+        "the Bank is covered",
+        rules=("procedures.wagers_against_bank", "bets.*.calls"),
         what="The `player` wagers of a round together must not exceed the Banker's wager. "
         "Reported on the round, and only where each wager alone is within the Bank (else "
         "PRC006 names the wager).",
@@ -183,8 +187,9 @@ def _bank_overcovered() -> Violation:
         name="SuiviNotEntitled",
         title="Suivi called by a participant who was not entitled to it",
         severity="medium",
-        citation="ma-chemin-de-fer §6(b): Suivi by the participant who equalled and lost the "
-        "Banker's immediately preceding wager",
+        subject="Suivi by the participant who equalled and lost the Banker's immediately "
+        "preceding wager",
+        rules=("procedures.suivi",),
         what="A `suivi` call is the first option of the participant whose `banco` or `suivi` "
         "wager, equal to the Banker's whole wager, lost in the last non-tied round of the "
         "same Bank (INDEX Ambiguity 3). A call by any other seat, or when nobody qualifies "
@@ -338,7 +343,7 @@ def _with_bank_state(
             for p in BANK_PARAMS
         )
     )
-    # A new shoe auctions a new Bank (ma-chemin-de-fer §4(b), INDEX Ambiguity 8): neither
+    # A new shoe auctions a new Bank (Chemin de Fer's §4(b), INDEX Ambiguity 8): neither
     # the stake sequence nor the right to call Suivi carries over from the shoe before.
     same_shoe = (pl.col("shoe_id").shift(1) == pl.col("shoe_id")).fill_null(False)
     bank_start = (

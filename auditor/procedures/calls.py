@@ -61,7 +61,8 @@ def banker_wager_citations(packs: Mapping[str, RulePack]) -> pl.DataFrame:
         name="CallBelowTheBank",
         title="A Suivi or Banco call for less than the Bank",
         severity="medium",
-        citation="ma-chemin-de-fer §6(b) (Suivi) and §6(c) (Banco): a wager equal to the Banker's",
+        subject="Suivi and Banco: a wager equal to the Banker's",
+        rules=("bets.*.calls",),
         what="A wager against the Banker with `call` `suivi` or `banco` must equal the "
         "Banker's wager of the round. A call above it is PRC006; one below it is a partial "
         "wager logged as a full call, reported here on the wager.",
@@ -104,7 +105,8 @@ def call_findings(
         name="BankerWagerNotOne",
         title="A Chemin de Fer round without exactly one Banker's wager at the Banker's seat",
         severity="high",
-        citation="ma-chemin-de-fer §5(a): the Banker places a wager on the Banker's Hand",
+        subject="the Banker places a wager on the Banker's Hand",
+        rules=("procedures.bank_stake",),
         what="Each regular round of a Bank has exactly one `banker` row, and it stands at the "
         "round's `banker_seat`. A round with none, several, or one at another seat is "
         "reported on the round: its stake, and every check of the Bank, would otherwise "
@@ -173,7 +175,8 @@ def banker_wager_findings(
         name="NewBankWithoutBid",
         title="A new Bank's first round logs no winning bid",
         severity="medium",
-        citation="ma-chemin-de-fer §4(b): the highest offer makes the Banker",
+        subject="the highest offer makes the Banker",
+        rules=("procedures.bank_bid_logged",),
         what="The first regular round of each Bank carries `banker_bid`: the first round of "
         "every shoe (each shoe is auctioned: INDEX Ambiguity 8) and every round whose "
         "`banker_seat` differs from the previous regular round's in the shoe. Without it the "

@@ -99,8 +99,8 @@ CARD_COUNT_CHECKS = CheckSet()
         name="CardSeenTooOften",
         title="A card appears more often than the shoe's decks hold",
         severity="high",
-        citation="the deck rule (ma-baccarat §3(a), ma-midi-baccarat §3(a), md-mini-baccarat "
-        ".03A, ma-chemin-de-fer §1(a))",
+        subject="the deck rule",
+        rules=("limits.decks",),
         what="Counting the burn card, every card dealt to a hand and every discarded card of "
         "the shoe, no card (rank and suit) may appear more than `decks` times.",
         why="A card seen once too often did not come from the shoe's decks: a foreign card, a "
@@ -129,7 +129,8 @@ def _card_seen_too_often() -> Violation:
         name="SequenceExceedsDecks",
         title="The card-reading shoe saw more cards than the decks hold",
         severity="high",
-        citation="the deck rule (ma-baccarat §3(a) and twins)",
+        subject="the deck rule",
+        rules=("limits.decks",),
         what="With a card-reading shoe, `card_sequence` may hold at most 52 x decks cards and "
         "no card more than `decks` times.",
         why="The reader saw every card that left the shoe; more cards, or a card too often, "
@@ -220,13 +221,13 @@ COVER_FLAG_CHECKS = CheckSet()
         name="CardOutOfSequence",
         title="A round's cards are not the next cards of the card-reading shoe",
         severity="high",
-        citation="the dealing order (ma-baccarat §9(c), ma-midi-baccarat §8(c), "
-        "md-mini-baccarat .08C, ma-chemin-de-fer §7(d)); undisclosed cards (ma-baccarat §15(a))",
-        what="Where `card_sequence` is logged, the burn card and `burn_count` burned cards "
-        "come first; then each round, simulated and void rounds too, takes the next cards "
-        "in the order P1, B1, P2, B2, P3, B3, followed by its `discarded_after` cards. The "
-        "first card of a round that differs from the sequence is reported, with its "
-        "position.",
+        subject="the dealing order",
+        rules=("procedures.deal_order",),
+        what="Where `card_sequence` is logged, the burn card and `burn_count` burned cards come "
+        "first; then each round, simulated and void rounds too, takes the next cards in the "
+        "order P1, B1, P2, B2, P3, B3, followed by its `discarded_after` cards. The first card "
+        "of a round that differs from the sequence is reported, with its position. Cards left "
+        "undisclosed (the curator game's §15(a)) still take their place in the order.",
         why="The reader records what really left the shoe; a hand that does not match it was "
         "dealt out of order, swapped, or logged falsely.",
         example="Card 57 of the card_sequence is 7H, but the round's Player's second card is QS.",
@@ -356,8 +357,8 @@ def _sequence_mismatches(
         name="CoverCardFlagInconsistent",
         title="cover_card_drawn does not match where the cover card lies in the sequence",
         severity="low",
-        citation="the last-hand rule (ma-baccarat §10(d), ma-midi-baccarat §9(d), "
-        "md-mini-baccarat .09D, ma-chemin-de-fer §11(k))",
+        subject="the last-hand rule",
+        rules=("procedures.last_hand_after_cover.cite",),
         what="With a card-reading shoe and `cover_from_back`, the cover card lies in front of "
         "card (length - cover_from_back) of the sequence: it appears in the round whose hands "
         "take that card. The first round logged with `cover_card_drawn` must be that round.",

@@ -1,7 +1,7 @@
 """The discards of an irregularity (SHO014): how many cards a round's `discarded_after`
 may hold, by the ruleset's procedure (`irregular_discards` in the packs).
 
-ma-baccarat §15(c)(1), ma-midi-baccarat §13(c)(1), md-mini-baccarat .13C(2)(a): the
+The curator game's §15(c)(1), Midi Baccarat's §13(c)(1), Mini Baccarat's .13C(2)(a): the
 disclosed card and one undisclosed card, two in all. Chemin de Fer §11(h)(1) discards the
 disclosed card and as many cards as its value (a ten-value card: one or ten), §11(h)(2)
 two cards, §11(j) a face-up card and as many as its value (a ten-value card read as 0, 1
@@ -47,9 +47,8 @@ def discard_counts(packs: Mapping[str, RulePack]) -> pl.DataFrame:
         name="DiscardCountWrong",
         title="An irregularity discarded more or fewer cards than its procedure takes",
         severity="medium",
-        citation="the irregularity procedures (ma-baccarat §15(c)(1), ma-midi-baccarat "
-        "§13(c)(1), md-mini-baccarat .13C(2)(a): two cards; ma-chemin-de-fer §11(h), §11(j): "
-        "two, or the disclosed card and as many as its value)",
+        subject="the irregularity procedures",
+        rules=("procedures.irregular_discards",),
         what="A round's `discarded_after` holds as many cards as the ruleset's procedure "
         "puts in the discard: two at the Baccarat games; at Chemin de Fer two, or one plus "
         "the value of the first (disclosed) card, a ten-value card counting 0, 1 or 10 "

@@ -30,8 +30,8 @@ MARKER_CHECKS = CheckSet()
         name="MarkerCommissionUncollected",
         title="Marker commission not collected before the next shoe",
         severity="high",
-        citation="deferred vig (ma-baccarat §13(d)(2)(i), ma-midi-baccarat §12(d)(2)(i), "
-        "md-mini-baccarat .12D(2)(b)(i))",
+        subject="deferred vig",
+        rules=("procedures.marker_collected_before_next_shoe",),
         what="At a `marker` table, all commission a seat and patron owed in a shoe (the sum of "
         "`wagers.commission`) must be collected, in `commission_collections` rows for that "
         "shoe, seat and patron, before the table's next shoe opens. A shortfall no larger "

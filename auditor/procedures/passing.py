@@ -1,5 +1,5 @@
 """Passing the shoe (PRC003): after the Banker's Hand loses a regular round, the curator
-(ma-baccarat) or the Banker (Chemin de Fer) gives up the shoe before the next regular
+(the curator game) or the Banker (Chemin de Fer) gives up the shoe before the next regular
 round of the same shoe (INDEX Ambiguities 8, 9)."""
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ PASS_CHECKS = CheckSet()
         name="ShoeNotPassedAfterBankerLoss",
         title="Curator or Banker kept the shoe after the Banker's Hand lost",
         severity="medium",
-        citation="the mandatory pass (ma-baccarat §14(a)(1): the curator; ma-chemin-de-fer "
-        "§10(a)(1): the Banker)",
-        what="When the Banker's Hand loses a regular round dealt by a player (ma-baccarat: "
-        "`curator_seat` not null; ma-chemin-de-fer: the Banker at `banker_seat`), the next "
-        "regular round of the same shoe must have another seat holding the shoe (at "
-        "ma-baccarat the dealer, null, will do). A new shoe starts a new selection (ma-baccarat "
-        "§7(b) offers it to seat 1 first, ma-chemin-de-fer §4(b) auctions the Bank), so the "
+        subject="the mandatory pass",
+        rules=("procedures.pass_on_banker_loss",),
+        what="When the Banker's Hand loses a regular round dealt by a player (the curator game: "
+        "`curator_seat` not null; Chemin de Fer: the Banker at `banker_seat`), the next "
+        "regular round of the same shoe must have another seat holding the shoe (in "
+        "the curator game the dealer, null, will do). A new shoe starts a new selection (the "
+        "curator game's §7(b) offers it to seat 1 first, Chemin de Fer's §4(b) auctions "
+        "the Bank), so the "
         "seat that lost the last round of a shoe may hold the next shoe. Simulated rounds "
         "neither force nor show a pass, and a tie is not a loss (INDEX Ambiguities 8, 9). "
         "Reported on the round that should have been dealt by someone else.",

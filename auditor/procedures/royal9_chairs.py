@@ -1,9 +1,9 @@
 """The Royal 9 combinations posted at a table's chairs (TBL004), a table finding.
 
 Each chair's Personal King-9 combinations (`royal9_seats`) follow the ruleset's rules for
-them (ma-baccarat §13(i) Table 2, ma-midi-baccarat §12(i)): no combination posted at two
+them (the curator game's §13(i) Table 2, Midi Baccarat's §12(i)): no combination posted at two
 chairs, at most `per_seat` at one chair, and where the ruleset wants them non-suited,
-a face card and a nine of different suits. ma-baccarat's default Table 2 is checked
+a face card and a nine of different suits. The curator game's default Table 2 is checked
 when its pack loads; here only the rows a table supplies.
 """
 
@@ -48,8 +48,8 @@ def chair_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
         name="Royal9ChairCombinationsNotAllowed",
         title="Royal 9 combinations posted at the chairs break the ruleset's rules for them",
         severity="medium",
-        citation="the Personal King-9 combinations (ma-baccarat §13(i) Table 2: each chair its "
-        "own; ma-midi-baccarat §12(i): one non-suited combination per chair, unique to it)",
+        subject="the Personal King-9 combinations",
+        rules=("payouts.royal9.seat_combinations",),
         what="At a table offering Royal 9, the `royal9_seats` rows must not post one "
         "combination at two chairs, nor more combinations at a chair than the ruleset "
         "allows (Midi: one), nor a suited combination where the ruleset wants them "

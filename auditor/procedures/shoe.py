@@ -44,7 +44,7 @@ def shoe_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
     """One row per (ruleset, automated_shuffler): the shoe limits of the pack, with citations.
 
     With an automated shuffler whose two batches must be equal, each dealing shoe holds
-    half of the permitted total (md-mini-baccarat .03B, INDEX Ambiguity 16).
+    half of the permitted total (Mini Baccarat's .03B, INDEX Ambiguity 16).
     """
     rows = []
     for pack in packs.values():
@@ -212,15 +212,15 @@ def _royal9_decks_ok() -> pl.Expr:
         name="DecksOutOfRange",
         title="Shoe holds a number of decks the ruleset does not permit",
         severity="medium",
-        citation="the deck limits (ma-baccarat §3(a); md-mini-baccarat .03A, .03B with an "
-        "automated shuffler; ma-midi-baccarat §3(a); ma-chemin-de-fer §1(a))",
-        what="The shoe's `decks` lies outside the ruleset's limits: 6 to 8 at ma-baccarat and "
-        "md-mini-baccarat, at least 6 at ma-midi-baccarat and ma-chemin-de-fer. With a "
-        "Maryland automated shuffler each shoe is one of two equal batches of 12 to 16 decks "
+        subject="the deck limits, with an automated shuffler's batches",
+        rules=("limits.decks", "limits.automated_shuffler"),
+        what="The shoe's `decks` lies outside the ruleset's limits: 6 to 8 in the curator game and "
+        "Mini Baccarat, at least 6 in Midi Baccarat and Chemin de Fer. With a "
+        "Mini Baccarat automated shuffler each shoe is one of two equal batches of 12 to 16 decks "
         "in all, so 6 to 8 (INDEX Ambiguity 16).",
         why="The house edge and every card-count check assume the approved number of decks; "
         "a short or overfull shoe is a game the regulator never approved.",
-        example="A ma-baccarat shoe logged with 9 decks: §3(a) permits six to eight.",
+        example="A curator-game shoe logged with 9 decks: §3(a) permits six to eight.",
     )
 )
 def _decks_out_of_range() -> Violation:
@@ -243,10 +243,10 @@ def _decks_out_of_range() -> Violation:
         name="Royal9DecksWrong",
         title="Shoe at a Royal 9 table does not hold the decks Royal 9 requires",
         severity="medium",
-        citation="the Royal 9 deck rule (ma-baccarat §13(i): eight decks; ma-midi-baccarat "
-        "§12(i): six or eight)",
+        subject="the Royal 9 deck rule",
+        rules=("limits.royal9",),
         what="While the table offers Royal 9 (`royal9_paytable` set), every shoe must hold "
-        "exactly 8 decks at ma-baccarat, 6 or 8 at ma-midi-baccarat. Reported only when the "
+        "exactly 8 decks in the curator game, 6 or 8 in Midi Baccarat. Reported only when the "
         "deck count is otherwise within the ruleset's limits (else SHO001).",
         why="The Royal 9 paytable and its progressive meters are approved for those shoes only.",
         example="A midi table offering Royal 9 dealt a 7-deck shoe: §12(i) requires 6 or 8.",
@@ -274,7 +274,8 @@ def _royal9_decks_wrong() -> Violation:
         name="DecksDifferFromTable",
         title="Shoe holds another number of decks than the table's Rules Submission",
         severity="low",
-        citation="the deck limits (ma-baccarat §3(a) and twins) as submitted in `tables.decks`",
+        subject="the deck limits as submitted in `tables.decks`",
+        rules=("limits.decks",),
         what="The shoe's `decks` differs from the `decks` option of the `tables` row in force "
         "when it opened. Reported only when the count is otherwise permitted (else SHO001 or "
         "SHO002).",
@@ -305,7 +306,8 @@ def _decks_differ_from_table() -> Violation:
         name="ShufflerBatchesUnequal",
         title="Automated shuffler batches of unequal size",
         severity="low",
-        citation="md-mini-baccarat .03B(1): two batches with equal numbers of decks",
+        subject="two batches with equal numbers of decks",
+        rules=("limits.automated_shuffler",),
         what="At a table with `automated_shuffler` where the pack requires equal batches, "
         "consecutive shoes (alternate batches) hold different numbers of decks although each "
         "matches the table's options (a mismatch with the options is SHO003).",
@@ -342,8 +344,8 @@ def _shuffler_batches_unequal() -> Violation:
         name="BurnCountWrong",
         title="Burned cards do not match the value of the burn card",
         severity="medium",
-        citation="the burn (ma-baccarat §5(e), ma-midi-baccarat §5(e), md-mini-baccarat "
-        ".05F-.05G, ma-chemin-de-fer §3(e))",
+        subject="the burn",
+        rules=("procedures.burn", "burn_values"),
         what="After the exposed first card, as many more cards must be burned as it counts: "
         "2-9 their face value, ten and faces 10, ace 1 (the pack's `burn_values`). The "
         "shoe's `burn_count` differs.",
@@ -373,7 +375,8 @@ def _burn_count_wrong() -> Violation:
         name="BurnCardNotFirstInSequence",
         title="The card-reading shoe's first card is not the logged burn card",
         severity="medium",
-        citation="the burn (ma-baccarat §5(e) and twins): the first card is exposed and burned",
+        subject="the burn: the first card is exposed and burned",
+        rules=("procedures.burn",),
         what="With a card-reading shoe, `card_sequence` must start with `burn_card`.",
         why="The burn card is the first card out of the shoe; if the reader saw another card "
         "first, the shoe log or the burn record is wrong.",
@@ -401,14 +404,15 @@ def _burn_card_not_first() -> Violation:
         name="CutTooShallow",
         title="Cut card placed too close to the top or bottom of the stack",
         severity="medium",
-        citation="the cut (ma-baccarat §5(d), ma-midi-baccarat §5(d), ma-chemin-de-fer §3(d): "
-        "a deck from either end; md-mini-baccarat .05B(4): ten cards)",
+        subject="the cut",
+        rules=("limits.cut_min_from_either_end",),
         what="`cut_index` (cards above the cut card) must leave the pack's margin at both "
-        "ends: margin <= cut_index <= 52 x decks - margin, with a margin of 52 in "
-        "Massachusetts and 10 in Maryland (INDEX Ambiguity 15: from each end).",
+        "ends: margin <= cut_index <= 52 x decks - margin, with a margin of 52 (a "
+        "deck) in the curator game, Midi Baccarat and Chemin de Fer, 10 in Mini "
+        "Baccarat (INDEX Ambiguity 15: from each end).",
         why="A shallow cut leaves the top or bottom of the shuffled stack where it was, which "
         "a player who tracked the previous shoe could exploit.",
-        example="Cut at 31 cards from the top at ma-baccarat: at least 52 required.",
+        example="Cut at 31 cards from the top in the curator game: at least 52 required.",
     )
 )
 def _cut_too_shallow() -> Violation:
@@ -440,13 +444,13 @@ def _cut_too_shallow() -> Violation:
         name="CoverCardTooClose",
         title="Cover card placed too close to the back of the shoe",
         severity="medium",
-        citation="the cover card (ma-baccarat §5(e), md-mini-baccarat .05C(1), "
-        "ma-chemin-de-fer §3(e): at least 14 cards from the back; none at ma-midi-baccarat)",
+        subject="the cover card",
+        rules=("limits.cover_min_from_back",),
         what="`cover_from_back` must be at least the pack's minimum (14) where the ruleset "
-        "places the cover card; ma-midi-baccarat has no placement rule and is not checked.",
+        "places the cover card; Midi Baccarat has no placement rule and is not checked.",
         why="The cover card announces the last hand; placed too deep, the shoe can run out of "
         "cards in the middle of a round.",
-        example="Cover card 10 cards from the back at ma-baccarat: at least 14 required.",
+        example="Cover card 10 cards from the back in the curator game: at least 14 required.",
     )
 )
 def _cover_card_too_close() -> Violation:

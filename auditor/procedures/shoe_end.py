@@ -40,13 +40,14 @@ def _ordinal(n: pl.Expr) -> pl.Expr:
         name="HandDealtAfterLastHand",
         title="More than one hand dealt after the round in which the cover card appeared",
         severity="medium",
-        citation="the last hand (ma-baccarat §10(d), ma-midi-baccarat §9(d), "
-        "md-mini-baccarat .09D(3)); not at ma-chemin-de-fer (INDEX Ambiguity 5)",
+        subject="the last hand",
+        rules=("procedures.last_hand_after_cover",),
         what="After the round in which the cover card appeared (the first round with "
-        '`cover_card_drawn`), the hand is completed, "last hand" is announced and one more '
-        "hand is dealt; then the shoe ends. Hands are the round kinds the pack counts: "
-        "`regular`, and `free` at midi; `simulated` rounds only dispose of cards (INDEX "
-        "Ambiguity 10). The first hand beyond the one allowed is reported, with the count.",
+        '`cover_card_drawn`), the hand is completed, "last hand" is announced and one more hand'
+        " is dealt; then the shoe ends. Hands are the round kinds the pack counts: `regular`, "
+        "and `free` at midi; `simulated` rounds only dispose of cards (INDEX Ambiguity 10). The"
+        " first hand beyond the one allowed is reported, with the count. Chemin de Fer has no "
+        "last-hand rule (INDEX Ambiguity 5).",
         why="Dealing on into the cards behind the cover card lets the end of the shoe be "
         "played by someone who has counted it down.",
         example="The cover card came out in round 56; rounds 57 and 58 were both dealt.",
@@ -77,11 +78,12 @@ def _hand_after_last_hand() -> Violation:
         name="RoundDealtAfterVoidRound",
         title="A round was dealt from the shoe after a void round",
         severity="medium",
-        citation="void rounds (ma-baccarat §15(e), ma-midi-baccarat §13(e), md-mini-baccarat "
-        ".13E(2)); not at ma-chemin-de-fer, whose voids need not end the shoe (Ambiguity 7)",
+        subject="void rounds",
+        rules=("procedures.void_ends_shoe",),
         what="A `void` round (too few cards to complete it) must be the last round of its shoe: "
-        "the next round is dealt only with replaced cards, i.e. from a new shoe. The first "
-        "round of the same shoe after the void round is reported.",
+        "the next round is dealt only with replaced cards, i.e. from a new shoe. The first round of"
+        " the same shoe after the void round is reported. Not at Chemin de Fer, whose voids "
+        "need not end the shoe (INDEX Ambiguity 7).",
         why="A shoe that could not complete a round has no cards left to deal honestly; rounds "
         "after it were dealt from cards that should have been replaced.",
         example="Round 61 was void, yet round 62 was dealt from the same shoe.",
@@ -109,12 +111,12 @@ def _round_after_void() -> Violation:
         name="VoidRoundWithCardsLeft",
         title="A round logged void although the shoe still held cards",
         severity="high",
-        citation="void rounds (ma-baccarat §15(e), ma-midi-baccarat §13(e), md-mini-baccarat "
-        ".13E): insufficient cards to complete the round",
+        subject="void rounds: insufficient cards to complete the round",
+        rules=("procedures.void_ends_shoe",),
         what="With a card-reading shoe, a `void` round (too few cards to complete it) takes "
         "the shoe's last cards: its hands end where `card_sequence` ends. A void round "
         "after which the sequence still holds cards could have been dealt on; it is "
-        "reported on the round. Not at ma-chemin-de-fer, whose §11(a) and §11(j) voids are "
+        "reported on the round. Not at Chemin de Fer, whose §11(a) and §11(j) voids are "
         "not for want of cards (INDEX Ambiguity 7).",
         why="A void returns every wager: declared while cards remain, it undoes a round the "
         "house may have been losing.",

@@ -90,13 +90,14 @@ def _cite_if_on(pack: RulePack, procedure: str) -> str | None:
         name="TableSeatsOutOfRange",
         title="The table has more or fewer seats than its ruleset allows",
         severity="medium",
-        citation="the numbered seats (ma-baccarat §2(a): 10 to 14; ma-midi-baccarat §2(a), "
-        "md-mini-baccarat .02A(1): at most nine; Chemin de Fer states no number)",
-        what="Each `tables` row's `seats` must lie within the ruleset's seat limits. Reported "
-        "on the table, once per options row that breaks it.",
+        subject="the numbered seats",
+        rules=("limits.seats",),
+        what="Each `tables` row's `seats` must lie within the ruleset's seat limits: 10 to "
+        "14 in the curator game, at most nine in Midi and Mini Baccarat; Chemin de Fer "
+        "states no number. Reported on the table, once per options row that breaks it.",
         why="The seat count fixes which positions may wager and hold the shoe; a table "
         "submitted with a layout the game does not have is not the game approved.",
-        example="A ma-baccarat table submitted with 8 seats; the game seats 10 to 14.",
+        example="A curator-game table submitted with 8 seats; the game seats 10 to 14.",
     )
 )
 def _table_seats_out_of_range() -> Violation:
@@ -127,7 +128,8 @@ def _table_seats_out_of_range() -> Violation:
         name="Royal9TableSeatsNotAllowed",
         title="A Royal 9 table with a number of seats the Royal 9 rules do not allow",
         severity="medium",
-        citation="Royal 9 decks and seats (ma-midi-baccarat §12(i): six or seven seats)",
+        subject="Royal 9 decks and seats",
+        rules=("limits.royal9",),
         what="Where a `tables` row offers Royal 9 (`royal9_paytable` set) and the ruleset "
         "limits the seats of a Royal 9 table, `seats` must be one of those counts.",
         why="The Royal 9 paytable and its per-seat combinations are approved for that layout only.",
@@ -158,11 +160,11 @@ def _royal9_table_seats() -> Violation:
         name="CommissionCollectionNotAllowed",
         title="Commission collected in a way the ruleset does not allow",
         severity="medium",
-        citation="collecting the commission (ma-baccarat §13(d), ma-midi-baccarat §12(d), "
-        "md-mini-baccarat .12D(2): at payout or by marker; ma-chemin-de-fer §9(c): "
-        "immediately after each round the Banker wins)",
+        subject="collecting the commission",
+        rules=("commission.collection",),
         what="Each `tables` row's `commission_collection` must be one the ruleset allows: "
-        "Chemin de Fer collects at payout only.",
+        "at payout or by marker in the Baccarat games; Chemin de Fer collects at payout "
+        "only, immediately after each round the Banker wins.",
         why="Deferred collection by marker lets commission go uncollected; where the rules do "
         "not allow it, every marker is a debt the game does not provide for.",
         example="A Chemin de Fer table submitted with commission_collection = marker.",
@@ -220,10 +222,12 @@ def _foreign_holder() -> pl.Expr:
         name="HolderSeatOutOfRange",
         title="The shoe is held at a seat the table does not have",
         severity="medium",
-        citation="the numbered seats (ma-baccarat §2(a); ma-chemin-de-fer: the Banker's seat "
-        "among the table's)",
-        what="A round's `curator_seat` (ma-baccarat) or `banker_seat` (Chemin de Fer) must be "
-        "a seat of the table: 1 to the `seats` of the options in force when the shoe opened.",
+        subject="the numbered seats, or the seat of who deals",
+        rules=("limits.seats", "procedures.deals"),
+        what="A round's `curator_seat` (the curator game) or `banker_seat` (Chemin de Fer) "
+        "must be a seat of the table: 1 to the `seats` of the options in force when the "
+        "shoe opened (the curator game's numbered seats; at Chemin de Fer, whose pack limits "
+        "no seats, the Banker's seat among the table's).",
         why="A holder at a position the layout does not have cannot be a seated player: the "
         "record of who dealt, and who owes the pass, is wrong.",
         example="Round 12 logged curator_seat 13 at a table of 12 seats.",
@@ -252,10 +256,10 @@ def _holder_seat_out_of_range() -> Violation:
         name="HolderNotOfTheGame",
         title="A seat is logged holding the shoe where the game gives it none",
         severity="medium",
-        citation="who deals (ma-midi-baccarat §8(c), md-mini-baccarat .08C: the dealer; "
-        "ma-baccarat §7(c): a curator, never a Banker; ma-chemin-de-fer §7(d): the Banker)",
+        subject="who deals",
+        rules=("procedures.deals",),
         what="At Midi and Mini Baccarat the dealer deals, so `curator_seat` and "
-        "`banker_seat` are null; ma-baccarat logs a curator and never a `banker_seat`; "
+        "`banker_seat` are null; the curator game logs a curator and never a `banker_seat`; "
         "Chemin de Fer logs the Banker and never a `curator_seat`.",
         why="A holder recorded where the game has none means the log describes another game "
         "than the one approved, or a player handled the cards.",
@@ -287,8 +291,9 @@ def _holder_not_of_the_game() -> Violation:
         name="FreeHandNotAllowed",
         title="A Free Hand dealt where the table or the ruleset allows none",
         severity="medium",
-        citation="Free Hands (ma-midi-baccarat §7(c), where the table's options allow them; "
-        "the other rulesets have none: their permissible wagers)",
+        subject="Free Hands, where the table's options allow them; elsewhere the permissible "
+        "wagers",
+        rules=("procedures.free_hands", "bets_cite"),
         what="A round of kind `free` is dealt only at a ruleset with Free Hands and at a table "
         "whose options in force set `free_hands` (INDEX Ambiguity 11).",
         why="A Free Hand burns cards without wagers; where it is not allowed it changes the "
@@ -323,8 +328,8 @@ def _free_hand_not_allowed() -> Violation:
         name="NoMoreBetsNotAnnounced",
         title='"No more bets" not announced before the cards',
         severity="medium",
-        citation='the "no more bets" announcement (ma-baccarat §9(b), ma-midi-baccarat §8(b), '
-        "md-mini-baccarat .08B)",
+        subject='the "no more bets" announcement',
+        rules=("procedures.no_more_bets_announced",),
         what="A regular round's `no_more_bets_at` must be logged and not later than its "
         "`dealt_at`: the call closes the wagers before any card is dealt. Chemin de Fer has "
         "no such announcement rule.",
@@ -392,8 +397,8 @@ def holder_findings(
         name="CollectionAtTableWithoutMarker",
         title="Commission collection logged at a table that does not collect by marker",
         severity="medium",
-        citation="collecting the commission (ma-baccarat §13(d), ma-midi-baccarat §12(d), "
-        "md-mini-baccarat .12D(2), ma-chemin-de-fer §9(c))",
+        subject="collecting the commission",
+        rules=("commission.collection",),
         what="A `commission_collections` row belongs to a shoe of a table whose options in "
         "force collect commission by marker; at an `at_payout` table each wager's "
         "commission is taken with its payout and no marker is ever collected. Reported on "

@@ -57,7 +57,8 @@ PLAYED = pl.col("kind") != "void"
         name="PlayerDrewOnStand",
         title="Player's Hand took a third card the rules do not allow",
         severity="high",
-        citation="the Player's drawing rule (ma-baccarat §11(a), §11(b)(2) and twins)",
+        subject="the Player's drawing rule",
+        rules=("naturals", "player_draw"),
         what="The Player's Hand holds three cards although a Natural was dealt or the "
         "Player's two-card count requires standing.",
         why="An extra card changes the outcome of every wager on the round; it is the "
@@ -100,7 +101,8 @@ def _player_drew_on_stand() -> Violation:
         name="PlayerStoodOnDraw",
         title="Player's Hand did not take a third card the rules require",
         severity="high",
-        citation="the Player's drawing rule (ma-baccarat §11(b)(1) and twins)",
+        subject="the Player's drawing rule",
+        rules=("player_draw",),
         what="The Player's Hand holds two cards although its two-card count requires a draw "
         "and neither hand had a Natural.",
         why="A missing third card changes the outcome; a shoe dealing short hands is misdealt.",
@@ -124,8 +126,8 @@ def _player_stood_on_draw() -> Violation:
         name="BankerDrewOnStand",
         title="Banker's Hand took a third card the rules do not allow",
         severity="high",
-        citation="the Banker's drawing rule (ma-baccarat §11(c), Table 1; "
-        "md-mini-baccarat .10D-.10E; ma-chemin-de-fer §8(c), Table 3)",
+        subject="the Banker's drawing rule",
+        rules=("banker_draw",),
         what="The Banker's Hand holds three cards although a Natural was dealt or the "
         "Banker's count, given the Player's third card (or his standing), requires standing.",
         why="The Banker's draw decides most close rounds; a wrong draw moves money between "
@@ -166,8 +168,8 @@ def _banker_drew_on_stand() -> Violation:
         name="BankerStoodOnDraw",
         title="Banker's Hand did not take a third card the rules require",
         severity="high",
-        citation="the Banker's drawing rule (ma-baccarat §11(c), Table 1; "
-        "md-mini-baccarat .10D-.10E; ma-chemin-de-fer §8(c), Table 3)",
+        subject="the Banker's drawing rule",
+        rules=("banker_draw",),
         what="The Banker's Hand holds two cards although the Banker's count, given the "
         "Player's third card (or his standing), requires a draw.",
         why="A Banker who stands where he must draw changes the outcome of the round.",
@@ -212,7 +214,8 @@ def _total_check(hand: str) -> Violation:
         name="WrongPlayerTotal",
         title="Player's point count announced wrongly",
         severity="medium",
-        citation="the announcement of the final counts (ma-baccarat §12(a) and twins)",
+        subject="the announcement of the final counts",
+        rules=("announce.totals",),
         what="The logged Player total differs from the point count of the Player's cards "
         "(last digit of their sum; tens and faces count zero, ace one).",
         why="Patrons settle on the announced counts; a wrong count is a wrong call or a "
@@ -230,7 +233,8 @@ def _wrong_player_total() -> Violation:
         name="WrongBankerTotal",
         title="Banker's point count announced wrongly",
         severity="medium",
-        citation="the announcement of the final counts (ma-baccarat §12(a) and twins)",
+        subject="the announcement of the final counts",
+        rules=("announce.totals",),
         what="The logged Banker total differs from the point count of the Banker's cards.",
         why="Patrons settle on the announced counts; a wrong count is a wrong call or a "
         "tampered log.",
@@ -247,11 +251,12 @@ def _wrong_banker_total() -> Violation:
         name="WrongOutcome",
         title="Winner announced wrongly",
         severity="high",
-        citation="the announcement of the winner (ma-baccarat §12(a) and twins)",
+        subject="the announcement of the winner",
+        rules=("announce.outcome",),
         what="The logged outcome is not the one the cards give (higher count wins, equal "
         "counts tie), or a round that was played out is logged void: its hands hold every "
         "card the rules deal them, where the ruleset voids a round only for want of cards "
-        "(not at ma-chemin-de-fer, whose §11(a) and §11(j) voids annul played hands: INDEX "
+        "(not at Chemin de Fer, whose §11(a) and §11(j) voids annul played hands: INDEX "
         "Ambiguity 7). With a card-reading shoe, SHO013 also reports a void round that left "
         "cards in the shoe.",
         why="Every wager on the round is settled on the announced winner.",
@@ -300,9 +305,10 @@ def _played_out() -> pl.Expr:
         name="WrongEzAnnouncement",
         title="EZ event (Dragon 7, Panda 8) missing, wrong or announced where none applies",
         severity="medium",
-        citation="the EZ announcements (ma-baccarat §12(a); md-mini-baccarat .11A(2))",
+        subject="the EZ announcements",
+        rules=("ez.announce",),
         what="At an EZ table the ruleset's events must be announced exactly when the cards "
-        "make them (Maryland announces Dragon 7 only); elsewhere none is announced.",
+        "make them (Mini Baccarat announces Dragon 7 only); elsewhere none is announced.",
         why="The Banker wager pushes on a Dragon 7 and the insurance wagers pay 40:1 and "
         "25:1 on these events: a wrong call moves money.",
         example="Banker 3-card 7 beats Player 5 at an EZ table, but no Dragon 7 was announced.",

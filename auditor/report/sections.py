@@ -1,49 +1,40 @@
 """The regulations' own words, by section, for the evidence of a finding.
 
-The regulation texts are not shipped with the package; their section texts are, as
-`regulation_texts.json`: one entry per numbered item of the four regulations, keyed by the
-citation a finding carries without its detail ("ma-baccarat §11(c)(2)(iii)",
-"md-mini-baccarat .10E(3)(i)"), each holding that item's own text (a section's entry holds
-its heading). `python -m auditor.report.sections PATH/TO/regulations` rewrites the file; a
-test proves it matches the texts wherever they are at hand.
+The regulation texts are not shipped with the package; their section texts are, each
+in the file its pack names (`regulation.texts`, `auditor.packs.regulation`): one entry
+per numbered item of the regulation, keyed by its reference ("§11(c)(2)(iii)"), each
+holding that item's own text (a section's entry holds its heading). A finding's citation
+without its detail ("ID §11(c)(2)(iii)") finds its words among the packs loaded.
+`python -m auditor.report.sections PATH/TO/regulations` rewrites the built-in packs'
+files from the texts (each pack's `source`); a test proves they match wherever the
+texts are at hand.
 
 The texts are PDF extractions in markdown: list markers and indentation are unreliable,
-Maryland's lines carry their line numbers, and the lettering restarts inside items. So an
-item's place comes from its label, not its indentation: a label that continues the
-sequence of an open item ((h) after (g), (2) after (1)) is that item's sibling; a label
-that starts a sequence ((a), (1), (i), a.) opens a child of the innermost item; anything
-else goes where its kind sits in the regulation's outline. "(i)" after "(h)" is a letter,
-elsewhere a roman numeral: the Maryland long-hand Banker rule (.10E(3)(a)-(j)) needs both.
+some styles' lines carry the page's line numbers, and the lettering restarts inside
+items. So an item's place comes from its label, not its indentation: a label that
+continues the sequence of an open item ((h) after (g), (2) after (1)) is that item's
+sibling; a label that starts a sequence ((a), (1), (i), a.) opens a child of the
+innermost item; anything else goes where its kind sits in the style's outline (the
+pack's `citation_style`). "(i)" after "(h)" is a letter, elsewhere a roman numeral: a
+long-hand Banker rule lettered (a)-(j) needs both.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 
+from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
+from auditor.packs.regulation import CitationStyle
+from auditor.packs.regulation_files import companion, regulation_texts
 
-TEXTS_FILE = "regulation_texts.json"
-# The four regulations the rule packs cite, by file; the older midi text
-# (ma-midi-baccarat-alt.txt) is not cited by any pack.
-REGULATIONS = ("ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer")
-
-# Outline of each style, outermost first (the section itself is level 0).
-_MA_KINDS = ("lower", "digit", "roman", "item")  # §11(c)(2)(iii), then "a." items
-_MD_KINDS = ("upper", "digit", "lower", "roman")  # .10E(3)(a)(i)
-
-_MA_HEADING = re.compile(r"^(\d{1,2})\.\s+(.*\S)")
-_MD_HEADING = re.compile(r"^(\d{2})\.\s+(.*\S)")
 _PAREN = re.compile(r"^\(([a-z]+|\d+)\)\s*")
-_ITEM = re.compile(r"^([a-z])\.\s+")
-_UPPER = re.compile(r"^([A-Z])\.\s+")
-_MD_LINE_NUMBER = re.compile(r"^\d{1,2}(?:\s+|$)")
+_LINE_NUMBER = re.compile(r"^\d{1,2}(?:\s+|$)")
 _ROMANS = ("i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii")
 
 
@@ -62,14 +53,15 @@ class SectionText:
 # ---- parsing ----------------------------------------------------------------------------
 
 
-def _clean(line: str, maryland: bool) -> tuple[str, bool]:
-    """A line without markdown, list markers and Maryland's line numbers; and whether it
-    stands on its own (a table's row or title) rather than running on."""
+def _clean(line: str, line_numbers: bool) -> tuple[str, bool]:
+    """A line without markdown, list markers and the page's line numbers (where the
+    style's text carries them); and whether it stands on its own (a table's row or
+    title) rather than running on."""
     line = line.strip()
     line = re.sub(r"^#+\s*", "", line)
     line = re.sub(r"^-\s+", "", line)
-    if maryland:
-        line = _MD_LINE_NUMBER.sub("", line, count=1)
+    if line_numbers:
+        line = _LINE_NUMBER.sub("", line, count=1)
         line = re.sub(r"^-\s+", "", line)
     line = line.replace("**", "").replace("<b>", "").replace("</b>", "").replace("\\$", "$")
     row = False
@@ -95,10 +87,10 @@ def _successor(kind: str, label: str) -> str:
     return chr(ord(label) + 1)
 
 
-def _kinds_of(token: str, paren: bool) -> tuple[str, ...]:
+def _kinds_of(token: str, paren: bool, style: CitationStyle) -> tuple[str, ...]:
     """The kinds a label may be: "(i)" is a letter or a roman numeral."""
     if not paren:
-        return ("upper",) if token.isupper() else ("item",)
+        return (style.label_kind,)
     if token.isdigit():
         return ("digit",)
     kinds = []
@@ -116,13 +108,14 @@ def _place(
     stack: list[tuple[str, str]],
     token: str,
     paren: bool,
-    outline: tuple[str, ...],
+    style: CitationStyle,
     opens_list: bool,
 ) -> list[tuple[str, str]]:
     """Where a label goes: the stack of (kind, label) it leaves, innermost last.
     `opens_list`: the innermost item ends with a colon, so a label that starts a sequence
     is its child even where it could continue an outer one ("(h) ... is 7 and:" "(i)")."""
-    kinds = _kinds_of(token, paren)
+    kinds = _kinds_of(token, paren, style)
+    outline = style.outline
     if opens_list and stack:
         for kind in kinds:
             if _FIRST[kind] == token and kind != stack[-1][0]:
@@ -148,30 +141,29 @@ def _place(
     return [*stack[:depth], (kind, token)]
 
 
-def _key(ruleset: str, section: str, stack: list[tuple[str, str]], maryland: bool) -> str:
-    ref = f".{section}" if maryland else f"§{int(section)}"
+def _key(section: str, stack: list[tuple[str, str]], style: CitationStyle) -> str:
+    ref = style.section(section)
     for kind, label in stack:
-        ref += label if kind in ("upper", "item") else f"({label})"
-    return f"{ruleset} {ref}"
+        ref += label if kind == style.label_kind else f"({label})"
+    return ref
 
 
-def parse_regulation(text: str, ruleset: str) -> dict[str, str]:
-    """Every numbered item of one regulation's text: key -> its own words, in order."""
-    maryland = ruleset.startswith("md-")
-    heading = _MD_HEADING if maryland else _MA_HEADING
-    outline = _MD_KINDS if maryland else _MA_KINDS
+def parse_regulation(text: str, style: CitationStyle) -> dict[str, str]:
+    """Every numbered item of one regulation's text, written in `style`: reference -> its
+    own words, in order."""
+    heading = style.heading
     texts: dict[str, list[tuple[str, bool]]] = {}
     section: str | None = None
     stack: list[tuple[str, str]] = []
     current: str | None = None
     for raw in text.splitlines():
-        line, row = _clean(raw, maryland)
+        line, row = _clean(raw, style.line_numbers)
         if not line:
             continue
         found = heading.match(line)
         if found and not _PAREN.match(line):
             section, stack = found[1], []
-            current = _key(ruleset, section, stack, maryland)
+            current = _key(section, stack, style)
             texts.setdefault(current, []).append((f"{found[1]}. {found[2]}".rstrip("."), True))
             continue
         if section is None:
@@ -179,12 +171,12 @@ def parse_regulation(text: str, ruleset: str) -> dict[str, str]:
         label = _PAREN.match(line)
         token, paren = (label[1], True) if label else (None, False)
         if token is None:
-            other = (_UPPER if maryland else _ITEM).match(line)
+            other = style.label.match(line)
             token = other[1] if other else None
         if token is not None:
             opens_list = current is not None and texts[current][-1][0].endswith(":")
-            stack = _place(stack, token, paren, outline, opens_list)
-            current = _key(ruleset, section, stack, maryland)
+            stack = _place(stack, token, paren, style, opens_list)
+            current = _key(section, stack, style)
             texts.setdefault(current, []).append((line, row))
         elif current is not None:
             texts[current].append((line, row))
@@ -210,29 +202,31 @@ def _joined(lines: list[tuple[str, bool]]) -> Iterator[str]:
         yield buffer
 
 
-def build(folder: Path) -> dict[str, str]:
-    """The section texts of the four regulations in `folder`, in the packs' order."""
-    texts: dict[str, str] = {}
-    for ruleset in REGULATIONS:
-        texts |= parse_regulation((folder / f"{ruleset}.md").read_text(encoding="utf-8"), ruleset)
-    return texts
+def build(folder: Path, packs: Mapping[str, RulePack] | None = None) -> dict[str, dict[str, str]]:
+    """The section texts of each pack's regulation (its `source` in `folder`), by pack:
+    the packs that name a texts file (the built-in ones by default)."""
+    packs = builtin_packs() if packs is None else packs
+    return {
+        ruleset: parse_regulation(
+            (folder / pack.source).read_text(encoding="utf-8"), pack.regulation.style
+        )
+        for ruleset, pack in packs.items()
+        if pack.regulation is not None and pack.regulation.texts is not None
+    }
 
 
 # ---- lookup -----------------------------------------------------------------------------
 
 
-@functools.cache
 def shipped_texts() -> dict[str, str]:
-    """The section texts shipped with the package."""
-    data = (files("auditor.report") / TEXTS_FILE).read_text(encoding="utf-8")
-    return json.loads(data)
+    """The section texts of the built-in packs, keyed as citations are ("ID ref")."""
+    return regulation_texts(builtin_packs())
 
 
-def pack_texts(packs: Mapping[str, RulePack]) -> dict[str, str] | None:
-    """The shipped texts and the sections packs from outside bring (`sections`), keyed as
-    citations are; None when no pack brings any (the shipped texts alone)."""
-    own = {f"{r} {ref}": text for r, pack in packs.items() for ref, text in pack.sections.items()}
-    return {**shipped_texts(), **own} if own else None
+def pack_texts(packs: Mapping[str, RulePack]) -> dict[str, str]:
+    """The section texts of `packs`: each pack's texts file and the `sections` it
+    writes itself, keyed as citations are."""
+    return regulation_texts(packs)
 
 
 def _is_prefix(key: str, citation: str) -> bool:
@@ -244,9 +238,9 @@ def _is_prefix(key: str, citation: str) -> bool:
 
 
 def section_text(citation: str, texts: dict[str, str] | None = None) -> SectionText | None:
-    """The words of the longest section the citation falls under ("ma-baccarat
-    §11(c)(2)(iii) Table 1" -> §11(c)(2)(iii) with its Table 1), None when the
-    citation names no section of the four texts."""
+    """The words of the longest section the citation falls under ("ID §11(c)(2)(iii)
+    Table 1" -> §11(c)(2)(iii) with its Table 1), None when the citation names no
+    section of the texts (the built-in packs' by default)."""
     texts = shipped_texts() if texts is None else texts
     citation = citation.strip()
     best = max(
@@ -256,9 +250,7 @@ def section_text(citation: str, texts: dict[str, str] | None = None) -> SectionT
         return None
     if citation[len(best) : len(best) + 1] in ("-", "–") and len(_ancestors(best)) > 1:
         best = _ancestors(best)[-1]  # a range, "(1)–(3)": the item that holds them
-    ruleset, _, ref = best.partition(" ")
-    section = re.match(r"^(§\d+|\.\d\d)", ref)
-    top = f"{ruleset} {section[1]}" if section else best
+    top = next(iter(_ancestors(best)), best)  # the section itself
     lead = [
         texts[k].split("\n", 1)[0]
         for k in _ancestors(best)
@@ -283,7 +275,8 @@ def _candidates(citation: str, texts: dict[str, str]) -> list[str]:
 def _ancestors(key: str) -> list[str]:
     """The keys above `key`, outermost first: "r §11(c)(2)" -> "r §11", "r §11(c)"."""
     ruleset, _, ref = key.partition(" ")
-    parts = re.findall(r"§\d+|\.\d\d|\([a-z0-9]+\)|[A-Za-z]", ref)
+    # The section's number ("§11", ".10"), then each label: "(c)", "E", "a".
+    parts = re.findall(r"^[^A-Za-z(]+|\([a-z0-9]+\)|[A-Za-z]", ref)
     return [f"{ruleset} {''.join(parts[:n])}" for n in range(1, len(parts))]
 
 
@@ -292,14 +285,16 @@ def _is_descendant(key: str, ancestor: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m auditor.report.sections REGULATIONS_FOLDER`: rewrite the shipped file."""
+    """`python -m auditor.report.sections REGULATIONS_FOLDER`: rewrite the built-in packs'
+    texts files."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         sys.exit("usage: python -m auditor.report.sections PATH/TO/regulations")
-    texts = build(Path(args[0]))
-    target = Path(__file__).with_name(TEXTS_FILE)
-    target.write_text(json.dumps(texts, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{len(texts)} section texts written to {target}")
+    packs = builtin_packs()
+    for ruleset, texts in build(Path(args[0]), packs).items():
+        target = Path(str(companion(packs[ruleset], packs[ruleset].regulation.texts)))
+        target.write_text(json.dumps(texts, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"{len(texts)} section texts written to {target}")
 
 
 if __name__ == "__main__":

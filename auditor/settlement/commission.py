@@ -95,8 +95,8 @@ def _commission_violation(when: pl.Expr, logged_words: pl.Expr) -> Violation:
         name="CommissionNotCharged",
         title="Commission due on a winning wager not charged",
         severity="high",
-        citation="the vigorish (ma-baccarat §13(c); md-mini-baccarat .12C-.12D(1); "
-        "ma-chemin-de-fer §9(c))",
+        subject="the vigorish",
+        rules=("commission.percents", "commission.rounding_step_cents", "commission.bets"),
         what="A winning Banker wager at a table that charges commission (not EZ) was "
         "logged with no commission. A Chemin de Fer Bank owes it on the covered amount won.",
         why="Uncharged vigorish is lost house revenue; at a marker table it also leaves "
@@ -117,8 +117,8 @@ def _commission_not_charged() -> Violation:
         name="CommissionMiscalculated",
         title="Commission charged at a wrong amount or rounding",
         severity="medium",
-        citation="the vigorish and its rounding (ma-baccarat §13(c); md-mini-baccarat "
-        ".12D(1); ma-chemin-de-fer §9(c))",
+        subject="the vigorish and its rounding",
+        rules=("commission.rounding_step_cents",),
         what="The commission on a winning Banker wager is not `commission_percent` of the "
         "amount won rounded up to the next multiple of 25 cents (20 cents at 4%) where "
         "`commission_rounding`, or half up to the cent where not (per wager: INDEX "
@@ -145,8 +145,8 @@ def _commission_miscalculated() -> Violation:
         name="CommissionNotDue",
         title="Commission charged where none is due",
         severity="high",
-        citation="the vigorish (ma-baccarat §13(c), §13(e); md-mini-baccarat .12C, .12E; "
-        "ma-chemin-de-fer §9(b)-(c))",
+        subject="the vigorish",
+        rules=("commission.bets", "commission.exempt"),
         what="A commission was logged on a wager that owes none: any wager at an EZ "
         "table, a Player, Tie or side wager (Dragon Bonus expressly), a wager against the "
         "Chemin de Fer Banker, or a wager that lost or pushed.",

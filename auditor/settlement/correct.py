@@ -11,7 +11,7 @@ wagers frame with the due result (`_due`, a code like the logged `_result`: `WIN
 (`logged_net_c`, `due_net_c`), money in integer cents.
 
 The due settlement is null where it cannot be decided: a bet the ruleset has no
-payout for (Panda 8 in Maryland), a Dragon Bonus or Royal 9 at a table without a
+payout for (Panda 8 where the pack has none), a Dragon Bonus or Royal 9 at a table without a
 paytable; `due_payout_c` alone is null for a progressive Royal 9 line (its meter is
 not logged). Such wagers get no money finding; their bet type is `permit.py`'s.
 

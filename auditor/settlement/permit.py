@@ -124,9 +124,9 @@ def _wager_words() -> pl.Expr:
         name="BetNotPermitted",
         title="Bet type the ruleset or the table's options do not permit",
         severity="high",
-        citation="the permissible wagers (ma-baccarat §8(a), §13(i); ma-midi-baccarat §7(a), "
-        "§12(i); md-mini-baccarat .07A; ma-chemin-de-fer §5(a), §6(a))",
-        what="The wager's `bet` is not among the ruleset's permissible wagers (Maryland has "
+        subject="the permissible wagers",
+        rules=("bets_cite", "bets.royal9"),
+        what="The wager's `bet` is not among the ruleset's permissible wagers (Mini Baccarat has "
         "no Panda 8, House Money or Royal 9; Chemin de Fer only the Banker's wager and the "
         "wagers against it), or needs a table option the table does not have: Dragon Bonus "
         "a `dragon_bonus_paytable`, Dragon 7 and Panda 8 Insurance an EZ Baccarat table, "
@@ -134,7 +134,7 @@ def _wager_words() -> pl.Expr:
         why="A wager the Rules Submission does not offer has no approved odds; taking it "
         "is an unapproved game.",
         example="Dragon 7 Insurance of $10.00 at seat 1, at a table that is not EZ Baccarat "
-        "(ma-baccarat §8(a)(5)).",
+        "(the curator game's §8(a)(5)).",
     )
 )
 def _bet_not_permitted() -> Violation:
@@ -157,7 +157,8 @@ def _bet_not_permitted() -> Violation:
         name="Royal9StakeNotFixed",
         title="Royal 9 wager other than the fixed $5",
         severity="medium",
-        citation="the Royal 9 wager (ma-baccarat §13(i); ma-midi-baccarat §12(i))",
+        subject="the Royal 9 wager",
+        rules=("payouts.royal9.wager",),
         what="A Royal 9 wager's `amount` is not the fixed stake of the ruleset ($5.00).",
         why="The Royal 9 paytable and its progressive meters are built on a fixed $5 "
         "wager; any other stake is a wager the paytable does not price.",
@@ -184,8 +185,8 @@ def _royal9_stake_not_fixed() -> Violation:
         name="Royal9AtNonconformingTable",
         title="Royal 9 wager at a table without the decks or seats Royal 9 requires",
         severity="medium",
-        citation="the Royal 9 table (ma-baccarat §13(i): eight decks; ma-midi-baccarat "
-        "§12(i): six or eight decks, six or seven seats)",
+        subject="the Royal 9 table",
+        rules=("limits.royal9",),
         what="A Royal 9 wager was taken at a table whose Rules Submission options (`decks`, "
         "`seats`) are not those the ruleset requires of a Royal 9 game. A dealing shoe "
         "holding another number of decks than the table's is a shoe finding (SHO), not "
@@ -218,8 +219,8 @@ def _royal9_at_nonconforming_table() -> Violation:
         name="WagerAfterNoMoreBets",
         title='Wager placed or changed after "no more bets"',
         severity="high",
-        citation='the "no more bets" rule (ma-baccarat §8(c); ma-midi-baccarat §7(d); '
-        "md-mini-baccarat .07D; ma-chemin-de-fer §6(e))",
+        subject='the "no more bets" rule',
+        rules=("procedures.no_wager_after_no_more_bets",),
         what="The wager's `placed_at` (placed or last changed) is later than the round's "
         "`no_more_bets_at`. A wager without `placed_at`, or a round without the "
         "announcement, cannot be judged here (the missing or late announcement is TOT005, "
@@ -254,9 +255,8 @@ def _wager_after_no_more_bets() -> Violation:
         name="WagerOnRoundWithoutWagers",
         title="Wager on a Free Hand or a simulated round",
         severity="high",
-        citation="Free Hands and simulated rounds (ma-midi-baccarat §7(c); ma-baccarat "
-        "§15(c)(2), §15(d); md-mini-baccarat .13C(2)(b), .13D(1); ma-chemin-de-fer "
-        "§11(h)(3))",
+        subject="Free Hands and simulated rounds",
+        rules=("procedures.free_hands", "procedures.no_wagers_on_simulated"),
         what='A wager on a round of kind `free` (a Free Hand is dealt "without any wagers '
         'being placed on the table", side wagers included: INDEX Ambiguity 11) or '
         "`simulated` (an irregularity procedure's \"simulated round of play in which "
@@ -286,10 +286,11 @@ def _wager_on_round_without_wagers() -> Violation:
         name="SeatOutOfRange",
         title="Wager at a seat the table does not have",
         severity="medium",
-        citation="the table's numbered seats (ma-baccarat §2(a); ma-midi-baccarat §2(a); "
-        "md-mini-baccarat .02A(1); Chemin de Fer states no count: §6(a))",
-        what="The wager's `seat` is above the `seats` of the table's Rules Submission "
-        "options in force when the shoe opened.",
+        subject="the table's numbered seats",
+        rules=("limits.seats",),
+        what="The wager's `seat` is above the `seats` of the table's Rules Submission options in "
+        "force when the shoe opened. Chemin de Fer states no count of seats (its §6(a) admits "
+        "any participant), so its tables are judged by their own `seats`.",
         why="A wager at a position the layout does not have cannot be attributed to a "
         "player, and it is how phantom wagers are booked.",
         example="Player wager of $50.00 at seat 13 at a table of 12 seats.",
@@ -311,15 +312,15 @@ def _seat_out_of_range() -> Violation:
         name="CallMisplaced",
         title="Chemin de Fer call missing, or given where no call belongs",
         severity="medium",
-        citation="the wagers against the Banker (ma-chemin-de-fer §6(a)-(d)); elsewhere the "
-        "bet's own clause",
+        subject="the wagers against the Banker; elsewhere the bet's own clause",
+        rules=("procedures.wagers_against_bank", "bets.*.calls"),
         what="A wager against the Chemin de Fer Banker (a `player` row there) has no `call` "
         "(`suivi`, `banco` or `partial`), or a wager that takes none (any other bet, any "
         "other ruleset) has one. Whether the call was allowed (Suivi, overcovering) is a "
         "procedure check.",
         why="The call decides the order and size of the wagers against the Bank; a wager "
         "without one, or a call outside Chemin de Fer, is a misrecorded wager.",
-        example="Banker wager of $25.00 at seat 1 with call banco; in ma-baccarat this "
+        example="Banker wager of $25.00 at seat 1 with call banco; in the curator game this "
         "wager takes no call.",
     )
 )
@@ -364,7 +365,8 @@ def _rollover_unauthorised() -> pl.Expr:
         name="RolloverExceedsShare",
         title="House Money rollover above the authorised share",
         severity="high",
-        citation="the House Money rollover (ma-baccarat §9(e)(1)a; ma-midi-baccarat §8(c)(3)(i)a)",
+        subject="the House Money rollover",
+        rules=("procedures.house_money_rollover",),
         what="The rollover on the seat's Banker or Player wager is more than the authorised "
         "share of its winning House Money payout: floor(payout x "
         "`house_money_rollover_percent` / 100) to the cent (INDEX Ambiguity 20). The "
@@ -386,8 +388,8 @@ def _rollover_exceeds_share() -> Violation:
         name="RolloverShortOfShare",
         title="House Money rollover below the authorised share",
         severity="low",
-        citation="the House Money rollover (ma-baccarat §9(e)(1)a, (ii); ma-midi-baccarat "
-        "§8(c)(3)(i)a-b)",
+        subject="the House Money rollover",
+        rules=("procedures.house_money_rollover", "payouts.house_money"),
         what="The rollover is more than nothing but less than the authorised share of the "
         'winning House Money payout. The text lets the dealer place "all or a portion '
         'thereof, as authorized", so this is reported at low severity: a rollover is 0 '
@@ -430,10 +432,10 @@ def _rollover_violation(when: pl.Expr) -> Violation:
         name="RolloverWithoutHouseMoneyWin",
         title="Rollover with no winning House Money wager to come from",
         severity="high",
-        citation="the House Money rollover (ma-baccarat §9(e)(1)a; ma-midi-baccarat "
-        "§8(c)(3)(i)a); elsewhere the permissible wagers",
+        subject="the House Money rollover; elsewhere the permissible wagers",
+        rules=("procedures.house_money_rollover", "bets_cite"),
         what="A wager carries a `rollover` although it is not a Banker or Player wager, "
-        "the ruleset has no House Money rollover (Maryland, Chemin de Fer), or no House "
+        "the ruleset has no House Money rollover (Mini Baccarat, Chemin de Fer), or no House "
         "Money wager at the same seat won in the round by the cards. A rollover on a side "
         "wager is this one finding, on that wager: it stays out of the seat's total, so "
         "the seat's Banker or Player wager is not flagged for it (INDEX Ambiguity 29). The "

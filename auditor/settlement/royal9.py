@@ -3,7 +3,7 @@
 A hand is a Royal 9 when its first two cards are a nine and a J, Q or K (never a
 ten); its combination is written face card first, as `royal9_seats` writes it
 ("KS9H"). The seat's Personal King-9 combinations come from `royal9_seats` where the
-table has rows there, else from the pack's default chairs (ma-baccarat §13(i) Table
+table has rows there, else from the pack's default chairs (the curator game's §13(i) Table
 2; midi has none). The pack lists each paytable's lines in priority order and names
 the predicate (`match`) each needs; a wager gets the first line it meets (INDEX
 Ambiguities 21-24).
@@ -49,7 +49,7 @@ def _seat_combinations(
     royal9_seats: pl.LazyFrame | None, packs: Mapping[str, RulePack]
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
     """Seats posting each combination: per table from `royal9_seats`, per ruleset from
-    the pack's default chairs (ma-baccarat Table 2), and the tables that have rows."""
+    the pack's default chairs (the curator game's Table 2), and the tables that have rows."""
     if royal9_seats is None:
         royal9_seats = pl.LazyFrame(
             schema={"table_id": pl.String, "seat": pl.Int8, "combo": pl.String}

@@ -221,8 +221,8 @@ def _stax_reading() -> pl.Expr:
         name="WrongResult",
         title="Wager settled win, lose or push against the cards",
         severity="high",
-        citation="the wager's winning conditions (ma-baccarat §8(a)(1)-(7), §13(i); "
-        "md-mini-baccarat .07A; ma-chemin-de-fer §5(a), §6); void rounds §15(e) and twins",
+        subject="the wager's winning conditions, and void rounds",
+        rules=("bets", "procedures.void_ends_shoe"),
         what="The logged `result` differs from the one the cards as dealt give (in a round "
         "where a Natural was wrongly given a third card, the round as it should have been "
         "dealt: each hand's first two cards, INDEX Ambiguity 28): the "
@@ -302,8 +302,8 @@ def _payout_violation(when: pl.Expr, extra: pl.Expr) -> Violation:
         name="PayoutOffOdds",
         title="Payout differs from the odds or paytable line",
         severity="high",
-        citation="the payout odds (ma-baccarat §13(a)-(i); md-mini-baccarat .12A-.12G; "
-        "ma-chemin-de-fer §9(b))",
+        subject="the payout odds",
+        rules=("payouts",),
         what="A wager settled with the right result was paid other than its odds: Player "
         "1:1; Banker 1:1 (a Chemin de Fer Bank on the covered amount only); Tie at the "
         "table's `tie_pays`; Dragon Bonus by the table's paytable; Dragon 7 40:1; Panda 8 "
@@ -326,8 +326,8 @@ def _payout_off_odds() -> Violation:
         name="DragonBonusOffPaytable",
         title="Dragon Bonus paid on another paytable than the table's",
         severity="high",
-        citation="the Dragon Bonus paytable of the Rules Submission (ma-baccarat §13(e); "
-        "ma-midi-baccarat §12(e); md-mini-baccarat .12F)",
+        subject="the Dragon Bonus paytable of the Rules Submission",
+        rules=("payouts.dragon_bonus",),
         what="A winning Dragon Bonus was paid at the odds another of the ruleset's "
         f"paytables ({', '.join(DRAGON_BONUS_PAYTABLES)}) gives for its margin, not at "
         "those of the table's `dragon_bonus_paytable`.",
@@ -355,8 +355,8 @@ def _dragon_bonus_off_paytable() -> Violation:
         name="TieOddsBelowMinimum",
         title="Tie wager taken at odds below the regulation's minimum",
         severity="high",
-        citation="the minimum Tie odds (ma-baccarat §13(b); ma-midi-baccarat §12(b); "
-        "md-mini-baccarat .12B)",
+        subject="the minimum Tie odds",
+        rules=("payouts.tie",),
         what="A Tie wager at a table whose `tie_pays` is below the ruleset's minimum (8 to "
         "1). The payout itself is checked at the table's odds (PAY002); this finding "
         "carries what those odds leave short of the minimum on a winning Tie wager (zero "
@@ -396,11 +396,12 @@ def _tie_odds_below_minimum() -> Violation:
         name="WrongRoyal9Award",
         title="Royal 9 award line not the one the first four cards give",
         severity="medium",
-        citation="the Royal 9 paytable (ma-baccarat §13(i) Table 1; ma-midi-baccarat §12(i) "
-        "Table 1)",
+        subject="the Royal 9 paytable",
+        rules=("payouts.royal9.paytables",),
         what="The logged `award` is not the highest line of the table's Royal 9 paytable "
         "that the first two cards of each hand and the seat's Personal King-9 "
-        "combinations qualify for (ma-baccarat defaults to §13(i) Table 2, `royal9_seats` "
+        "combinations qualify for (a pack's default chairs, the curator game's §13(i) Table 2, or "
+        "`royal9_seats` "
         "overrides; INDEX Ambiguities 21-24), or names a line where none qualifies. The "
         "money, where the line is fixed, is on the payout finding; this one has no impact.",
         why="Progressive lines cannot be checked by amount, only by the line awarded: a "
@@ -448,8 +449,8 @@ def _wrong_royal9_award() -> Violation:
         name="Royal9PaidWithoutQualifyingHand",
         title="Royal 9 paid with no qualifying hand where a random award is possible",
         severity="low",
-        citation="the Royal 9 paytable and its random award (ma-midi-baccarat §12(i) "
-        "Table 1, §12(j))",
+        subject="the Royal 9 paytable and its random award",
+        rules=("payouts.royal9.paytables.*.random_award",),
         what="A Royal 9 wager was paid, with no award line, although no hand qualifies for "
         "a line, at a paytable that also allows a random award (midi's Must Hit "
         "Progressive for Stax, §12(j)). The contract has no line name for that award, so "
@@ -459,7 +460,7 @@ def _wrong_royal9_award() -> Violation:
         "look at the progressive system's own records.",
         example="Royal 9 wager of $5.00 won $1250.00 with no award line; the first two "
         "cards, Player KS 2H against Banker 4C 4D, qualify for no line: possibly a "
-        "random Stax award (ma-midi-baccarat §12(j)), not provable from the logs.",
+        "random Stax award (Midi Baccarat's §12(j)), not provable from the logs.",
     )
 )
 def _royal9_paid_without_qualifying_hand() -> Violation:

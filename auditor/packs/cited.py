@@ -1,0 +1,134 @@
+"""What a check cites, read from the packs: a check's documentation names the pack rules
+it applies by key (``commission``, ``banker_draw``, ``procedures.burn``), and each pack
+says which of its own sections those rules encode. A pack from outside is cited in its
+own sections, with no word of the checks changed.
+
+A key is a path through the loaded pack (``RulePack``): attribute names and mapping keys
+joined by dots. The references under it are every ``cite`` it holds, in the pack's order,
+each once; a key a pack leaves null (no such rule there) cites nothing in that pack.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from auditor.packs.model import RulePack
+
+_MISSING = object()
+
+
+def _at(node: Any, parts: list[str], key: str) -> Iterator[Any]:
+    """The parts of a pack that `key` names: a mapping without the entry (a bet, a
+    paytable the pack does not have) names nothing, "*" names every entry; an attribute
+    no pack has is a KeyError."""
+    if not parts or node is None:
+        if node is not None:
+            yield node
+        return
+    part, rest = parts[0], parts[1:]
+    if isinstance(node, Mapping):
+        for value in node.values() if part == "*" else [node.get(part)]:
+            yield from _at(value, rest, key)
+        return
+    value = getattr(node, part, _MISSING)
+    if value is _MISSING:
+        raise KeyError(f"{key!r} names no rule of a pack ({part!r} not found)")
+    yield from _at(value, rest, key)
+
+
+def _fields(node: Any) -> Iterator[tuple[str, Any]]:
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for field in dataclasses.fields(node):
+            yield field.name, getattr(node, field.name)
+    elif isinstance(node, BaseModel):
+        for name in type(node).model_fields:
+            yield name, getattr(node, name)
+
+
+def _absent(node: Any) -> bool:
+    """A rule the pack states it does not have: a value of null or false beside its cite
+    (no cover-card placement, no EZ variant, no last-hand rule)."""
+    params = getattr(node, "params", None)
+    if isinstance(params, Mapping):
+        value = params.get("value", True)
+    else:  # an entry with its value, or a two-batch rule that says there are none
+        value = getattr(node, "value", getattr(node, "two_batches", True))
+    return value is None or value is False
+
+
+def _cites(node: Any, top: bool = False) -> Iterator[str]:
+    if isinstance(node, Mapping):
+        for value in node.values():
+            if isinstance(value, str):
+                if top:
+                    yield value  # a mapping of references (each event's announcement)
+            elif value is not None:
+                yield from _cites(value)
+    elif isinstance(node, (tuple, list)):
+        for item in node:
+            yield from _cites(item)
+    elif not _absent(node):
+        for name, value in _fields(node):
+            if isinstance(value, str):
+                if name == "cite" or name.endswith("_cite"):
+                    yield value
+            elif value is not None:
+                yield from _cites(value)
+
+
+def rule_refs(pack: RulePack, key: str) -> tuple[str, ...]:
+    """The references of `pack` that encode the rule `key`, each once, in the pack's
+    order; none where the pack has no such rule."""
+    found = (
+        ref
+        for node in _at(pack, key.split("."), key)
+        for ref in ([node] if isinstance(node, str) else _cites(node, top=True))
+    )
+    return tuple(dict.fromkeys(ref for ref in found if ref))
+
+
+def _order(ref: str) -> tuple:
+    """Sections in the regulation's order: numbers by value (§9 before §13)."""
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.findall(r"\d+|\D+", ref))
+
+
+_LAST = re.compile(r"^(?P<stem>.*)\((?P<label>[a-z]|\d+)\)$")
+
+
+def _next(label: str) -> str:
+    return str(int(label) + 1) if label.isdigit() else chr(ord(label) + 1)
+
+
+def joined(refs: Sequence[str]) -> str:
+    """References in order, a run of three or more consecutive items under one section
+    written as a range ("§8(a)(1)-(7)")."""
+    runs: list[list[str]] = []
+    for ref in sorted(dict.fromkeys(refs), key=_order):
+        last, this = _LAST.match(runs[-1][-1]) if runs else None, _LAST.match(ref)
+        if last and this and last["stem"] == this["stem"] and _next(last["label"]) == this["label"]:
+            runs[-1].append(ref)
+        else:
+            runs.append([ref])
+    parts = []
+    for run in runs:
+        if len(run) < 3:
+            parts += run
+        else:
+            parts.append(f"{run[0]}-({_LAST.match(run[-1])['label']})")
+    return ", ".join(parts)
+
+
+def cite_rules(subject: str, rules: Sequence[str], packs: Mapping[str, RulePack]) -> str:
+    """The citation a reader sees: the subject in words, then each pack that has any of
+    the rules with its references ("the vigorish (ruleset §13(c), §13(e); ...)")."""
+    parts = []
+    for pack in packs.values():
+        refs = dict.fromkeys(ref for key in rules for ref in rule_refs(pack, key))
+        if refs:
+            parts.append(pack.cite(joined(list(refs))))
+    return f"{subject} ({'; '.join(parts)})" if parts else subject
