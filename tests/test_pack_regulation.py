@@ -66,3 +66,17 @@ def test_rules_by_section_reads_the_packs_of_a_folder(tmp_path):
     result = CliRunner().invoke(main, ["rules", "COM002", "--by-section", "--rules", str(folder)])
     assert result.exit_code == 0, result.output
     assert f"{NEW}:" in result.output and "§21(a)" in result.output
+
+
+def test_a_pack_without_a_regulation_block_audits_on_its_own_sections(tmp_path):
+    folder = tmp_path / "packs"
+    folder.mkdir()
+    text = re.sub(r"(?m)^regulation:\n(?:  .*\n)+", "", new_pack_text())
+    assert "regulation:" not in text
+    text += '\nsections:\n  "§21(a)": "(a) The words of §21(a)."\n'
+    (folder / f"{NEW}.yaml").write_text(text, encoding="utf-8")
+    packs = load_packs(folder)
+    assert packs[NEW].regulation is None
+    found = section_text(f"{NEW} §21(a)", pack_texts(packs))
+    assert found is not None and found.text == ("(a) The words of §21(a).",)
+    assert not [key for key in traced(packs) if key[0] == NEW]

@@ -274,7 +274,9 @@ class PackFile(PackModel):
     source: Text
     # The regulation the pack encodes: jurisdiction, citation style, and the files beside
     # the pack with its section texts and traceability rows (`auditor.packs.regulation`).
-    regulation: RegulationSection
+    # Optional: a pack without it still audits, its findings citing its own `sections`
+    # (the reports quote those; no traceability rows are listed for it).
+    regulation: RegulationSection | None = None
     readings: tuple[Reading, ...]
     card_values: NonEmpty[CardValueRule]
     burn_values: NonEmpty[BurnValueRule]
