@@ -68,16 +68,23 @@ def test_one_naming_rule():
 
 
 def test_a_rule_off_keeps_its_citation_and_in_force_says_so():
-    rows = TABLES.rulesets
+    rows, in_force = TABLES.rulesets, TABLES.rulesets_in_force()
+    assert in_force.columns == rows.columns
     for ruleset, pack in PACKS.items():
-        void = pack.procedure("void_ends_shoe")
-        row = rows.row(RULESETS.index(ruleset), named=True)
-        assert row["void_ends_shoe_citation"] == (pack.cite(void.cite) if void else None)
-        on = void is not None and void["value"]
-        assert (ruleset in TABLES.rulesets_with("void_ends_shoe")) == on
+        r = RULESETS.index(ruleset)
+        for name in PROCEDURES:
+            procedure = pack.procedure(name)
+            given = pack.cite(procedure.cite) if procedure else None
+            assert rows.row(r, named=True)[f"{name}_citation"] == given
+            on = procedure is not None and procedure.params.get("value", True)
+            assert in_force.row(r, named=True)[f"{name}_citation"] == (given if on else None)
+    # Every switched-off rule's parameters go with its citation.
+    last = in_force.filter(~pl.col("last_hand_after_cover_value"))
+    assert last["last_hand_after_cover_hands_after"].is_null().all()
     # A rule without a switch is in force wherever the pack gives it.
-    with_suivi = [r for r, p in PACKS.items() if p.procedure("suivi") is not None]
-    assert TABLES.rulesets_with("suivi") == sorted(with_suivi)
+    frame = pl.DataFrame({"_r": list(range(len(RULESETS)))})
+    suivi = frame.select(TABLES.r_in_force("suivi"))["suivi_citation"].to_list()
+    assert suivi == rows["suivi_citation"].to_list()
 
 
 @pytest.mark.parametrize("ruleset", RULESETS)

@@ -5,7 +5,8 @@ stage reads, so that no stage flattens the packs a way of its own.
 - `rulesets`: one row per ruleset (row `_r`, the ruleset's index among the packs);
 - `bets`: one row per ruleset x contract bet (row `_r * NB + _b`: every bet of the
   contract, `bet_in_ruleset` false where the pack does not permit it);
-- `calls`: one row per ruleset x bet x call slot (the contract's calls, then no call);
+- `calls`: one row per ruleset x bet x call slot (the contract's calls, then no call):
+  whether the bet takes it, what it stakes against the Bank;
 - `sizes`: one row per ruleset x deck or seat count 0-127 (Royal 9's limits);
 - `steps`: one row per ruleset x commission percent 0-100 (the rounding step);
 - `paytables`: one row per ruleset x Dragon Bonus paytable x odds key (0-9 a winning
@@ -167,10 +168,21 @@ class PackTables:
         """`in_force(rule)` for each row's ruleset index `_r`."""
         return pl.lit(self.rulesets.select(self.in_force(rule)).to_series()).gather(pl.col("_r"))
 
-    def rulesets_with(self, rule: str) -> list[str]:
-        """The rulesets in which `rule` is in force (`in_force`)."""
-        rows = self.rulesets.filter(self.in_force(rule).is_not_null())
-        return sorted(rows["ruleset"].to_list())
+    def rulesets_in_force(self) -> pl.DataFrame:
+        """`rulesets` as a rule's checks read it: where a rule is a switch that the pack
+        switches off (`<rule>_value` false), its citation and parameters are null, as
+        where the pack does not give the rule."""
+        exprs = []
+        for rule in (c.removesuffix("_value") for c in self.rulesets.columns):
+            if f"{rule}_value" not in self.rulesets.columns:
+                continue
+            on = pl.col(f"{rule}_value")
+            exprs += [
+                pl.when(on).then(pl.col(c)).alias(c)
+                for c in self.rulesets.columns
+                if c.startswith(f"{rule}_") and c != f"{rule}_value"
+            ]
+        return self.rulesets.with_columns(exprs)
 
     def covering_bets(self) -> tuple[str, ...]:
         """The bets some pack counts against a Bank (`banker_payout_covered_by`)."""
@@ -190,16 +202,18 @@ def _tables(packs: tuple[tuple[str, RulePack], ...]) -> PackTables:
         bets=_bets(packs),
         calls=pl.DataFrame(
             [
-                {"ruleset": ruleset, "bet": bet, "call": call, "call_permitted": permitted}
+                {"ruleset": ruleset, "bet": bet, **row}
                 for ruleset, pack in packs
                 for bet in BETS
-                for call, permitted in _calls(pack, bet)
+                for row in _calls(pack, bet)
             ],
             schema={
                 "ruleset": pl.String,
                 "bet": pl.String,
                 "call": pl.String,
                 "call_permitted": pl.Boolean,
+                "call_amount": pl.String,
+                "call_citation": pl.String,
             },
         ),
         sizes=pl.DataFrame(
@@ -248,11 +262,23 @@ def _tables(packs: tuple[tuple[str, RulePack], ...]) -> PackTables:
     )
 
 
-def _calls(pack: RulePack, bet: str) -> list[tuple[str | None, bool]]:
+def _calls(pack: RulePack, bet: str) -> list[dict[str, Any]]:
+    """The rows of `calls` for one bet: each call of the contract, then none."""
     entry = pack.bets.get(bet)
-    return [(call, bool(entry) and call in entry.calls) for call in CALLS] + [
-        (None, not (entry and entry.calls))
-    ]
+    rows = []
+    for name in CALLS:
+        call = entry.calls.get(name) if entry else None
+        rows.append(
+            {
+                "call": name,
+                "call_permitted": call is not None,
+                "call_amount": call.amount if call else None,
+                "call_citation": pack.cite(call.cite) if call else None,
+            }
+        )
+    # No call: permitted where the bet takes none.
+    none = {"call": None, "call_permitted": not (entry and entry.calls)}
+    return [*rows, {**none, "call_amount": None, "call_citation": None}]
 
 
 def _bets(packs: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
@@ -329,7 +355,10 @@ def _rulesets(packs: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
     rows = [{key: value for key, value in row.items() if key not in tables} for row in rows]
     frame = pl.DataFrame(rows, infer_schema_length=None)
     # A column no pack gives a value (a rule no ruleset has) is typed as text.
-    return frame.with_columns(pl.col(pl.Null).cast(pl.String))
+    return frame.with_columns(
+        pl.col(pl.Null).cast(pl.String),
+        pl.col("royal9_limits_seats").cast(pl.List(pl.Int32)),
+    )
 
 
 def _ruleset_row(pack: RulePack) -> dict[str, Any]:
