@@ -46,6 +46,19 @@ def test_frames_are_dense_and_keyed_by_ruleset():
         assert tuple(frame["ruleset"].unique(maintain_order=True)) == RULESETS, name
     assert TABLES.ids == RULESETS
     assert set(TABLES.draw_cells["ruleset"]) == set(RULESETS)
+    # Royal 9: a row per paytable (its lines in priority order) and per default chair.
+    for ruleset, pack in PACKS.items():
+        royal9 = pack.payouts.royal9
+        rows = TABLES.royal9_paytables.filter(pl.col("ruleset") == ruleset)
+        assert rows["paytable"].to_list() == list(royal9.paytables if royal9 else [])
+        for row in rows.iter_rows(named=True):
+            lines = royal9.paytables[row["paytable"]].lines
+            assert [line["name"] for line in row["royal9_paytable_lines"]] == [
+                line.name for line in lines
+            ]
+        chairs = TABLES.royal9_chairs.filter(pl.col("ruleset") == ruleset)
+        expected = royal9.seat_combinations.chairs if royal9 else None
+        assert chairs.height == sum(len(c) for c in (expected or {}).values())
 
 
 def test_one_naming_rule():

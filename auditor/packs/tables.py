@@ -11,6 +11,8 @@ stage reads, so that no stage flattens the packs a way of its own.
 - `steps`: one row per ruleset x commission percent 0-100 (the rounding step);
 - `paytables`: one row per ruleset x Dragon Bonus paytable x odds key (0-9 a winning
   margin, 10 a Natural winner);
+- `royal9_paytables`: one row per ruleset x Royal 9 paytable, its lines in priority order;
+- `royal9_chairs`: one row per ruleset x default chair x combination posted there;
 - `draw_cells`: the Banker's draw cells of every ruleset.
 
 One naming rule: a rule's parameter is `<rule>_<param>`, its citation (`"ruleset ref"`)
@@ -59,6 +61,8 @@ class PackTables:
     sizes: pl.DataFrame
     steps: pl.DataFrame
     paytables: pl.DataFrame
+    royal9_paytables: pl.DataFrame
+    royal9_chairs: pl.DataFrame
     draw_cells: pl.DataFrame
 
     @property
@@ -97,6 +101,12 @@ class PackTables:
     def paytable_key(paytable: pl.Expr, r: pl.Expr | None = None) -> pl.Expr:
         """A ruleset x Dragon Bonus paytable (its index in the contract) as one number."""
         return (pl.col("_r") if r is None else r) * PAYTABLES + paytable
+
+    @staticmethod
+    def margin_key(own_natural: pl.Expr, margin: pl.Expr) -> pl.Expr:
+        """A Dragon Bonus odds key: `NATURAL_KEY` for a Natural winner, else the winning
+        margin (0-9; a loss is clipped to 0, which no paytable pays)."""
+        return pl.when(own_natural).then(NATURAL_KEY).otherwise(margin.clip(0, NATURAL_KEY - 1))
 
     @staticmethod
     def odds_key(table: pl.Expr, key: pl.Expr) -> pl.Expr:
@@ -200,85 +210,78 @@ def _tables(packs: tuple[tuple[str, RulePack], ...]) -> PackTables:
     return PackTables(
         rulesets=_rulesets(packs),
         bets=_bets(packs),
-        calls=pl.DataFrame(
-            [
-                {"ruleset": ruleset, "bet": bet, **row}
-                for ruleset, pack in packs
-                for bet in BETS
-                for row in _calls(pack, bet)
-            ],
-            schema={
-                "ruleset": pl.String,
-                "bet": pl.String,
-                "call": pl.String,
-                "call_permitted": pl.Boolean,
-                "call_amount": pl.String,
-                "call_citation": pl.String,
-            },
+        calls=_frame(
+            [(r, bet, *row) for r, pack in packs for bet in BETS for row in _calls(pack, bet)],
+            ruleset=pl.String,
+            bet=pl.String,
+            call=pl.String,
+            call_permitted=pl.Boolean,
+            call_amount=pl.String,
+            call_citation=pl.String,
         ),
-        sizes=pl.DataFrame(
-            [
-                {
-                    "ruleset": ruleset,
-                    "size": n,
-                    "royal9_limits_decks": bool(limits and n in limits.decks),
-                    "royal9_limits_seats": bool(
-                        limits and (limits.seats is None or n in limits.seats)
-                    ),
-                }
-                for ruleset, pack in packs
-                for limits in [pack.limits.royal9]
-                for n in range(SIZES)
-            ],
-            schema={
-                "ruleset": pl.String,
-                "size": pl.Int32,
-                "royal9_limits_decks": pl.Boolean,
-                "royal9_limits_seats": pl.Boolean,
-            },
+        sizes=_frame(
+            [(r, n, *_royal9_fits(pack, n)) for r, pack in packs for n in range(SIZES)],
+            ruleset=pl.String,
+            size=pl.Int32,
+            royal9_limits_decks=pl.Boolean,
+            royal9_limits_seats=pl.Boolean,
         ),
-        steps=pl.DataFrame(
+        steps=_frame(
             [
-                {
-                    "ruleset": ruleset,
-                    "percent": p,
-                    "commission_rounding_step_cents": pack.commission.rounding_step_cents.value.get(
-                        p
-                    ),
-                }
-                for ruleset, pack in packs
+                (r, p, pack.commission.rounding_step_cents.value.get(p))
+                for r, pack in packs
                 for p in range(PERCENTS)
             ],
-            schema={
-                "ruleset": pl.String,
-                "percent": pl.Int32,
-                "commission_rounding_step_cents": pl.Int64,
-            },
+            ruleset=pl.String,
+            percent=pl.Int32,
+            commission_rounding_step_cents=pl.Int64,
         ),
         paytables=_paytables(packs),
+        royal9_paytables=_royal9_paytables(packs),
+        royal9_chairs=_frame(
+            [
+                (r, chair, combo)
+                for r, pack in packs
+                for chair, combos in _royal9_chairs(pack).items()
+                for combo in combos
+            ],
+            ruleset=pl.String,
+            royal9_chair=pl.Int64,
+            royal9_combo=pl.String,
+        ),
         draw_cells=pl.concat(
             [pack.banker_draw_frame().with_columns(ruleset=pl.lit(r)) for r, pack in packs]
         ),
     )
 
 
-def _calls(pack: RulePack, bet: str) -> list[dict[str, Any]]:
-    """The rows of `calls` for one bet: each call of the contract, then none."""
+def _frame(rows: list[tuple[Any, ...]], **schema: pl.DataType) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _royal9_fits(pack: RulePack, n: int) -> tuple[bool, bool]:
+    """Whether a Royal 9 wager may be taken with `n` decks, and at `n` seats."""
+    limits = pack.limits.royal9
+    return bool(limits and n in limits.decks), bool(
+        limits and (limits.seats is None or n in limits.seats)
+    )
+
+
+def _royal9_chairs(pack: RulePack) -> dict[int, tuple[str, ...]]:
+    royal9 = pack.payouts.royal9
+    return dict(royal9.seat_combinations.chairs or {}) if royal9 else {}
+
+
+def _calls(pack: RulePack, bet: str) -> list[tuple[Any, ...]]:
+    """(call, permitted, amount, citation) for each call of the contract, then no call
+    (permitted where the bet takes none)."""
     entry = pack.bets.get(bet)
     rows = []
     for name in CALLS:
         call = entry.calls.get(name) if entry else None
-        rows.append(
-            {
-                "call": name,
-                "call_permitted": call is not None,
-                "call_amount": call.amount if call else None,
-                "call_citation": pack.cite(call.cite) if call else None,
-            }
-        )
-    # No call: permitted where the bet takes none.
-    none = {"call": None, "call_permitted": not (entry and entry.calls)}
-    return [*rows, {**none, "call_amount": None, "call_citation": None}]
+        cite = pack.cite(call.cite) if call else None
+        rows.append((name, call is not None, call.amount if call else None, cite))
+    return [*rows, (None, not (entry and entry.calls), None, None)]
 
 
 def _bets(packs: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
@@ -411,30 +414,58 @@ def _paytables(packs: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
     for ruleset, pack in packs:
         for name in DRAGON_BONUS_PAYTABLES:
             table = pack.payouts.dragon_bonus.get(name)
+            cite = pack.cite(table.cite) if table else None
             for key in range(ODDS_KEYS):
-                if table is None:
-                    odds = None
-                elif key == NATURAL_KEY:
+                odds = None if table is None else table.win_by.get(key)
+                if table is not None and key == NATURAL_KEY:
                     odds = table.natural_winner
-                else:
-                    odds = table.win_by.get(key)
-                rows.append(
-                    {
-                        "ruleset": ruleset,
-                        "paytable": name,
-                        "key": key,
-                        "dragon_bonus_odds": odds,
-                        "dragon_bonus_citation": pack.cite(table.cite) if table else None,
-                    }
-                )
+                rows.append((ruleset, name, key, odds, cite))
+    return _frame(
+        rows,
+        ruleset=pl.String,
+        paytable=pl.String,
+        key=pl.Int32,
+        dragon_bonus_odds=pl.Int64,
+        dragon_bonus_citation=pl.String,
+    )
+
+
+ROYAL9_LINE = pl.Struct({"name": pl.String, "match": pl.String, "amount_cents": pl.Int64})
+
+
+def _royal9_paytables(packs: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
+    rows = []
+    for ruleset, pack in packs:
+        royal9 = pack.payouts.royal9
+        for name, table in (royal9.paytables if royal9 else {}).items():
+            award = table.random_award
+            rows.append(
+                {
+                    "ruleset": ruleset,
+                    "paytable": name,
+                    "royal9_paytable_citation": pack.cite(table.cite),
+                    # A random award the paytable allows with no line (null: none).
+                    "royal9_paytable_random_award_citation": pack.cite(award.cite)
+                    if award and award.value
+                    else None,
+                    "royal9_paytable_lines": [
+                        {
+                            "name": line.name,
+                            "match": line.match,
+                            "amount_cents": None if line.amount is None else int(line.amount * 100),
+                        }
+                        for line in table.lines
+                    ],
+                }
+            )
     return pl.DataFrame(
         rows,
         schema={
             "ruleset": pl.String,
             "paytable": pl.String,
-            "key": pl.Int32,
-            "dragon_bonus_odds": pl.Int64,
-            "dragon_bonus_citation": pl.String,
+            "royal9_paytable_citation": pl.String,
+            "royal9_paytable_random_award_citation": pl.String,
+            "royal9_paytable_lines": pl.List(ROYAL9_LINE),
         },
     )
 

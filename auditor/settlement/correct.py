@@ -43,7 +43,7 @@ import polars as pl
 from auditor.codes import code
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
 from auditor.packs.model import RulePack
-from auditor.packs.tables import NATURAL_KEY, PackTables, pack_tables
+from auditor.packs.tables import PackTables, pack_tables
 from auditor.replay.decisions import event_exprs
 from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
 from auditor.settlement.royal9 import royal9_hands, royal9_lines
@@ -256,7 +256,7 @@ def settle(
         )
         if name == "side":
             frame = frame.join(_royal9_rounds(replayed, coded), on="round_id", how="left")
-            frame = royal9_lines(frame, royal9_seats, packs)
+            frame = royal9_lines(frame, royal9_seats, tables)
         else:
             # Only Royal 9 needs the cards themselves; the others' messages use totals.
             frame = frame.with_columns(
@@ -327,10 +327,7 @@ def _dragon_bonus_columns(tables: PackTables) -> list[pl.Expr]:
         own_natural.alias("db_own_natural"),
         pl.when(on_banker).then(player).otherwise(banker).alias("db_other_natural"),
         margin.alias("db_margin"),
-        pl.when(own_natural)
-        .then(NATURAL_KEY)
-        .otherwise(margin.clip(0, NATURAL_KEY - 1))
-        .alias("db_key"),
+        tables.margin_key(own_natural, margin).alias("db_key"),
         tables.paytable_key(pl.col("_paytable")).alias("db_table"),
     ]
 
