@@ -8,6 +8,7 @@ stage reads, so that no stage flattens the packs a way of its own.
 - `calls`: one row per ruleset x bet x call slot (the contract's calls, then no call):
   whether the bet takes it, what it stakes against the Bank;
 - `sizes`: one row per ruleset x deck or seat count 0-127 (Royal 9's limits);
+- `ranks`: one row per ruleset x card rank (its point value, the cards burned after it);
 - `steps`: one row per ruleset x commission percent 0-100 (the rounding step);
 - `paytables`: one row per ruleset x Dragon Bonus paytable x odds key (0-9 a winning
   margin, 10 a Natural winner);
@@ -33,22 +34,37 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import polars as pl
 
 from auditor.contract import BETS, CALLS, DRAGON_BONUS_PAYTABLES
-from auditor.packs.model import TABLE_OPTIONS, RulePack
-from auditor.packs.procedures import PROCEDURES
-from auditor.packs.sections import Royal9Limits
+from auditor.packs import rows
+from auditor.packs.model import RulePack
+from auditor.packs.rows import (
+    CALL_SLOTS,
+    NATURAL_KEY,
+    NB,
+    ODDS_KEYS,
+    PAYTABLES,
+    PERCENTS,
+    SIZES,
+    requires_code,
+    requires_option,
+)
 
-NB = len(BETS)
-CALL_SLOTS = len(CALLS) + 1  # the contract's calls, then "no call"
-SIZES = 128  # decks and seats are int8
-NATURAL_KEY = 10  # Dragon Bonus odds key of a Natural winner; 0-9 are winning margins
-ODDS_KEYS = NATURAL_KEY + 1
-PAYTABLES = len(DRAGON_BONUS_PAYTABLES)
-PERCENTS = 101  # commission percents 0..100
+__all__ = [
+    "CALL_SLOTS",
+    "NATURAL_KEY",
+    "NB",
+    "ODDS_KEYS",
+    "PAYTABLES",
+    "PERCENTS",
+    "SIZES",
+    "PackTables",
+    "pack_tables",
+    "requires_code",
+    "requires_option",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +75,7 @@ class PackTables:
     bets: pl.DataFrame
     calls: pl.DataFrame
     sizes: pl.DataFrame
+    ranks: pl.DataFrame
     steps: pl.DataFrame
     paytables: pl.DataFrame
     royal9_paytables: pl.DataFrame
@@ -148,8 +165,10 @@ class PackTables:
 
     def royal9_table_permitted(self) -> pl.Expr:
         """The table's decks and seats are those a Royal 9 wager requires."""
-        decks = pl.lit(self.sizes["royal9_limits_decks"]).gather(self.size_key("decks"))
-        seats = pl.lit(self.sizes["royal9_limits_seats"]).gather(self.size_key("seats"))
+        decks = self.sizes["royal9_limits_decks_allowed"]
+        seats = self.sizes["royal9_limits_seats_allowed"]
+        decks = pl.lit(decks).gather(self.size_key("decks"))
+        seats = pl.lit(seats).gather(self.size_key("seats"))
         return decks & seats
 
     def commission_step(self, percent: pl.Expr) -> pl.Expr:
@@ -206,12 +225,12 @@ def pack_tables(packs: Mapping[str, RulePack]) -> PackTables:
 
 
 @functools.lru_cache(maxsize=16)
-def _tables(packs: tuple[tuple[str, RulePack], ...]) -> PackTables:
+def _tables(packs: rows.Packs) -> PackTables:
     return PackTables(
-        rulesets=_rulesets(packs),
-        bets=_bets(packs),
-        calls=_frame(
-            [(r, bet, *row) for r, pack in packs for bet in BETS for row in _calls(pack, bet)],
+        rulesets=rows.rulesets(packs),
+        bets=rows.bets(packs),
+        calls=rows.frame(
+            [(r, bet, *row) for r, pack in packs for bet in BETS for row in rows.calls(pack, bet)],
             ruleset=pl.String,
             bet=pl.String,
             call=pl.String,
@@ -219,14 +238,28 @@ def _tables(packs: tuple[tuple[str, RulePack], ...]) -> PackTables:
             call_amount=pl.String,
             call_citation=pl.String,
         ),
-        sizes=_frame(
-            [(r, n, *_royal9_fits(pack, n)) for r, pack in packs for n in range(SIZES)],
+        sizes=rows.frame(
+            [(r, n, *rows.royal9_fits(pack, n)) for r, pack in packs for n in range(SIZES)],
             ruleset=pl.String,
             size=pl.Int32,
-            royal9_limits_decks=pl.Boolean,
-            royal9_limits_seats=pl.Boolean,
+            royal9_limits_decks_allowed=pl.Boolean,
+            royal9_limits_seats_allowed=pl.Boolean,
         ),
-        steps=_frame(
+        ranks=rows.frame(
+            [
+                (r, rank, card.value, pack.cite(card.cite), burn.value, pack.cite(burn.cite))
+                for r, pack in packs
+                for rank, card in pack.card_values.items()
+                for burn in [pack.burn_values[rank]]
+            ],
+            ruleset=pl.String,
+            rank=pl.String,
+            card_value=pl.Int32,
+            card_value_citation=pl.String,
+            burn_value=pl.Int32,
+            burn_value_citation=pl.String,
+        ),
+        steps=rows.frame(
             [
                 (r, p, pack.commission.rounding_step_cents.value.get(p))
                 for r, pack in packs
@@ -236,13 +269,13 @@ def _tables(packs: tuple[tuple[str, RulePack], ...]) -> PackTables:
             percent=pl.Int32,
             commission_rounding_step_cents=pl.Int64,
         ),
-        paytables=_paytables(packs),
-        royal9_paytables=_royal9_paytables(packs),
-        royal9_chairs=_frame(
+        paytables=rows.paytables(packs),
+        royal9_paytables=rows.royal9_paytables(packs),
+        royal9_chairs=rows.frame(
             [
                 (r, chair, combo)
                 for r, pack in packs
-                for chair, combos in _royal9_chairs(pack).items()
+                for chair, combos in rows.royal9_chairs(pack).items()
                 for combo in combos
             ],
             ruleset=pl.String,
@@ -253,228 +286,3 @@ def _tables(packs: tuple[tuple[str, RulePack], ...]) -> PackTables:
             [pack.banker_draw_frame().with_columns(ruleset=pl.lit(r)) for r, pack in packs]
         ),
     )
-
-
-def _frame(rows: list[tuple[Any, ...]], **schema: pl.DataType) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=schema, orient="row")
-
-
-def _royal9_fits(pack: RulePack, n: int) -> tuple[bool, bool]:
-    """Whether a Royal 9 wager may be taken with `n` decks, and at `n` seats."""
-    limits = pack.limits.royal9
-    return bool(limits and n in limits.decks), bool(
-        limits and (limits.seats is None or n in limits.seats)
-    )
-
-
-def _royal9_chairs(pack: RulePack) -> dict[int, tuple[str, ...]]:
-    royal9 = pack.payouts.royal9
-    return dict(royal9.seat_combinations.chairs or {}) if royal9 else {}
-
-
-def _calls(pack: RulePack, bet: str) -> list[tuple[Any, ...]]:
-    """(call, permitted, amount, citation) for each call of the contract, then no call
-    (permitted where the bet takes none)."""
-    entry = pack.bets.get(bet)
-    rows = []
-    for name in CALLS:
-        call = entry.calls.get(name) if entry else None
-        cite = pack.cite(call.cite) if call else None
-        rows.append((name, call is not None, call.amount if call else None, cite))
-    return [*rows, (None, not (entry and entry.calls), None, None)]
-
-
-def _bets(packs: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
-    rows = []
-    for ruleset, pack in packs:
-        pay, com = pack.payouts, pack.commission
-        rollover = pack.procedure("house_money_rollover")
-        odds = {"player": pay.player.value, "banker": pay.banker.odds}
-        cites = {"player": pay.player.cite, "banker": pay.banker.cite}
-        for name in ("dragon7", "panda8"):
-            item = getattr(pay, name)
-            if item is not None:
-                odds[name], cites[name] = item.value, item.cite
-        for name in ("tie", "house_money"):
-            item = getattr(pay, name)
-            if item is not None:
-                cites[name] = item.cite
-        exempt = com.exempt.value if com.exempt else ()
-        for bet in BETS:
-            entry = pack.bets.get(bet)
-            rows.append(
-                {
-                    "ruleset": ruleset,
-                    "bet": bet,
-                    "bet_in_ruleset": entry is not None,
-                    "bet_requires": None if entry is None else requires_code(entry.requires),
-                    "bet_citation": pack.cite(entry.cite) if entry else None,
-                    "bet_calls": sorted(entry.calls) if entry else [],
-                    "payout_odds": odds.get(bet),
-                    "payout_citation": pack.cite(cites[bet]) if bet in cites else None,
-                    "commission_bets_listed": bet in com.bets.value,
-                    "commission_exempt_citation": pack.cite(com.exempt.cite)
-                    if com.exempt and bet in exempt
-                    else None,
-                    "house_money_rollover_target": rollover is not None and bet in rollover["onto"],
-                    # A wager of this bet is against the Bank, whatever its call (INDEX
-                    # Ambiguity 27): the Bank covers its stake.
-                    "banker_payout_covered_by": bet in (pay.banker.covered_by or ()),
-                }
-            )
-    return pl.DataFrame(
-        rows,
-        schema={
-            "ruleset": pl.String,
-            "bet": pl.String,
-            "bet_in_ruleset": pl.Boolean,
-            "bet_requires": pl.Int8,
-            "bet_citation": pl.String,
-            "bet_calls": pl.List(pl.String),
-            "payout_odds": pl.Int64,
-            "payout_citation": pl.String,
-            "commission_bets_listed": pl.Boolean,
-            "commission_exempt_citation": pl.String,
-            "house_money_rollover_target": pl.Boolean,
-            "banker_payout_covered_by": pl.Boolean,
-        },
-    )
-
-
-def requires_code(option: str | None) -> int:
-    """A bet's `requires` as a small code: 0 nothing, else 1 + its index in TABLE_OPTIONS."""
-    return 0 if option is None else 1 + TABLE_OPTIONS.index(option)
-
-
-def requires_option(code: int) -> str | None:
-    """The decoding of `requires_code`."""
-    return None if code == 0 else TABLE_OPTIONS[code - 1]
-
-
-def _rulesets(packs: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
-    rows = [{"ruleset": ruleset, **_ruleset_row(pack)} for ruleset, pack in packs]
-    # A parameter that is a table of its own (discards by rank) stays in the pack.
-    tables = {key for row in rows for key, value in row.items() if isinstance(value, dict)}
-    rows = [{key: value for key, value in row.items() if key not in tables} for row in rows]
-    frame = pl.DataFrame(rows, infer_schema_length=None)
-    # A column no pack gives a value (a rule no ruleset has) is typed as text.
-    return frame.with_columns(
-        pl.col(pl.Null).cast(pl.String),
-        pl.col("royal9_limits_seats").cast(pl.List(pl.Int32)),
-    )
-
-
-def _ruleset_row(pack: RulePack) -> dict[str, Any]:
-    pay, com, lim = pack.payouts, pack.commission, pack.limits
-    cite = pack.cite
-    push, none_at_ez = pack.ez.banker_push_on, com.none_at_ez
-    r9, r9_limits, seats = pay.royal9, lim.royal9, lim.seats
-    row: dict[str, Any] = {
-        "bets_citation": cite(pack.bets_cite),
-        "banker_payout_covered": pay.banker.basis == "covered",
-        # A Natural given a third card: its round's wagers are settled on each hand's
-        # first two cards (INDEX Ambiguity 28).
-        "natural_drawn_two": pack.natural_drawn.value == "first_two_cards",
-        "natural_drawn_citation": cite(pack.natural_drawn.cite),
-        "ez_push_event": push.value if push else None,
-        "ez_push_citation": cite(push.cite) if push else None,
-        "commission_none_at_ez_value": bool(none_at_ez and none_at_ez.value),
-        "commission_none_at_ez_citation": cite(none_at_ez.cite) if none_at_ez else None,
-        "commission_percents_min": min(com.percents.value),
-        "commission_percents_max": max(com.percents.value),
-        "commission_percents_citation": cite(com.percents.cite),
-        "commission_rounding_citation": cite(com.rounding_step_cents.cite),
-        "commission_bets_citation": cite(com.bets.cite),
-        "commission_collection_modes": list(com.collection.value),
-        "commission_collection_citation": cite(com.collection.cite),
-        "tie_payout_min_odds": pay.tie.min_odds if pay.tie else None,
-        "tie_payout_citation": cite(pay.tie.cite) if pay.tie else None,
-        "house_money_payout_both": pay.house_money.both if pay.house_money else None,
-        "house_money_payout_one": pay.house_money.one if pay.house_money else None,
-        "royal9_wager_cents": int(r9.wager.value * 100) if r9 else None,
-        "royal9_wager_citation": cite(r9.wager.cite) if r9 else None,
-        "royal9_limits_seats": list(r9_limits.seats) if r9_limits and r9_limits.seats else None,
-        "royal9_limits_words": royal9_limits_words(r9_limits) if r9_limits else None,
-        "royal9_limits_citation": cite(r9_limits.cite) if r9_limits else None,
-        "seats_min": seats.min if seats else None,
-        "seats_max": seats.max if seats else None,
-        "seats_citation": cite(seats.cite) if seats else None,
-    }
-    for name, params in PROCEDURES.items():
-        procedure = pack.procedure(name)
-        for param in params:
-            value = None if procedure is None else procedure[param]
-            row[f"{name}_{param}"] = list(value) if isinstance(value, tuple) else value
-        row[f"{name}_citation"] = None if procedure is None else cite(procedure.cite)
-    return row
-
-
-def _paytables(packs: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
-    rows = []
-    for ruleset, pack in packs:
-        for name in DRAGON_BONUS_PAYTABLES:
-            table = pack.payouts.dragon_bonus.get(name)
-            cite = pack.cite(table.cite) if table else None
-            for key in range(ODDS_KEYS):
-                odds = None if table is None else table.win_by.get(key)
-                if table is not None and key == NATURAL_KEY:
-                    odds = table.natural_winner
-                rows.append((ruleset, name, key, odds, cite))
-    return _frame(
-        rows,
-        ruleset=pl.String,
-        paytable=pl.String,
-        key=pl.Int32,
-        dragon_bonus_odds=pl.Int64,
-        dragon_bonus_citation=pl.String,
-    )
-
-
-ROYAL9_LINE = pl.Struct({"name": pl.String, "match": pl.String, "amount_cents": pl.Int64})
-
-
-def _royal9_paytables(packs: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
-    rows = []
-    for ruleset, pack in packs:
-        royal9 = pack.payouts.royal9
-        for name, table in (royal9.paytables if royal9 else {}).items():
-            award = table.random_award
-            rows.append(
-                {
-                    "ruleset": ruleset,
-                    "paytable": name,
-                    "royal9_paytable_citation": pack.cite(table.cite),
-                    # A random award the paytable allows with no line (null: none).
-                    "royal9_paytable_random_award_citation": pack.cite(award.cite)
-                    if award and award.value
-                    else None,
-                    "royal9_paytable_lines": [
-                        {
-                            "name": line.name,
-                            "match": line.match,
-                            "amount_cents": None if line.amount is None else int(line.amount * 100),
-                        }
-                        for line in table.lines
-                    ],
-                }
-            )
-    return pl.DataFrame(
-        rows,
-        schema={
-            "ruleset": pl.String,
-            "paytable": pl.String,
-            "royal9_paytable_citation": pl.String,
-            "royal9_paytable_random_award_citation": pl.String,
-            "royal9_paytable_lines": pl.List(ROYAL9_LINE),
-        },
-    )
-
-
-def royal9_limits_words(limits: Royal9Limits) -> str:
-    """ "8 decks" / "6 or 8 decks and 6 or 7 seats" """
-    words = f"{_or(limits.decks)} decks"
-    return words if limits.seats is None else f"{words} and {_or(limits.seats)} seats"
-
-
-def _or(values: tuple[int, ...]) -> str:
-    return " or ".join(str(v) for v in values)
