@@ -114,7 +114,7 @@ def procedure_findings(
     )
     held = in_deal_order(held)
     frame, per_round = materialize(
-        shoe_frame(shoe_sequences(shoes), options, shoe_rounds(rounds), packs),
+        shoe_frame(shoe_sequences(shoes), options, shoe_rounds(rounds), tables),
         bank_rounds(held, in_rounds.lazy(), rules, bound),
     )
     per_shoe = (
