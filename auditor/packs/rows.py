@@ -149,6 +149,7 @@ def _ruleset_row(pack: RulePack) -> dict[str, Any]:
     r9, r9_limits, seats = pay.royal9, lim.royal9, lim.seats
     shuffler = lim.automated_shuffler
     total = shuffler.total_decks
+    chairs = r9.seat_combinations if r9 else None
     row: dict[str, Any] = {
         "bets_citation": cite(pack.bets_cite),
         "banker_payout_covered": pay.banker.basis == "covered",
@@ -173,6 +174,10 @@ def _ruleset_row(pack: RulePack) -> dict[str, Any]:
         "house_money_payout_one": pay.house_money.one if pay.house_money else None,
         "royal9_wager_cents": int(r9.wager.value * 100) if r9 else None,
         "royal9_wager_citation": cite(r9.wager.cite) if r9 else None,
+        "royal9_seat_combinations_unique": chairs.unique if chairs else None,
+        "royal9_seat_combinations_per_seat": chairs.per_seat if chairs else None,
+        "royal9_seat_combinations_suited": chairs.suited if chairs else None,
+        "royal9_seat_combinations_citation": cite(chairs.cite) if chairs else None,
         "royal9_limits_decks": list(r9_limits.decks) if r9_limits else None,
         "royal9_limits_seats": list(r9_limits.seats) if r9_limits and r9_limits.seats else None,
         "royal9_limits_words": royal9_limits_words(r9_limits) if r9_limits else None,
@@ -201,6 +206,17 @@ def _ruleset_row(pack: RulePack) -> dict[str, Any]:
             row[f"{name}_{param}"] = list(value) if isinstance(value, tuple) else value
         row[f"{name}_citation"] = None if procedure is None else cite(procedure.cite)
     return row
+
+
+def discards_allowed(pack: RulePack, rank: str) -> list[int] | None:
+    """The numbers of cards an irregularity may discard where the first is of `rank`: one
+    of the pack's counts, or that card and as many more as its rank gives (null where the
+    pack has no such procedure)."""
+    rule = pack.procedure("irregular_discards")
+    if rule is None:
+        return None
+    extra = (rule["plus_card_value"] or {}).get(rank, ())
+    return sorted({*rule["counts"], *(1 + n for n in extra)})
 
 
 def paytables(packs: Packs) -> pl.DataFrame:

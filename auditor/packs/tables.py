@@ -8,7 +8,8 @@ stage reads, so that no stage flattens the packs a way of its own.
 - `calls`: one row per ruleset x bet x call slot (the contract's calls, then no call):
   whether the bet takes it, what it stakes against the Bank;
 - `sizes`: one row per ruleset x deck or seat count 0-127 (Royal 9's limits);
-- `ranks`: one row per ruleset x card rank (its point value, the cards burned after it);
+- `ranks`: one row per ruleset x card rank (its point value, the cards burned after it,
+  the cards an irregularity may discard from it);
 - `steps`: one row per ruleset x commission percent 0-100 (the rounding step);
 - `paytables`: one row per ruleset x Dragon Bonus paytable x odds key (0-9 a winning
   margin, 10 a Natural winner);
@@ -247,7 +248,15 @@ def _tables(packs: rows.Packs) -> PackTables:
         ),
         ranks=rows.frame(
             [
-                (r, rank, card.value, pack.cite(card.cite), burn.value, pack.cite(burn.cite))
+                (
+                    r,
+                    rank,
+                    card.value,
+                    pack.cite(card.cite),
+                    burn.value,
+                    pack.cite(burn.cite),
+                    rows.discards_allowed(pack, rank),
+                )
                 for r, pack in packs
                 for rank, card in pack.card_values.items()
                 for burn in [pack.burn_values[rank]]
@@ -258,6 +267,7 @@ def _tables(packs: rows.Packs) -> PackTables:
             card_value_citation=pl.String,
             burn_value=pl.Int32,
             burn_value_citation=pl.String,
+            irregular_discards_allowed=pl.List(pl.Int64),
         ),
         steps=rows.frame(
             [

@@ -154,8 +154,8 @@ def procedure_findings(
         table_findings(audited["tables"], rules),
         holder_findings(rounds, options, rules),
         *collection_findings(audited.get("commission_collections"), options, rules),
-        *chair_findings(audited.get("royal9_seats"), audited["tables"], packs),
-        discard_findings(rounds, options, packs),
+        *chair_findings(audited.get("royal9_seats"), audited["tables"], tables),
+        discard_findings(rounds, options, tables),
     ]
     dealt_after_void = after_void(rounds, per_shoe, frame)
     if dealt_after_void is not None:
