@@ -20,14 +20,17 @@ stage reads, so that no stage flattens the packs a way of its own.
 One naming rule: a rule's parameter is `<rule>_<param>`, its citation (`"ruleset ref"`)
 `<rule>_citation`, both null where the ruleset has no such rule. Every procedure of
 `auditor.packs.procedures.PROCEDURES` is there under its own name and parameters (a
-switch's `<rule>_value`), whether it is switched on or not: what a stage does where a
-rule is off or missing (skip the check, cite the list of wagers instead) is the stage's
-reading, written where it reads.
+switch's `<rule>_value`), whether it is switched on or not; `rulesets_in_force` is the
+view in which a rule switched off reads as one the pack does not give. What a stage does
+where a rule is off or missing (skip the check, cite the list of wagers instead) is the
+stage's reading, written where it reads. How each pack becomes rows: `auditor.packs.rows`.
 
 The frames are dense and ordered, so a stage looks a term up by position (a gather) and
 not by a join over millions of rows. `PackTables` owns both sides of that: the keys it
 encodes (`ruleset_index`, `bet_key`, `call_slot`, `size_key`, `step_key`,
-`paytable_key`, `odds_key`) and their decoding (`ruleset_of`, `decode_bet_key`, ...).
+`paytable_key`, `margin_key`, `odds_key`, `requires_code`) and their decoding
+(`ruleset_of`, `decode_bet_key`, `decode_call_slot`, `decode_paytable_key`,
+`requires_option`).
 """
 
 from __future__ import annotations
