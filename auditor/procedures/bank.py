@@ -12,14 +12,11 @@ shoe's) start. Only the wagers that can break a wager check meet their round's s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.input.partition import ROUND_ROW
 from auditor.money import usd
-from auditor.packs.model import RulePack
 from auditor.procedures.frames import (
     HELD_ROW,
     cents,
@@ -60,10 +57,10 @@ AGAINST = pl.col("bet") == "player"
 def _bank_stake_below_bid() -> Violation:
     return Violation(
         when=IS_BANK
-        & pl.col("stake_at_least_bid").fill_null(False)
+        & pl.col("bank_stake_first_at_least_bid").fill_null(False)
         & pl.col("_bid").is_not_null()
         & (pl.col("_bank") < pl.col("_bid")),
-        citation=pl.col("stake_citation"),
+        citation=pl.col("bank_stake_citation"),
         expected=pl.format("at least {}", usd(pl.col("_bid"))),
         logged=usd(pl.col("_bank")),
         message=pl.format(
@@ -94,14 +91,14 @@ def _bank_stake_below_bid() -> Violation:
     )
 )
 def _bank_stake_out_of_range() -> Violation:
-    low = pl.col("_prev_bank") * pl.col("stake_min_multiple")
-    high = pl.col("_prev_bank") * pl.col("stake_max_multiple")
+    low = pl.col("_prev_bank") * pl.col("bank_stake_min_multiple")
+    high = pl.col("_prev_bank") * pl.col("bank_stake_max_multiple")
     return Violation(
         when=IS_BANK
         & ~pl.col("_bank_start")
         & pl.col("_prev_bank").is_not_null()
         & ((pl.col("_bank") < low) | (pl.col("_bank") > high)),
-        citation=pl.col("stake_citation"),
+        citation=pl.col("bank_stake_citation"),
         expected=pl.format("{} to {}", usd(low), usd(high)),
         logged=usd(pl.col("_bank")),
         message=pl.format(
@@ -132,9 +129,9 @@ def _bank_stake_out_of_range() -> Violation:
 def _wager_exceeds_bank() -> Violation:
     return Violation(
         when=AGAINST
-        & pl.col("against_each").fill_null(False)
+        & pl.col("wagers_against_bank_each_at_most_bank").fill_null(False)
         & (pl.col("_amount") > pl.col("_bank")),
-        citation=pl.col("against_citation"),
+        citation=pl.col("wagers_against_bank_citation"),
         expected=pl.format("at most {}", usd(pl.col("_bank"))),
         logged=usd(pl.col("_amount")),
         message=pl.format(
@@ -166,10 +163,10 @@ def _wager_exceeds_bank() -> Violation:
 )
 def _bank_overcovered() -> Violation:
     return Violation(
-        when=pl.col("against_total").fill_null(False)
+        when=pl.col("wagers_against_bank_total_at_most_bank").fill_null(False)
         & (pl.col("_against_total") > pl.col("_bank"))
         & (pl.col("_against_max") <= pl.col("_bank")),
-        citation=pl.col("against_citation"),
+        citation=pl.col("wagers_against_bank_citation"),
         expected=pl.format("at most {}", usd(pl.col("_bank"))),
         logged=usd(pl.col("_against_total")),
         message=pl.format(
@@ -203,7 +200,7 @@ def _suivi_not_entitled() -> Violation:
     entitled = pl.col("_entitled")
     return Violation(
         when=AGAINST
-        & pl.col("suivi_applies").fill_null(False)
+        & pl.col("_suivi_applies").fill_null(False)
         & (pl.col("call") == "suivi")
         & pl.col("seat").ne_missing(entitled),
         citation=pl.col("suivi_citation"),
@@ -230,17 +227,23 @@ def _suivi_not_entitled() -> Violation:
     )
 
 
-BANK_PARAMS = (
-    "stake_at_least_bid",
-    "stake_min_multiple",
-    "stake_max_multiple",
-    "stake_ties_count",
-    "against_each",
-    "against_total",
-    "suivi_skip_ties",
-    "suivi_resets",
-    "suivi_applies",
-)
+# The packs' terms each Bank round carries, from `rules` (the packs' table form).
+BANK_TERMS = {
+    **{
+        name: pl.col(name)
+        for name in (
+            "bank_stake_first_at_least_bid",
+            "bank_stake_min_multiple",
+            "bank_stake_max_multiple",
+            "bank_stake_tied_rounds_count",
+            "wagers_against_bank_each_at_most_bank",
+            "wagers_against_bank_total_at_most_bank",
+            "suivi_skip_ties",
+            "suivi_new_bank_resets",
+        )
+    },
+    "_suivi_applies": pl.col("suivi_citation").is_not_null(),
+}
 
 
 def bank_wagers(
@@ -249,7 +252,7 @@ def bank_wagers(
     """The Banker's and the participants' wagers at the Bank tables, each with its round's
     number, Banker seat and ruleset (`rounds`: the partition's rounds, numbered; `bound`:
     `frames.round_bound`)."""
-    bank = rounds.filter(pl.col("ruleset").is_in(rulesets_with(rules, "stake_citation")))
+    bank = rounds.filter(pl.col("ruleset").is_in(rulesets_with(rules, "bank_stake_citation")))
 
     def of_bank_round(column: str) -> pl.Expr:
         return of_round(bound, bank[ROUND_ROW], bank[column]).alias(column)
@@ -274,7 +277,6 @@ def bank_rounds(
     held: pl.DataFrame,
     in_rounds: pl.LazyFrame,
     rules: pl.DataFrame,
-    packs: Mapping[str, RulePack],
     bound: int,
 ) -> pl.LazyFrame:
     """The Bank tables' rounds that have a Banker's wager, in dealing order, each with
@@ -300,7 +302,7 @@ def bank_rounds(
             pl.len().alias("_against_count"),
         )
     )
-    qualifying = pl.concat_str("ruleset", "call", separator="|").is_in(suivi_keys(packs))
+    qualifying = pl.concat_str("ruleset", "call", separator="|").is_in(suivi_keys(rules))
     full_calls = (
         in_rounds.filter(AGAINST & qualifying)
         .join(bank.select(ROUND_ROW, "_bank"), on=ROUND_ROW, how="inner")
@@ -324,6 +326,7 @@ def _with_bank_state(
     # Each round's row of `held` and its pack's terms are looked up, not joined: the rounds
     # stay in the order of their rows, which is the dealing order.
     row = pl.col(HELD_ROW)
+    terms = rules.select("ruleset", **BANK_TERMS)
     of_held = (
         "table_id",
         "shoe_id",
@@ -339,8 +342,8 @@ def _with_bank_state(
         .sort(HELD_ROW)
         .with_columns(pl.lit(held[c]).gather(row).alias(c) for c in (*of_held, "outcome"))
         .with_columns(
-            pl.col("ruleset").replace_strict(rules["ruleset"], rules[p], default=None).alias(p)
-            for p in BANK_PARAMS
+            pl.col("ruleset").replace_strict(terms["ruleset"], terms[p], default=None).alias(p)
+            for p in BANK_TERMS
         )
     )
     # A new shoe auctions a new Bank (Chemin de Fer's §4(b), INDEX Ambiguity 8): neither
@@ -353,7 +356,7 @@ def _with_bank_state(
     )
     # The previous wager of the same Bank: a sentinel at each Bank's start stops the
     # forward fill from reaching into the Bank before it.
-    counted = pl.when(pl.col("stake_ties_count") | (pl.col("outcome") != "tie")).then(
+    counted = pl.when(pl.col("bank_stake_tied_rounds_count") | (pl.col("outcome") != "tie")).then(
         pl.col("_bank")
     )
     prev_bank = (
@@ -371,7 +374,7 @@ def _with_bank_state(
         .otherwise(None)
         .fill_null(SENTINEL)
     )
-    reset = ~pl.col("_same_shoe") | (pl.col("_bank_start") & pl.col("suivi_resets"))
+    reset = ~pl.col("_same_shoe") | (pl.col("_bank_start") & pl.col("suivi_new_bank_resets"))
     entitled = (
         pl.when(reset)
         .then(pl.lit(SENTINEL, dtype=pl.Int64))
@@ -403,7 +406,7 @@ def _with_bank_state(
             "_against_total",
             "_against_max",
             "_against_count",
-            *BANK_PARAMS,
+            *BANK_TERMS,
         )
     )
 
@@ -446,9 +449,13 @@ def bank_findings(
         BANK_WAGER_CHECKS.emit(
             _checked_wagers(in_rounds, per_round),
             ids(pl.col("round_id"), pl.col("wager_id")),
-            citations(rules, "stake_citation", "against_citation", "suivi_citation"),
+            citations(
+                rules, "bank_stake_citation", "wagers_against_bank_citation", "suivi_citation"
+            ),
         ),
         BANK_ROUND_CHECKS.emit(
-            per_round.lazy(), ids(pl.col("round_id")), citations(rules, "against_citation")
+            per_round.lazy(),
+            ids(pl.col("round_id")),
+            citations(rules, "wagers_against_bank_citation"),
         ),
     ]

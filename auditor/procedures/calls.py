@@ -15,14 +15,12 @@ wagers against the Banker above the Bank together, which PRC007 reports on the r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.input.partition import ROUND_ROW
 from auditor.money import usd
-from auditor.packs.model import RulePack
+from auditor.packs.tables import PackTables
 from auditor.procedures.frames import ids, rulesets_with
 
 CALL_CHECKS = CheckSet()
@@ -30,28 +28,17 @@ BANKER_WAGER_CHECKS = CheckSet()
 BID_CHECKS = CheckSet()
 
 
-def whole_bank_calls(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+def whole_bank_calls(tables: PackTables) -> pl.DataFrame:
     """(ruleset, call) for each call that must wager the whole Bank, with its citation."""
-    rows = [
-        (pack.ruleset, call.call, pack.cite(call.cite))
-        for pack in packs.values()
-        for bet in pack.bets.values()
-        for call in bet.calls.values()
-        if call.amount == "equal_to_bank"
-    ]
-    schema = {"ruleset": pl.String(), "call": pl.String(), "call_citation": pl.String()}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return tables.calls.filter(pl.col("call_amount") == "equal_to_bank").select(
+        "ruleset", "call", "call_citation"
+    )
 
 
-def banker_wager_citations(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+def banker_wager_citations(tables: PackTables) -> pl.DataFrame:
     """The citation of the Banker's own wager, per ruleset whose `banker` bet has one."""
-    rows = [
-        (pack.ruleset, pack.cite(pack.bets["banker"].cite))
-        for pack in packs.values()
-        if "banker" in pack.bets
-    ]
-    return pl.DataFrame(
-        rows, schema={"ruleset": pl.String(), "banker_citation": pl.String()}, orient="row"
+    return tables.bets.filter((pl.col("bet") == "banker") & pl.col("bet_in_ruleset")).select(
+        "ruleset", pl.col("bet_citation").alias("banker_citation")
     )
 
 
@@ -88,11 +75,11 @@ def _call_below_the_bank() -> Violation:
 
 
 def call_findings(
-    in_rounds: pl.LazyFrame, per_round: pl.DataFrame, packs: Mapping[str, RulePack]
+    in_rounds: pl.LazyFrame, per_round: pl.DataFrame, tables: PackTables
 ) -> pl.LazyFrame:
     """Findings about full calls (`wager_id` set), from `bank.bank_wagers` and the
     collected `bank.bank_rounds`."""
-    calls = in_rounds.join(whole_bank_calls(packs).lazy(), on=["ruleset", "call"], how="inner")
+    calls = in_rounds.join(whole_bank_calls(tables).lazy(), on=["ruleset", "call"], how="inner")
     bank = per_round.lazy().select(ROUND_ROW, "table_id", "shoe_id", "round_id", "_bank")
     return CALL_CHECKS.emit(
         calls.join(bank, on=ROUND_ROW, how="inner"), ids(pl.col("round_id"), pl.col("wager_id"))
@@ -144,7 +131,7 @@ def banker_wager_findings(
     held: pl.DataFrame,
     in_rounds: pl.LazyFrame,
     rules: pl.DataFrame,
-    packs: Mapping[str, RulePack],
+    tables: PackTables,
 ) -> pl.LazyFrame:
     """Findings about the Banker's own wager (`round_id` set), over the Bank tables'
     regular rounds (`held`: `frames.holder_rounds`) and their wagers (`bank.bank_wagers`)."""
@@ -160,11 +147,11 @@ def banker_wager_findings(
         held.lazy()
         .filter(
             (pl.col("kind") == "regular")
-            & pl.col("ruleset").is_in(rulesets_with(rules, "stake_citation"))
+            & pl.col("ruleset").is_in(rulesets_with(rules, "bank_stake_citation"))
         )
         .join(bankers, on=ROUND_ROW, how="left")
         .with_columns(pl.col("_banker_rows", "_at_seat").fill_null(0))
-        .join(banker_wager_citations(packs).lazy(), on="ruleset", how="left")
+        .join(banker_wager_citations(tables).lazy(), on="ruleset", how="left")
     )
     return BANKER_WAGER_CHECKS.emit(rounds, ids(pl.col("round_id")))
 
@@ -188,11 +175,11 @@ def banker_wager_findings(
 )
 def _new_bank_without_bid() -> Violation:
     return Violation(
-        when=pl.col("bid_citation").is_not_null()
+        when=pl.col("bank_bid_logged_citation").is_not_null()
         & (pl.col("kind") == "regular")
         & pl.col("_bank_start")
         & pl.col("_bid").is_null(),
-        citation=pl.col("bid_citation"),
+        citation=pl.col("bank_bid_logged_citation"),
         expected=pl.lit("the winning bid"),
         logged=pl.lit("no banker_bid"),
         message=pl.format(
@@ -207,6 +194,6 @@ def _new_bank_without_bid() -> Violation:
 def bid_findings(per_round: pl.DataFrame, rules: pl.DataFrame) -> pl.LazyFrame:
     """Findings about the Banks' bids (`round_id` set), over `bank.bank_rounds`."""
     frame = per_round.lazy().join(
-        rules.lazy().select("ruleset", "bid_citation"), on="ruleset", how="left"
+        rules.lazy().select("ruleset", "bank_bid_logged_citation"), on="ruleset", how="left"
     )
     return BID_CHECKS.emit(frame, ids(pl.col("round_id")))

@@ -111,7 +111,7 @@ CARD_COUNT_CHECKS = CheckSet()
 def _card_seen_too_often() -> Violation:
     return Violation(
         when=pl.col("over_logged").is_not_null(),
-        citation=pl.col("table_decks_citation"),
+        citation=pl.col("decks_citation"),
         expected=pl.format("at most {} of each card", pl.col("decks")),
         logged=pl.col("over_logged"),
         message=pl.format(
@@ -143,7 +143,7 @@ def _sequence_exceeds_decks() -> Violation:
     too_long = pl.col("seq_len") > cards
     return Violation(
         when=pl.col("reader") & (too_long | pl.col("over_sequence").is_not_null()),
-        citation=pl.col("table_decks_citation"),
+        citation=pl.col("decks_citation"),
         expected=pl.format("at most {} cards, {} of each", cards, pl.col("decks")),
         logged=pl.when(too_long)
         .then(pl.format("{} cards", pl.col("seq_len")))
@@ -258,7 +258,7 @@ def _card_out_of_sequence() -> Violation:
     )
     return Violation(
         when=pl.lit(True),
-        citation=pl.col("order_citation"),
+        citation=pl.col("deal_order_citation"),
         expected=read,
         logged=pl.col("card"),
         message=pl.concat_str(
@@ -286,7 +286,7 @@ def _slot() -> pl.Expr:
 def _failing_shoes(frame: pl.DataFrame) -> pl.DataFrame:
     """Shoes with a reader whose rounds are not, card for card, the sequence after the burn."""
     return frame.filter(pl.col("reader") & ~pl.col("dealt_ok").fill_null(False)).select(
-        "shoe_id", "burn_count", "seq_len", "order_citation"
+        "shoe_id", "burn_count", "seq_len", "deal_order_citation"
     )
 
 
@@ -345,7 +345,7 @@ def _sequence_mismatches(
                 pl.col(c).sort_by("pos").first()
                 for c in ("card", "seq_card", "start", "player_cards", "banker_cards")
             ),
-            pl.col("seq_len", "order_citation").first(),
+            pl.col("seq_len", "deal_order_citation").first(),
         )
         .with_columns(_slot().alias("slot"))
     )
@@ -373,7 +373,7 @@ def _cover_card_flag_inconsistent() -> Violation:
     expected = pl.col("expected_cover_no").cast(pl.String).fill_null("never")
     return Violation(
         when=pl.lit(True),
-        citation=pl.col("cover_flag_citation"),
+        citation=pl.col("last_hand_after_cover_citation"),
         expected=pl.format("round {}", expected),
         logged=pl.format("round {}", logged),
         message=pl.format(
@@ -401,7 +401,7 @@ def _cover_flag_shoes(frame: pl.DataFrame) -> pl.DataFrame:
         frame.filter(
             pl.col("reader")
             & pl.col("cover_from_back").is_not_null()
-            & pl.col("cover_flag_citation").is_not_null()
+            & pl.col("last_hand_after_cover_citation").is_not_null()
             & pl.col("round_nos").is_not_null()
         )
         .with_columns(expected_no.alias("expected_cover_no"))

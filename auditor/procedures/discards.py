@@ -10,35 +10,29 @@ or 10: INDEX Ambiguity 6). Where the discards sit in the card sequence is SHO011
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
-from auditor.packs.model import RulePack
+from auditor.packs.tables import PackTables
 from auditor.procedures.frames import ids
 
 DISCARD_CHECKS = CheckSet()
 
 
-def discard_counts(packs: Mapping[str, RulePack]) -> pl.DataFrame:
-    """(ruleset, rank of the first discarded card) -> the numbers of cards allowed."""
-    rows = []
-    for pack in packs.values():
-        rule = pack.procedure("irregular_discards")
-        if rule is None:
-            continue
-        by_value = rule["plus_card_value"] or {}
-        for rank in "A23456789TJQK":
-            allowed = {*rule["counts"], *(1 + extra for extra in by_value.get(rank, ()))}
-            rows.append((pack.ruleset, rank, sorted(allowed), pack.cite(rule.cite)))
-    schema = {
-        "ruleset": pl.String(),
-        "_first_rank": pl.String(),
-        "_allowed": pl.List(pl.Int64()),
-        "discard_citation": pl.String(),
-    }
-    return pl.DataFrame(rows, schema=schema, orient="row")
+def discard_counts(tables: PackTables) -> pl.DataFrame:
+    """(ruleset, rank of the first discarded card) -> the numbers of cards allowed, with
+    the citation; no row for a ruleset without the procedure."""
+    return (
+        tables.ranks.select(
+            "ruleset", pl.col("rank").alias("_first_rank"), "irregular_discards_allowed"
+        )
+        .drop_nulls("irregular_discards_allowed")
+        .join(
+            tables.rulesets.select("ruleset", "irregular_discards_citation"),
+            on="ruleset",
+            how="left",
+        )
+    )
 
 
 @DISCARD_CHECKS.check(
@@ -61,12 +55,11 @@ def discard_counts(packs: Mapping[str, RulePack]) -> pl.DataFrame:
 )
 def _discard_count_wrong() -> Violation:
     count = pl.col("discarded_after").list.len()
+    allowed = pl.col("irregular_discards_allowed")
     return Violation(
-        when=~pl.col("_allowed").list.contains(count.cast(pl.Int64)),
-        citation=pl.col("discard_citation"),
-        expected=pl.format(
-            "{} card(s)", pl.col("_allowed").cast(pl.List(pl.String)).list.join(" or ")
-        ),
+        when=~allowed.list.contains(count.cast(pl.Int64)),
+        citation=pl.col("irregular_discards_citation"),
+        expected=pl.format("{} card(s)", allowed.cast(pl.List(pl.String)).list.join(" or ")),
         logged=pl.format("{} card(s): {}", count, pl.col("discarded_after").list.join(" ")),
         message=pl.format(
             "round {} of shoe {} discarded {} card(s) ({}) after an irregularity",
@@ -79,7 +72,7 @@ def _discard_count_wrong() -> Violation:
 
 
 def discard_findings(
-    rounds: pl.LazyFrame, options: pl.LazyFrame, packs: Mapping[str, RulePack]
+    rounds: pl.LazyFrame, options: pl.LazyFrame, tables: PackTables
 ) -> pl.LazyFrame:
     """Findings about the number of discarded cards (`round_id` set); rounds without
     discards, nearly all of them, are left out before any join."""
@@ -91,6 +84,6 @@ def discard_findings(
             pl.col("discarded_after").list.first().str.head(1).fill_null("").alias("_first_rank")
         )
         # An empty list discarded nothing; a ruleset without the procedure has no row.
-        .join(discard_counts(packs).lazy(), on=["ruleset", "_first_rank"], how="inner")
+        .join(discard_counts(tables).lazy(), on=["ruleset", "_first_rank"], how="inner")
     )
     return DISCARD_CHECKS.emit(frame, ids(pl.col("round_id")))

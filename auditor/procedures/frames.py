@@ -1,14 +1,14 @@
-"""Shared pieces of the shoe and procedure stage: the packs' procedures as a small frame,
-money in cents, the rounds of a table in dealing order, and how intermediate frames are
-collected.
+"""Shared pieces of the shoe and procedure stage: reading the packs' procedures, money in
+cents, the rounds of a table in dealing order, and how intermediate frames are collected.
 
-Checks read the packs through `procedure_rules` (one row per ruleset, null where the
-ruleset has no such rule) and never branch on a ruleset's name.
+Checks read the packs through their table form as its rules are in force
+(`PackTables.rulesets_in_force`, passed as `rules`: one row per ruleset, null where the
+ruleset has no such rule or switches it off) and never branch on a ruleset's name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import polars as pl
 
@@ -16,7 +16,7 @@ from auditor.codes import names_of
 from auditor.contract import OUTCOMES
 from auditor.findings.table import NO_ID
 from auditor.input.partition import ROUND_ROW
-from auditor.packs.model import SEAT_COLUMNS, RulePack
+from auditor.packs.model import SEAT_COLUMNS
 
 # A round's row among rounds put in dealing order (`in_deal_order`): unique, an integer.
 HELD_ROW = "_held_row"
@@ -24,91 +24,26 @@ HELD_ROW = "_held_row"
 # The words a message uses for the holder of the shoe, by the pack's `deals.by`.
 HOLDER_WORDS = {"curator": "the curator", "banker": "the Banker", "dealer": "the dealer"}
 
-_RULES_SCHEMA = {
-    "ruleset": pl.String(),
-    "holder": pl.String(),
-    "hands_after": pl.Int32(),
-    "last_hand_citation": pl.String(),
-    "void_citation": pl.String(),
-    "pass_seat_column": pl.String(),
-    "pass_citation": pl.String(),
-    "stake_at_least_bid": pl.Boolean(),
-    "stake_min_multiple": pl.Int64(),
-    "stake_max_multiple": pl.Int64(),
-    "stake_ties_count": pl.Boolean(),
-    "stake_citation": pl.String(),
-    "against_each": pl.Boolean(),
-    "against_total": pl.Boolean(),
-    "against_citation": pl.String(),
-    "suivi_skip_ties": pl.Boolean(),
-    "suivi_resets": pl.Boolean(),
-    "suivi_citation": pl.String(),
-    "suivi_applies": pl.Boolean(),
-    "marker_citation": pl.String(),
-    "bid_citation": pl.String(),
-}
+
+def counted_hand_keys(rules: pl.DataFrame) -> list[str]:
+    """Keys "ruleset|kind" of the rounds counted as hands after the cover card (Ambiguity
+    10), where the last hand rule is in force (`rules`: `PackTables.rulesets_in_force`)."""
+    return _keys(rules, "last_hand_after_cover_counted_kinds")
 
 
-def procedure_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
-    """One row per ruleset: the procedures of its pack, null where it has none."""
-    rows = []
-    for pack in packs.values():
-        deals = pack.procedure("deals")
-        last = pack.procedure("last_hand_after_cover")
-        void = pack.procedure("void_ends_shoe")
-        passing = pack.procedure("pass_on_banker_loss")
-        stake = pack.procedure("bank_stake")
-        against = pack.procedure("wagers_against_bank")
-        suivi = pack.procedure("suivi")
-        marker = pack.procedure("marker_collected_before_next_shoe")
-        bid = pack.procedure("bank_bid_logged")
-        last_applies = last is not None and last["value"]
-        rows.append(
-            {
-                "ruleset": pack.ruleset,
-                "holder": HOLDER_WORDS.get(deals["by"]) if deals else None,
-                "hands_after": last["hands_after"] if last_applies else None,
-                "last_hand_citation": pack.cite(last.cite) if last_applies else None,
-                "void_citation": pack.cite(void.cite) if void and void["value"] else None,
-                "pass_seat_column": passing["seat_column"] if passing else None,
-                "pass_citation": pack.cite(passing.cite) if passing else None,
-                "stake_at_least_bid": stake["first_at_least_bid"] if stake else None,
-                "stake_min_multiple": stake["min_multiple"] if stake else None,
-                "stake_max_multiple": stake["max_multiple"] if stake else None,
-                "stake_ties_count": stake["tied_rounds_count"] if stake else None,
-                "stake_citation": pack.cite(stake.cite) if stake else None,
-                "against_each": against["each_at_most_bank"] if against else None,
-                "against_total": against["total_at_most_bank"] if against else None,
-                "against_citation": pack.cite(against.cite) if against else None,
-                "suivi_skip_ties": suivi["skip_ties"] if suivi else None,
-                "suivi_resets": suivi["new_bank_resets"] if suivi else None,
-                "suivi_citation": pack.cite(suivi.cite) if suivi else None,
-                "suivi_applies": suivi is not None,
-                "marker_citation": pack.cite(marker.cite) if marker and marker["value"] else None,
-                "bid_citation": pack.cite(bid.cite) if bid and bid["value"] else None,
-            }
-        )
-    return pl.DataFrame(rows, schema=_RULES_SCHEMA)
-
-
-def counted_hand_keys(packs: Mapping[str, RulePack]) -> list[str]:
-    """Keys "ruleset|kind" of the rounds counted as hands after the cover card (Ambiguity 10)."""
-    keys = []
-    for pack in packs.values():
-        last = pack.procedure("last_hand_after_cover")
-        if last is not None and last["value"]:
-            keys += [f"{pack.ruleset}|{kind}" for kind in last["counted_kinds"]]
-    return sorted(keys)
-
-
-def suivi_keys(packs: Mapping[str, RulePack]) -> list[str]:
+def suivi_keys(rules: pl.DataFrame) -> list[str]:
     """Keys "ruleset|call" of the calls that qualify a losing participant for Suivi."""
-    keys = []
-    for pack in packs.values():
-        suivi = pack.procedure("suivi")
-        if suivi is not None:
-            keys += [f"{pack.ruleset}|{call}" for call in suivi["qualifying_calls"]]
-    return sorted(keys)
+    return _keys(rules, "suivi_qualifying_calls")
+
+
+def _keys(rules: pl.DataFrame, column: str) -> list[str]:
+    pairs = rules.select("ruleset", column).explode(column).drop_nulls()
+    return sorted(f"{ruleset}|{value}" for ruleset, value in pairs.iter_rows())
+
+
+def holder_words() -> pl.Expr:
+    """Over `rules`: the words for who holds the shoe, by the pack's `deals.by`."""
+    return pl.col("deals_by").replace_strict(HOLDER_WORDS, default=None, return_dtype=pl.String)
 
 
 def rulesets_with(rules: pl.DataFrame, column: str) -> list[str]:
@@ -136,7 +71,9 @@ def ids(round_id: pl.Expr = NO_ID, wager_id: pl.Expr = NO_ID) -> dict[str, pl.Ex
     }
 
 
-def citations(rules: pl.DataFrame, *columns: str) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
+def citations(
+    rules: pl.DataFrame, *columns: str | pl.Expr
+) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
     """An `emit` enrichment: the pack's citations (and words) for the flagged rows only."""
     cites = rules.lazy().select("ruleset", *columns)
     return lambda flagged: flagged.join(cites, on="ruleset", how="left")

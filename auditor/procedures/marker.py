@@ -11,7 +11,7 @@ import polars as pl
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.input.partition import ROUND_ROW
 from auditor.money import usd
-from auditor.packs.model import RulePack
+from auditor.packs.tables import PackTables
 from auditor.procedures.frames import (
     SHOE_ORDER,
     beside,
@@ -58,7 +58,7 @@ def _marker_uncollected() -> Violation:
     )
     return Violation(
         when=short > pl.col("_tolerance"),
-        citation=pl.col("marker_citation"),
+        citation=pl.col("marker_collected_before_next_shoe_citation"),
         expected=usd(pl.col("_owed")),
         logged=usd(pl.col("_in_time")),
         impact=money(short),
@@ -78,16 +78,12 @@ def _marker_uncollected() -> Violation:
     )
 
 
-def _rounding_steps(packs: Mapping[str, RulePack]) -> pl.DataFrame:
-    rows = [
-        (pack.ruleset, percent, step)
-        for pack in packs.values()
-        for percent, step in pack.commission.rounding_step_cents.value.items()
-    ]
-    return pl.DataFrame(
-        rows,
-        schema={"ruleset": pl.String(), "commission_percent": pl.Int64(), "_step": pl.Int64()},
-        orient="row",
+def _rounding_steps(tables: PackTables) -> pl.DataFrame:
+    """The commission rounding step of each percent a ruleset allows."""
+    return tables.steps.drop_nulls("commission_rounding_step_cents").select(
+        "ruleset",
+        pl.col("percent").cast(pl.Int64).alias("commission_percent"),
+        pl.col("commission_rounding_step_cents").alias("_step"),
     )
 
 
@@ -97,11 +93,11 @@ def marker_frame(
     bound: int,
     options: pl.LazyFrame,
     rules: pl.DataFrame,
-    packs: Mapping[str, RulePack],
+    tables: PackTables,
 ) -> pl.LazyFrame:
     """Per marker shoe, seat and patron: the commission owed and what was collected in
     time (`numbered`: the partition's rounds with their numbers; `bound`: `round_bound`)."""
-    rulesets = rulesets_with(rules, "marker_citation")
+    rulesets = rulesets_with(rules, "marker_collected_before_next_shoe_citation")
     marker_shoes = (
         options.filter(
             (pl.col("commission_collection") == "marker") & pl.col("ruleset").is_in(rulesets)
@@ -112,8 +108,12 @@ def marker_frame(
             pl.col("commission_percent").cast(pl.Int64),
             "commission_rounding",
         )
-        .join(rules.lazy().select("ruleset", "marker_citation"), on="ruleset", how="left")
-        .join(_rounding_steps(packs).lazy(), on=["ruleset", "commission_percent"], how="left")
+        .join(
+            rules.lazy().select("ruleset", "marker_collected_before_next_shoe_citation"),
+            on="ruleset",
+            how="left",
+        )
+        .join(_rounding_steps(tables).lazy(), on=["ruleset", "commission_percent"], how="left")
     )
     shoes = (
         audited["shoes"]

@@ -41,7 +41,7 @@ def _shoe_not_passed() -> Violation:
         when=(pl.col("_prev_outcome") == "player")
         & pl.col("_prev_seat").is_not_null()
         & (pl.col("_seat") == pl.col("_prev_seat")),
-        citation=pl.col("pass_citation"),
+        citation=pl.col("pass_on_banker_loss_citation"),
         expected=pl.format("another seat than {}", pl.col("_prev_seat")),
         logged=pl.format("seat {}", pl.col("_seat")),
         message=pl.format(
@@ -61,7 +61,7 @@ def pass_frame(held: pl.DataFrame, rules: pl.DataFrame) -> pl.LazyFrame:
     """The regular rounds of tables with a mandatory pass, each beside the regular round
     before it in the same shoe (`held`: `frames.holder_rounds`, in dealing order)."""
     seat = pl.coalesce(
-        pl.when(pl.col("pass_seat_column") == column).then(pl.col(column))
+        pl.when(pl.col("pass_on_banker_loss_seat_column") == column).then(pl.col(column))
         for column in SEAT_COLUMNS
     )
     previous = {
@@ -73,12 +73,14 @@ def pass_frame(held: pl.DataFrame, rules: pl.DataFrame) -> pl.LazyFrame:
     }
     # A lookup, not a join: the rounds stay in dealing order.
     seat_column = pl.col("ruleset").replace_strict(
-        rules["ruleset"], rules["pass_seat_column"], default=None
+        rules["ruleset"], rules["pass_on_banker_loss_seat_column"], default=None
     )
     return (
         held.lazy()
-        .with_columns(seat_column.alias("pass_seat_column"))
-        .filter((pl.col("kind") == "regular") & pl.col("pass_seat_column").is_not_null())
+        .with_columns(seat_column.alias("pass_on_banker_loss_seat_column"))
+        .filter(
+            (pl.col("kind") == "regular") & pl.col("pass_on_banker_loss_seat_column").is_not_null()
+        )
         .with_columns(seat.alias("_seat"))
         .with_columns(
             beside(column, within="shoe_id").alias(name) for name, column in previous.items()

@@ -9,37 +9,20 @@ when its pack loads; here only the rows a table supplies.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.findings.table import NO_ID
-from auditor.packs.model import RulePack
+from auditor.packs.tables import PackTables
 
 CHAIR_CHECKS = CheckSet()
 
-_RULES_SCHEMA = {
-    "ruleset": pl.String(),
-    "chairs_citation": pl.String(),
-    "chairs_unique": pl.Boolean(),
-    "chairs_per_seat": pl.Int64(),
-    "chairs_suited": pl.Boolean(),
-}
 
-
-def chair_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+def chair_rules(tables: PackTables) -> pl.DataFrame:
     """Per ruleset with Royal 9: how its chairs' combinations are constrained."""
-    rows = []
-    for pack in packs.values():
-        royal9 = pack.payouts.royal9
-        if royal9 is None:
-            continue
-        chairs = royal9.seat_combinations
-        rows.append(
-            (pack.ruleset, pack.cite(chairs.cite), chairs.unique, chairs.per_seat, chairs.suited)
-        )
-    return pl.DataFrame(rows, schema=_RULES_SCHEMA, orient="row")
+    return tables.rulesets.filter(pl.col("royal9_seat_combinations_citation").is_not_null()).select(
+        "ruleset", pl.col("^royal9_seat_combinations_.*$")
+    )
 
 
 @CHAIR_CHECKS.check(
@@ -63,7 +46,7 @@ def chair_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
 def _chair_combinations() -> Violation:
     return Violation(
         when=pl.col("_problem").is_not_null(),
-        citation=pl.col("chairs_citation"),
+        citation=pl.col("royal9_seat_combinations_citation"),
         expected=pl.col("_expected"),
         logged=pl.col("_problem"),
         message=pl.format("table {}: {}", pl.col("table_id"), pl.col("_problem")),
@@ -74,7 +57,7 @@ def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
     """One row per fault: a combination at several chairs, too many at a chair, a suited
     combination where none may be."""
     repeated = (
-        seats.filter(pl.col("chairs_unique"))
+        seats.filter(pl.col("royal9_seat_combinations_unique"))
         .group_by("table_id", "combo")
         .agg(pl.col("seat").unique().sort().cast(pl.String).alias("_seats"))
         .filter(pl.col("_seats").list.len() > 1)
@@ -86,11 +69,12 @@ def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
             pl.lit("each combination at one chair").alias("_expected"),
         )
     )
+    per_seat = pl.col("royal9_seat_combinations_per_seat")
     crowded = (
-        seats.filter(pl.col("chairs_per_seat").is_not_null())
-        .group_by("table_id", "seat", "chairs_per_seat")
+        seats.filter(per_seat.is_not_null())
+        .group_by("table_id", "seat", per_seat)
         .agg(pl.col("combo").unique().sort().alias("_combos"))
-        .filter(pl.col("_combos").list.len() > pl.col("chairs_per_seat"))
+        .filter(pl.col("_combos").list.len() > per_seat)
         .select(
             "table_id",
             pl.format(
@@ -99,11 +83,11 @@ def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
                 "seat",
                 pl.col("_combos").list.join(", "),
             ).alias("_problem"),
-            pl.format("at most {} per chair", "chairs_per_seat").alias("_expected"),
+            pl.format("at most {} per chair", per_seat).alias("_expected"),
         )
     )
     same_suit = pl.col("combo").str.slice(1, 1) == pl.col("combo").str.slice(3, 1)
-    suited = seats.filter(~pl.col("chairs_suited") & same_suit).select(
+    suited = seats.filter(~pl.col("royal9_seat_combinations_suited") & same_suit).select(
         "table_id",
         pl.format("suited {} at chair {}", "combo", "seat").alias("_problem"),
         pl.lit("a face card and a nine of different suits").alias("_expected"),
@@ -112,7 +96,7 @@ def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def chair_findings(
-    seats: pl.LazyFrame | None, tables: pl.LazyFrame, packs: Mapping[str, RulePack]
+    seats: pl.LazyFrame | None, tables: pl.LazyFrame, form: PackTables
 ) -> list[pl.LazyFrame]:
     """Findings about the chairs' combinations of tables offering Royal 9 (`table_id`)."""
     if seats is None:
@@ -121,7 +105,7 @@ def chair_findings(
         tables.filter(pl.col("royal9_paytable").is_not_null())
         .select("table_id", "ruleset")
         .unique()
-        .join(chair_rules(packs).lazy(), on="ruleset", how="inner")
+        .join(chair_rules(form).lazy(), on="ruleset", how="inner")
     )
     problems = _problems(seats.select("table_id", "seat", "combo").join(offering, on="table_id"))
     frame = problems.join(offering, on="table_id", how="inner")

@@ -1,7 +1,7 @@
 """Shoe checks (SHO001-SHO008): decks, burn, cut and cover-card placement, one row per shoe.
 
 `shoe_frame` puts each shoe beside the options in force when it opened, its ruleset's
-limits (a small table from the packs keyed by ruleset and automated shuffler: no check
+limits (from the packs' table form, keyed by ruleset and automated shuffler: no check
 names a ruleset), the previous shoe of its table, its card sequence's summary and the
 rounds folded per shoe (`cards.shoe_rounds`). The frame is collected once and
 read by these checks and by the card checks.
@@ -9,99 +9,74 @@ read by these checks and by the card checks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
-from auditor.packs.model import RulePack
+from auditor.packs.tables import PackTables
 from auditor.procedures.frames import SHOE_ORDER, beside, ids
 
 CARDS_PER_DECK = 52
 CARD_CHARS = 2  # a card is rank then suit (contract)
 
-_RULES_SCHEMA = {
-    "ruleset": pl.String(),
-    "automated_shuffler": pl.Boolean(),
-    "decks_min": pl.Int32(),
-    "decks_max": pl.Int32(),
-    "decks_citation": pl.String(),
-    "table_decks_citation": pl.String(),
-    "batches_citation": pl.String(),
-    "royal9_decks": pl.List(pl.Int32()),
-    "royal9_citation": pl.String(),
-    "cut_margin": pl.Int32(),
-    "cut_citation": pl.String(),
-    "cover_min": pl.Int32(),
-    "cover_citation": pl.String(),
-    "burn_citation": pl.String(),
-    "order_citation": pl.String(),
-    "cover_flag_citation": pl.String(),
-}
 
-
-def shoe_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
-    """One row per (ruleset, automated_shuffler): the shoe limits of the pack, with citations.
+def shoe_rules(tables: PackTables) -> pl.DataFrame:
+    """One row per (ruleset, automated_shuffler): the packs' table form with the decks a
+    dealing shoe may hold (`shoe_decks_*`, and `shoe_batches_citation` where the batches
+    halve them).
 
     With an automated shuffler whose two batches must be equal, each dealing shoe holds
     half of the permitted total (Mini Baccarat's .03B, INDEX Ambiguity 16).
     """
-    rows = []
-    for pack in packs.values():
-        limits, cite = pack.limits, pack.cite
-        shuffler = limits.automated_shuffler
-        royal9 = limits.royal9
-        burn = pack.procedure("burn")
-        order = pack.procedure("deal_order")
-        last_hand = pack.procedure("last_hand_after_cover")
-        for automated in (False, True):
-            halves = automated and shuffler.two_batches and shuffler.equal_batches
-            total = shuffler.total_decks
-            if halves and total is not None:
-                low = None if total.min is None else -(-total.min // 2)
-                high = None if total.max is None else total.max // 2
-                decks_cite = total.cite
-            else:
-                low, high, decks_cite = limits.decks.min, limits.decks.max, limits.decks.cite
-            rows.append(
-                {
-                    "ruleset": pack.ruleset,
-                    "automated_shuffler": automated,
-                    "decks_min": low,
-                    "decks_max": high,
-                    "decks_citation": cite(decks_cite),
-                    "table_decks_citation": cite(limits.decks.cite),
-                    "batches_citation": cite(shuffler.cite) if halves else None,
-                    "royal9_decks": None if royal9 is None else list(royal9.decks),
-                    "royal9_citation": None if royal9 is None else cite(royal9.cite),
-                    "cut_margin": limits.cut_min_from_either_end.value,
-                    "cut_citation": cite(limits.cut_min_from_either_end.cite),
-                    "cover_min": limits.cover_min_from_back.value,
-                    "cover_citation": cite(limits.cover_min_from_back.cite),
-                    "burn_citation": None if burn is None else cite(burn.cite),
-                    "order_citation": None if order is None else cite(order.cite),
-                    "cover_flag_citation": None if last_hand is None else cite(last_hand.cite),
-                }
+    columns = (
+        "decks_citation",
+        "royal9_limits_decks",
+        "royal9_limits_citation",
+        "cut_min_from_either_end",
+        "cut_citation",
+        "cover_card_min_from_back",
+        "cover_card_citation",
+        "burn_citation",
+        "deal_order_citation",
+        "last_hand_after_cover_citation",
+    )
+    total = "automated_shuffler_total_decks"
+    frames = []
+    for automated in (False, True):
+        halves = (
+            pl.lit(automated)
+            & pl.col("automated_shuffler_two_batches")
+            & pl.col("automated_shuffler_equal_batches")
+        )
+        halved = halves & pl.col(f"{total}_citation").is_not_null()
+        frames.append(
+            tables.rulesets.select(
+                "ruleset",
+                pl.lit(automated).alias("automated_shuffler"),
+                pl.when(halved)
+                .then((pl.col(f"{total}_min") + 1) // 2)
+                .otherwise(pl.col("decks_min"))
+                .alias("shoe_decks_min"),
+                pl.when(halved)
+                .then(pl.col(f"{total}_max") // 2)
+                .otherwise(pl.col("decks_max"))
+                .alias("shoe_decks_max"),
+                pl.when(halved)
+                .then(pl.col(f"{total}_citation"))
+                .otherwise(pl.col("decks_citation"))
+                .alias("shoe_decks_citation"),
+                pl.when(halves)
+                .then(pl.col("automated_shuffler_citation"))
+                .alias("shoe_batches_citation"),
+                *columns,
             )
-    return pl.DataFrame(rows, schema=_RULES_SCHEMA)
+        )
+    return pl.concat(frames)
 
 
-def burn_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+def burn_rules(tables: PackTables) -> pl.DataFrame:
     """(ruleset, rank of the burn card) -> cards burned after it, with the citation."""
-    rows = [
-        (pack.ruleset, rank, value.value, pack.cite(value.cite))
-        for pack in packs.values()
-        for rank, value in pack.burn_values.items()
-    ]
-    return pl.DataFrame(
-        rows,
-        schema={
-            "ruleset": pl.String(),
-            "burn_rank": pl.String(),
-            "burn_value": pl.Int32(),
-            "burn_value_citation": pl.String(),
-        },
-        orient="row",
+    return tables.ranks.select(
+        "ruleset", pl.col("rank").alias("burn_rank"), "burn_value", "burn_value_citation"
     )
 
 
@@ -138,7 +113,7 @@ def shoe_frame(
     sequences: pl.LazyFrame,
     options: pl.LazyFrame,
     folded: pl.LazyFrame,
-    packs: Mapping[str, RulePack],
+    tables: PackTables,
 ) -> pl.LazyFrame:
     """One row per shoe: its log and sequence (`shoe_sequences`), the options and pack
     limits in force, the folded rounds (`cards.shoe_rounds`)."""
@@ -151,9 +126,9 @@ def shoe_frame(
     )
     framed = (
         sequences.join(opts, on="shoe_id", how="inner")
-        .join(shoe_rules(packs).lazy(), on=["ruleset", "automated_shuffler"], how="left")
+        .join(shoe_rules(tables).lazy(), on=["ruleset", "automated_shuffler"], how="left")
         .with_columns(pl.col("burn_card").str.head(1).alias("burn_rank"))
-        .join(burn_rules(packs).lazy(), on=["ruleset", "burn_rank"], how="left")
+        .join(burn_rules(tables).lazy(), on=["ruleset", "burn_rank"], how="left")
         .join(folded, on="shoe_id", how="left")
         .sort(*SHOE_ORDER)
     )
@@ -195,14 +170,14 @@ def _range_words(low: pl.Expr, high: pl.Expr, unit: str) -> pl.Expr:
 
 
 def _decks_in_range() -> pl.Expr:
-    return _within(pl.col("decks"), pl.col("decks_min"), pl.col("decks_max"))
+    return _within(pl.col("decks"), pl.col("shoe_decks_min"), pl.col("shoe_decks_max"))
 
 
 def _royal9_decks_ok() -> pl.Expr:
     return (
         pl.col("royal9_paytable").is_null()
-        | pl.col("royal9_decks").is_null()
-        | pl.col("royal9_decks").list.contains(pl.col("decks"))
+        | pl.col("royal9_limits_decks").is_null()
+        | pl.col("royal9_limits_decks").list.contains(pl.col("decks"))
     )
 
 
@@ -226,13 +201,13 @@ def _royal9_decks_ok() -> pl.Expr:
 def _decks_out_of_range() -> Violation:
     return Violation(
         when=~_decks_in_range(),
-        citation=pl.col("decks_citation"),
-        expected=_range_words(pl.col("decks_min"), pl.col("decks_max"), "decks"),
+        citation=pl.col("shoe_decks_citation"),
+        expected=_range_words(pl.col("shoe_decks_min"), pl.col("shoe_decks_max"), "decks"),
         logged=pl.format("{} decks", pl.col("decks")),
         message=pl.format(
             "shoe holds {} decks; {} permitted",
             pl.col("decks"),
-            _range_words(pl.col("decks_min"), pl.col("decks_max"), "decks"),
+            _range_words(pl.col("shoe_decks_min"), pl.col("shoe_decks_max"), "decks"),
         ),
     )
 
@@ -253,10 +228,10 @@ def _decks_out_of_range() -> Violation:
     )
 )
 def _royal9_decks_wrong() -> Violation:
-    allowed = pl.col("royal9_decks").cast(pl.List(pl.String)).list.join(" or ")
+    allowed = pl.col("royal9_limits_decks").cast(pl.List(pl.String)).list.join(" or ")
     return Violation(
         when=_decks_in_range() & ~_royal9_decks_ok(),
-        citation=pl.col("royal9_citation"),
+        citation=pl.col("royal9_limits_citation"),
         expected=pl.format("{} decks", allowed),
         logged=pl.format("{} decks", pl.col("decks")),
         message=pl.format(
@@ -289,7 +264,7 @@ def _decks_differ_from_table() -> Violation:
         when=_decks_in_range()
         & _royal9_decks_ok()
         & pl.col("decks").ne_missing(pl.col("table_decks")),
-        citation=pl.col("table_decks_citation"),
+        citation=pl.col("decks_citation"),
         expected=pl.format("{} decks", pl.col("table_decks")),
         logged=pl.format("{} decks", pl.col("decks")),
         message=pl.format(
@@ -322,11 +297,11 @@ def _shuffler_batches_unequal() -> Violation:
         pl.col("prev_decks") == pl.col("prev_table_decks")
     )
     return Violation(
-        when=pl.col("batches_citation").is_not_null()
+        when=pl.col("shoe_batches_citation").is_not_null()
         & both
         & matched
         & (pl.col("decks") != pl.col("prev_decks")),
-        citation=pl.col("batches_citation"),
+        citation=pl.col("shoe_batches_citation"),
         expected=pl.format("{} decks", pl.col("prev_decks")),
         logged=pl.format("{} decks", pl.col("decks")),
         message=pl.format(
@@ -416,7 +391,7 @@ def _burn_card_not_first() -> Violation:
     )
 )
 def _cut_too_shallow() -> Violation:
-    cut, margin = pl.col("cut_index"), pl.col("cut_margin")
+    cut, margin = pl.col("cut_index"), pl.col("cut_min_from_either_end")
     cards = pl.col("decks") * CARDS_PER_DECK
     from_bottom = cards - cut
     return Violation(
@@ -454,10 +429,10 @@ def _cut_too_shallow() -> Violation:
     )
 )
 def _cover_card_too_close() -> Violation:
-    cover, least = pl.col("cover_from_back"), pl.col("cover_min")
+    cover, least = pl.col("cover_from_back"), pl.col("cover_card_min_from_back")
     return Violation(
         when=cover.is_not_null() & least.is_not_null() & (cover < least),
-        citation=pl.col("cover_citation"),
+        citation=pl.col("cover_card_citation"),
         expected=pl.format("at least {}", least),
         logged=cover.cast(pl.String),
         message=pl.format("cover card {} cards from the back; at least {} required", cover, least),

@@ -3,12 +3,9 @@ which the cover card appeared (INDEX Ambiguity 10), and no round after a void ro
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
-from auditor.packs.model import RulePack
 from auditor.procedures.frames import (
     counted_hand_keys,
 )
@@ -55,18 +52,19 @@ def _ordinal(n: pl.Expr) -> pl.Expr:
 )
 def _hand_after_last_hand() -> Violation:
     dealt = pl.col("after_cover_nos").list.len()
+    hands_after = pl.col("last_hand_after_cover_hands_after")
     return Violation(
-        when=dealt > pl.col("hands_after"),
-        citation=pl.col("last_hand_citation"),
-        expected=pl.format("{} hand(s) after round {}", pl.col("hands_after"), "first_cover_no"),
+        when=dealt > hands_after,
+        citation=pl.col("last_hand_after_cover_citation"),
+        expected=pl.format("{} hand(s) after round {}", hands_after, "first_cover_no"),
         logged=pl.format("{} hands", dealt),
         message=pl.format(
             "the cover card came out in round {}; round {} is the {} hand after it, and only "
             "{} more may be dealt ({} hands dealt after it)",
             pl.col("first_cover_no"),
-            pl.col("after_cover_nos").list.get(pl.col("hands_after"), null_on_oob=True),
-            _ordinal(pl.col("hands_after") + 1),
-            pl.col("hands_after"),
+            pl.col("after_cover_nos").list.get(hands_after, null_on_oob=True),
+            _ordinal(hands_after + 1),
+            hands_after,
             dealt,
         ),
     )
@@ -92,7 +90,7 @@ def _hand_after_last_hand() -> Violation:
 def _round_after_void() -> Violation:
     return Violation(
         when=pl.col("after_void_count") > 0,
-        citation=pl.col("void_citation"),
+        citation=pl.col("void_ends_shoe_citation"),
         expected=pl.format("no round after round {}", pl.col("first_void_no")),
         logged=pl.format("{} round(s) after it", pl.col("after_void_count")),
         message=pl.format(
@@ -127,7 +125,7 @@ def _round_after_void() -> Violation:
 def _void_with_cards_left() -> Violation:
     return Violation(
         when=pl.col("_cards_left") > 0,
-        citation=pl.col("void_citation"),
+        citation=pl.col("void_ends_shoe_citation"),
         expected=pl.lit("void only when the shoe runs out of cards"),
         logged=pl.format("{} card(s) left in the shoe", pl.col("_cards_left")),
         message=pl.format(
@@ -140,9 +138,7 @@ def _void_with_cards_left() -> Violation:
     )
 
 
-def after_cover(
-    rounds: pl.LazyFrame, per_shoe: pl.LazyFrame, packs: Mapping[str, RulePack]
-) -> pl.LazyFrame:
+def after_cover(rounds: pl.LazyFrame, per_shoe: pl.LazyFrame, rules: pl.DataFrame) -> pl.LazyFrame:
     """Per shoe, the hands (the kinds the pack counts) dealt after the round in which the
     cover card appeared. The rounds after it are those logged with `cover_card_drawn`
     ("the cover card appeared before or during this round"); a reader shoe whose flag
@@ -162,12 +158,12 @@ def after_cover(
         )
     )
     columns = ("_after_round_no", "_after_round_id", "_after_kind")
-    counted = pl.concat_str("ruleset", "_after_kind", separator="|").is_in(counted_hand_keys(packs))
-    keys = ("table_id", "shoe_id", "ruleset", "first_cover_no", "hands_after")
+    counted = pl.concat_str("ruleset", "_after_kind", separator="|").is_in(counted_hand_keys(rules))
+    keys = ("table_id", "shoe_id", "ruleset", "first_cover_no", "last_hand_after_cover_hands_after")
     return (
         covered.join(
-            per_shoe.filter(pl.col("hands_after").is_not_null()).select(
-                "shoe_id", "table_id", "ruleset", "hands_after"
+            per_shoe.filter(pl.col("last_hand_after_cover_hands_after").is_not_null()).select(
+                "shoe_id", "table_id", "ruleset", "last_hand_after_cover_hands_after"
             ),
             on="shoe_id",
             how="inner",

@@ -9,7 +9,8 @@ Each check is a query over a whole frame; nothing loops over shoes or rounds. Se
 rules (a pass after a loss, a stake against the previous one, who may call Suivi) sort
 the rounds of each table into dealing order once and read the previous row with `shift`,
 guarded by "same table". The pack of each round's ruleset is joined as a small table
-(`frames.procedure_rules`): a ruleset without the procedure has nulls there.
+(the packs' table form as its rules are in force, `PackTables.rulesets_in_force`): a
+ruleset without the procedure, or that switches it off, has nulls there.
 
 A few intermediate frames are collected as the stage is built, each once, in two waves
 of independent frames: the rounds of curator and Bank tables in dealing order with the
@@ -30,6 +31,7 @@ import polars as pl
 from auditor.findings.table import FINDINGS_SCHEMA, SORT_KEY
 from auditor.input.partition import ROUND_ROW
 from auditor.packs.model import RulePack
+from auditor.packs.tables import pack_tables
 from auditor.procedures.bank import (
     BANK_ROUND_CHECKS,
     BANK_WAGER_CHECKS,
@@ -56,10 +58,10 @@ from auditor.procedures.discards import DISCARD_CHECKS, discard_findings
 from auditor.procedures.frames import (
     citations,
     holder_rounds,
+    holder_words,
     ids,
     in_deal_order,
     materialize,
-    procedure_rules,
     round_bound,
 )
 from auditor.procedures.marker import MARKER_CHECKS, marker_frame
@@ -80,7 +82,6 @@ from auditor.procedures.table import (
     collection_findings,
     holder_findings,
     table_findings,
-    table_rules,
 )
 
 
@@ -96,8 +97,8 @@ def procedure_findings(
     result of the curator and Bank tables' rounds (`frames.holder_rounds`), and
     rounds and wagers are joined on `partition.ROUND_ROW`.
     """
-    rules = procedure_rules(packs)
-    table_limits = table_rules(packs)
+    tables = pack_tables(packs)
+    rules = tables.rulesets_in_force()
     shoes, rounds, wagers = audited["shoes"], audited["rounds"], audited["wagers"]
     # Wagers find their round by its number among the partition's rounds.
     numbered = replayed.select(ROUND_ROW, "shoe_id", "ruleset", "banker_seat").collect()
@@ -106,55 +107,70 @@ def procedure_findings(
     # shoe frame (the shoes' card sequences, the rounds folded per shoe) beside the Bank's
     # rounds.
     held, in_rounds = materialize(
-        holder_rounds(replayed, shoes, rules, "pass_citation", "stake_citation"),
+        holder_rounds(
+            replayed, shoes, rules, "pass_on_banker_loss_citation", "bank_stake_citation"
+        ),
         bank_wagers(numbered, wagers, rules, bound),
     )
     held = in_deal_order(held)
     frame, per_round = materialize(
-        shoe_frame(shoe_sequences(shoes), options, shoe_rounds(rounds), packs),
-        bank_rounds(held, in_rounds.lazy(), rules, packs, bound),
+        shoe_frame(shoe_sequences(shoes), options, shoe_rounds(rounds), tables),
+        bank_rounds(held, in_rounds.lazy(), rules, bound),
     )
     per_shoe = (
         options.select("shoe_id", "ruleset")
         .join(shoes.select("shoe_id", "table_id"), on="shoe_id", how="inner")
-        .join(rules.lazy().select("ruleset", "hands_after", "void_citation"), on="ruleset")
-        .with_columns(pl.col("void_citation").is_not_null().alias("void_ends_shoe"))
-        .drop("void_citation")
+        .join(
+            rules.lazy().select(
+                "ruleset", "last_hand_after_cover_hands_after", "void_ends_shoe_citation"
+            ),
+            on="ruleset",
+        )
+        .with_columns(pl.col("void_ends_shoe_citation").is_not_null().alias("void_ends_shoe"))
+        .drop("void_ends_shoe_citation")
     )
     frames = [
         *shoe_findings(frame),
         *card_findings(frame, shoes, rounds),
         LAST_HAND_CHECKS.emit(
-            after_cover(rounds, per_shoe, packs),
-            ids(pl.col("after_cover_ids").list.get(pl.col("hands_after"), null_on_oob=True)),
-            citations(rules, "last_hand_citation"),
+            after_cover(rounds, per_shoe, rules),
+            ids(
+                pl.col("after_cover_ids").list.get(
+                    pl.col("last_hand_after_cover_hands_after"), null_on_oob=True
+                )
+            ),
+            citations(rules, "last_hand_after_cover_citation"),
         ),
         PASS_CHECKS.emit(
             pass_frame(held, rules),
             ids(pl.col("round_id")),
-            citations(rules, "pass_citation", "holder"),
+            citations(rules, "pass_on_banker_loss_citation", holder_words().alias("holder")),
         ),
         *bank_findings(in_rounds.lazy(), per_round, rules),
-        call_findings(in_rounds.lazy(), per_round, packs),
-        banker_wager_findings(held, in_rounds.lazy(), rules, packs),
+        call_findings(in_rounds.lazy(), per_round, tables),
+        banker_wager_findings(held, in_rounds.lazy(), rules, tables),
         bid_findings(per_round, rules),
-        MARKER_CHECKS.emit(marker_frame(audited, numbered, bound, options, rules, packs), ids()),
-        table_findings(audited["tables"], table_limits),
-        holder_findings(rounds, options, table_limits),
-        *collection_findings(audited.get("commission_collections"), options, table_limits),
-        *chair_findings(audited.get("royal9_seats"), audited["tables"], packs),
-        discard_findings(rounds, options, packs),
+        MARKER_CHECKS.emit(marker_frame(audited, numbered, bound, options, rules, tables), ids()),
+        table_findings(audited["tables"], rules),
+        holder_findings(rounds, options, rules),
+        *collection_findings(audited.get("commission_collections"), options, rules),
+        *chair_findings(audited.get("royal9_seats"), audited["tables"], tables),
+        discard_findings(rounds, options, tables),
     ]
     dealt_after_void = after_void(rounds, per_shoe, frame)
     if dealt_after_void is not None:
         frames.append(
             VOID_CHECKS.emit(
-                dealt_after_void, ids(pl.col("after_void_id")), citations(rules, "void_citation")
+                dealt_after_void,
+                ids(pl.col("after_void_id")),
+                citations(rules, "void_ends_shoe_citation"),
             )
         )
         frames.append(
             VOID_CARDS_CHECKS.emit(
-                dealt_after_void, ids(pl.col("void_id")), citations(rules, "void_citation")
+                dealt_after_void,
+                ids(pl.col("void_id")),
+                citations(rules, "void_ends_shoe_citation"),
             )
         )
     # Several findings of one rule may name the same shoe (one per seat and patron): the

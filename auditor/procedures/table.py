@@ -8,12 +8,10 @@ a seat holding the shoe that the table does not have or that the game does not g
 seat, a Free Hand where the table or the ruleset allows none, and a regular round
 without "no more bets" announced before the cards. A shoe finding: commission
 collections logged for a shoe of a table that does not collect by marker. Every limit
-comes from the packs (`table_rules`).
+comes from the packs' table form (`PackTables.rulesets_in_force`).
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 import polars as pl
 
@@ -21,65 +19,12 @@ from auditor.contract import MINUTE_TEXT, MOMENT_TEXT
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.findings.table import NO_ID
 from auditor.money import usd
-from auditor.packs.model import SEAT_COLUMNS, RulePack
+from auditor.packs.model import SEAT_COLUMNS
 from auditor.procedures.frames import cents, ids
 
 TABLE_CHECKS = CheckSet()
 HOLDER_CHECKS = CheckSet()
 COLLECTION_CHECKS = CheckSet()
-
-_RULES_SCHEMA = {
-    "ruleset": pl.String(),
-    "seats_min": pl.Int32(),
-    "seats_max": pl.Int32(),
-    "seats_citation": pl.String(),
-    "royal9_seats": pl.List(pl.Int32()),
-    "royal9_citation": pl.String(),
-    "collection_modes": pl.List(pl.String()),
-    "collection_citation": pl.String(),
-    "seat_column": pl.String(),
-    "deals_citation": pl.String(),
-    "free_hands_citation": pl.String(),
-    "no_free_hands_citation": pl.String(),
-    "no_more_bets_citation": pl.String(),
-}
-
-
-def table_rules(packs: Mapping[str, RulePack]) -> pl.DataFrame:
-    """One row per ruleset: the seats, Royal 9 seats, collection modes, who deals and
-    whether it has Free Hands, each with its citation (null where the ruleset is silent)."""
-    rows = []
-    for pack in packs.values():
-        seats, royal9 = pack.limits.seats, pack.limits.royal9
-        deals, free = pack.procedure("deals"), pack.procedure("free_hands")
-        collection = pack.commission.collection
-        rows.append(
-            {
-                "ruleset": pack.ruleset,
-                "seats_min": seats.min if seats else None,
-                "seats_max": seats.max if seats else None,
-                "seats_citation": pack.cite(seats.cite) if seats else None,
-                "royal9_seats": list(royal9.seats) if royal9 and royal9.seats else None,
-                "royal9_citation": pack.cite(royal9.cite) if royal9 else None,
-                "collection_modes": list(collection.value),
-                "collection_citation": pack.cite(collection.cite),
-                "seat_column": deals["seat_column"] if deals else None,
-                "deals_citation": pack.cite(deals.cite) if deals else None,
-                "free_hands_citation": pack.cite(free.cite) if free and free["value"] else None,
-                # Where the ruleset has no Free Hand, a free round is no round its permissible
-                # wagers can be placed on (as WAG005 cites for a wager on one).
-                "no_free_hands_citation": pack.cite(pack.bets_cite),
-                "no_more_bets_citation": _cite_if_on(pack, "no_more_bets_announced"),
-            }
-        )
-    return pl.DataFrame(rows, schema=_RULES_SCHEMA)
-
-
-def _cite_if_on(pack: RulePack, procedure: str) -> str | None:
-    """The procedure's citation where the pack switches it on, else null."""
-    rule = pack.procedure(procedure)
-    return pack.cite(rule.cite) if rule is not None and rule["value"] else None
-
 
 # ---- the table's options ----------------------------------------------------------------
 
@@ -137,12 +82,12 @@ def _table_seats_out_of_range() -> Violation:
     )
 )
 def _royal9_table_seats() -> Violation:
-    allowed = pl.col("royal9_seats")
+    allowed = pl.col("royal9_limits_seats")
     return Violation(
         when=pl.col("royal9_paytable").is_not_null()
         & allowed.is_not_null()
         & ~allowed.list.contains(pl.col("seats").cast(pl.Int32)),
-        citation=pl.col("royal9_citation"),
+        citation=pl.col("royal9_limits_citation"),
         expected=pl.format("{} seats", allowed.cast(pl.List(pl.String)).list.join(" or ")),
         logged=pl.format("{} seats", pl.col("seats")),
         message=pl.format(
@@ -171,10 +116,10 @@ def _royal9_table_seats() -> Violation:
     )
 )
 def _collection_not_allowed() -> Violation:
-    modes = pl.col("collection_modes")
+    modes = pl.col("commission_collection_modes")
     return Violation(
         when=~modes.list.contains(pl.col("commission_collection")),
-        citation=pl.col("collection_citation"),
+        citation=pl.col("commission_collection_citation"),
         expected=modes.list.join(" or "),
         logged=pl.col("commission_collection"),
         message=pl.format(
@@ -189,7 +134,20 @@ def _collection_not_allowed() -> Violation:
 
 def table_findings(tables: pl.LazyFrame, rules: pl.DataFrame) -> pl.LazyFrame:
     """Findings about the tables' own options (`table_id` only)."""
-    frame = tables.join(rules.lazy(), on="ruleset", how="left")
+    frame = tables.join(
+        rules.lazy().select(
+            "ruleset",
+            "seats_min",
+            "seats_max",
+            "seats_citation",
+            "royal9_limits_seats",
+            "royal9_limits_citation",
+            "commission_collection_modes",
+            "commission_collection_citation",
+        ),
+        on="ruleset",
+        how="left",
+    )
     return TABLE_CHECKS.emit(
         frame,
         {"table_id": pl.col("table_id"), "shoe_id": NO_ID, "round_id": NO_ID, "wager_id": NO_ID},
@@ -202,14 +160,15 @@ def table_findings(tables: pl.LazyFrame, rules: pl.DataFrame) -> pl.LazyFrame:
 def _holder_seat() -> pl.Expr:
     """The seat of the ruleset's holder column (`deals.seat_column`), null where none."""
     return pl.coalesce(
-        pl.when(pl.col("seat_column") == column).then(pl.col(column)) for column in SEAT_COLUMNS
+        pl.when(pl.col("deals_seat_column") == column).then(pl.col(column))
+        for column in SEAT_COLUMNS
     )
 
 
 def _foreign_holder() -> pl.Expr:
     """A holder column the ruleset does not use, when it holds a seat: its name."""
     return pl.coalesce(
-        pl.when(pl.col(column).is_not_null() & pl.col("seat_column").ne_missing(column)).then(
+        pl.when(pl.col(column).is_not_null() & pl.col("deals_seat_column").ne_missing(column)).then(
             pl.lit(column)
         )
         for column in SEAT_COLUMNS
@@ -238,12 +197,12 @@ def _holder_seat_out_of_range() -> Violation:
         when=_holder_seat().cast(pl.Int32) > pl.col("seats").cast(pl.Int32),
         citation=pl.coalesce("seats_citation", "deals_citation"),
         expected=pl.format("seat 1-{}", pl.col("seats")),
-        logged=pl.format("{} {}", pl.col("seat_column"), _holder_seat()),
+        logged=pl.format("{} {}", pl.col("deals_seat_column"), _holder_seat()),
         message=pl.format(
             "round {} of shoe {}: {} {} at a table of {} seats",
             pl.col("round_no"),
             pl.col("shoe_id"),
-            pl.col("seat_column"),
+            pl.col("deals_seat_column"),
             _holder_seat(),
             pl.col("seats"),
         ),
@@ -270,9 +229,9 @@ def _holder_not_of_the_game() -> Violation:
     return Violation(
         when=_foreign_holder().is_not_null(),
         citation=pl.col("deals_citation"),
-        expected=pl.when(pl.col("seat_column").is_null())
+        expected=pl.when(pl.col("deals_seat_column").is_null())
         .then(pl.lit("the dealer deals: no seat holds the shoe"))
-        .otherwise(pl.format("only {}", pl.col("seat_column"))),
+        .otherwise(pl.format("only {}", pl.col("deals_seat_column"))),
         logged=pl.format("{} {}", _foreign_holder(), pl.col("_foreign_seat")),
         message=pl.format(
             "round {} of shoe {} ({}) logged {} {}",
@@ -305,7 +264,7 @@ def _free_hand_not_allowed() -> Violation:
     allowed = pl.col("free_hands_citation").is_not_null() & pl.col("free_hands")
     return Violation(
         when=(pl.col("kind") == "free") & ~allowed.fill_null(False),
-        citation=pl.coalesce("free_hands_citation", "no_free_hands_citation"),
+        citation=pl.coalesce("free_hands_citation", "bets_citation"),
         expected=pl.when(pl.col("free_hands_citation").is_null())
         .then(pl.lit("no Free Hand in this ruleset"))
         .otherwise(pl.lit("no Free Hand: the table's options do not allow it")),
@@ -342,10 +301,10 @@ def _no_more_bets_not_announced() -> Violation:
     announced, dealt = pl.col("no_more_bets_at"), pl.col("dealt_at")
     time = MOMENT_TEXT
     return Violation(
-        when=pl.col("no_more_bets_citation").is_not_null()
+        when=pl.col("no_more_bets_announced_citation").is_not_null()
         & (pl.col("kind") == "regular")
         & (announced.is_null() | (announced > dealt)),
-        citation=pl.col("no_more_bets_citation"),
+        citation=pl.col("no_more_bets_announced_citation"),
         expected=pl.format('"no more bets" by {}', dealt.dt.strftime(time)),
         logged=pl.when(announced.is_null())
         .then(pl.lit("not announced"))
@@ -367,7 +326,7 @@ def holder_findings(
 ) -> pl.LazyFrame:
     """Findings about who holds the shoe, Free Hands and "no more bets" (`round_id` set)."""
     foreign_seat = pl.coalesce(
-        pl.when(pl.col("seat_column").ne_missing(column)).then(pl.col(column))
+        pl.when(pl.col("deals_seat_column").ne_missing(column)).then(pl.col(column))
         for column in SEAT_COLUMNS
     )
     frame = (
@@ -382,7 +341,19 @@ def holder_findings(
             *SEAT_COLUMNS,
         )
         .join(options.select("shoe_id", "ruleset", "seats", "free_hands"), on="shoe_id")
-        .join(rules.lazy(), on="ruleset", how="left")
+        .join(
+            rules.lazy().select(
+                "ruleset",
+                "seats_citation",
+                "deals_seat_column",
+                "deals_citation",
+                "free_hands_citation",
+                "bets_citation",
+                "no_more_bets_announced_citation",
+            ),
+            on="ruleset",
+            how="left",
+        )
         .with_columns(foreign_seat.alias("_foreign_seat"))
     )
     return HOLDER_CHECKS.emit(frame, ids(pl.col("round_id")))
@@ -411,7 +382,7 @@ def holder_findings(
 def _collection_without_marker() -> Violation:
     return Violation(
         when=pl.col("commission_collection") != "marker",
-        citation=pl.col("collection_citation"),
+        citation=pl.col("commission_collection_citation"),
         expected=pl.lit("no marker collection: commission taken at payout"),
         logged=pl.format("{} collected", usd(pl.col("_amount"))),
         message=pl.format(
@@ -434,7 +405,11 @@ def collection_findings(
     frame = (
         collections.select("shoe_id", "seat", "patron_id", cents("amount").alias("_amount"))
         .join(options.select("shoe_id", "ruleset", "commission_collection"), on="shoe_id")
-        .join(rules.lazy().select("ruleset", "collection_citation"), on="ruleset", how="left")
+        .join(
+            rules.lazy().select("ruleset", "commission_collection_citation"),
+            on="ruleset",
+            how="left",
+        )
         .with_columns(pl.lit(None, dtype=pl.String).alias("table_id"))
     )
     return [COLLECTION_CHECKS.emit(frame, ids())]

@@ -14,28 +14,33 @@ import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.money import usd
+from auditor.packs.tables import PackTables
 from auditor.settlement.correct import WIN
-from auditor.settlement.terms import SAME_RESULT, Terms, dollars, stake_words
+from auditor.settlement.terms import SAME_RESULT, dollars, stake_words
 
 COMMISSION_CHECKS = CheckSet()
 commission_check = COMMISSION_CHECKS.check
 
 
-def commission_enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+def commission_enrich(flagged: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
     """Citations and reasons for the COM messages, for the flagged rows only."""
-    ez_free = pl.col("ez_baccarat") & terms.r("none_at_ez") & terms.rb("commission_bet")
-    exempt = terms.rb("exempt_cite")
+    ez_free = (
+        pl.col("ez_baccarat")
+        & tables.r("commission_none_at_ez_value")
+        & tables.rb("commission_bets_listed")
+    )
+    exempt = tables.rb("commission_exempt_citation")
     won = pl.col("_due") == WIN
     return flagged.with_columns(
         pl.when(pl.col("commission_rounding"))
-        .then(terms.r("rounding_cite"))
-        .otherwise(terms.r("percents_cite"))
+        .then(tables.r("commission_rounding_citation"))
+        .otherwise(tables.r("commission_percents_citation"))
         .alias("_commission_cite"),
         pl.when(won & exempt.is_not_null())
         .then(exempt)
         .when(won & ez_free)
-        .then(terms.r("none_at_ez_cite"))
-        .otherwise(terms.r("commission_bets_cite"))
+        .then(tables.r("commission_none_at_ez_citation"))
+        .otherwise(tables.r("commission_bets_citation"))
         .alias("_no_commission_cite"),
         pl.when(~won)
         .then(pl.lit("a wager that does not win owes no commission"))

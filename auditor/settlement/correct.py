@@ -43,10 +43,11 @@ import polars as pl
 from auditor.codes import code
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
 from auditor.packs.model import RulePack
+from auditor.packs.tables import PackTables, pack_tables
 from auditor.replay.decisions import event_exprs
 from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
 from auditor.settlement.royal9 import royal9_hands, royal9_lines
-from auditor.settlement.terms import NATURAL_KEY, NB, PERCENTS, Terms, build_terms, cents, is_bet
+from auditor.settlement.terms import cents, is_bet
 
 # Results are Int8 codes in the frame (strings cost more than the settlement itself).
 WIN, LOSE, PUSH = (code(r, RESULTS) for r in ("win", "lose", "push"))
@@ -72,7 +73,10 @@ def code(column: str, values: tuple[str, ...]) -> pl.Expr:
 
 
 def round_terms(
-    replayed: pl.LazyFrame, options: pl.LazyFrame, terms: Terms, packs: Mapping[str, RulePack]
+    replayed: pl.LazyFrame,
+    options: pl.LazyFrame,
+    tables: PackTables,
+    packs: Mapping[str, RulePack],
 ) -> pl.LazyFrame:
     """Per round, what settlement needs, as small numbers: each wager joins this once.
 
@@ -88,7 +92,7 @@ def round_terms(
     player_natural = pl.col("player_natural").fill_null(False)
     banker_natural = pl.col("banker_natural").fill_null(False)
     drawn = (
-        terms.r("natural_drawn_two")
+        tables.r("natural_drawn_two")
         & (
             (player_natural & (pl.col("player_count") >= 3))
             | (banker_natural & (pl.col("banker_count") >= 3))
@@ -119,7 +123,7 @@ def round_terms(
             "no_more_bets_at",
             "ruleset_index",
             code("kind", ROUND_KINDS).cast(pl.Int8).alias("_kind"),
-            terms.ruleset_index().alias("_r"),
+            tables.ruleset_index().alias("_r"),
             "player_final",
             "banker_final",
             "player_two",
@@ -165,7 +169,7 @@ def round_terms(
         )
         .join(options.select("shoe_id", *OPTION_COLUMNS), on="shoe_id", how="left")
         .with_columns(
-            _ez_push(terms).alias("ez_push"),
+            _ez_push(tables).alias("ez_push"),
             code("dragon_bonus_paytable", DRAGON_BONUS_PAYTABLES).alias("_paytable"),
             pl.col("royal9_paytable").is_not_null().alias("_royal9_offered"),
         )
@@ -187,19 +191,20 @@ def wager_terms(wagers: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def against_bank(coded: pl.LazyFrame, rounds: pl.DataFrame, terms: Terms) -> pl.LazyFrame:
+def against_bank(coded: pl.LazyFrame, rounds: pl.DataFrame, tables: PackTables) -> pl.LazyFrame:
     """Per round of a ruleset whose Bank wins or loses only what is covered (Chemin de
     Fer; `rounds`: the round terms), the stakes (amount + rollover) of the wagers against
     the Banker together: the bets its pack lists under `covered_by`, with a call or
     without (INDEX Ambiguity 27). The Bank wins or loses min(its own stake, this)
     (§6(e), §9(b)-(c); Ambiguity 30)."""
-    bets = pl.Series([BETS.index(bet) for bet in terms.covering_bets], dtype=pl.Int32)
-    covered = rounds.lazy().select("round_id", "_r").filter(terms.r("covered").fill_null(False))
+    bets = pl.Series([BETS.index(bet) for bet in tables.covering_bets()], dtype=pl.Int32)
+    covered = rounds.lazy().select("round_id", "_r")
+    covered = covered.filter(tables.r("banker_payout_covered").fill_null(False))
     return (
         coded.filter(pl.col("_b").is_in(pl.lit(bets).implode()))
         .join(covered, on="round_id", how="inner")
-        .with_columns((pl.col("_r") * NB + pl.col("_b")).alias("_rb"))
-        .filter(terms.rb("covers_bank"))
+        .with_columns(tables.bet_key().alias("_rb"))
+        .filter(tables.rb("banker_payout_covered_by"))
         .group_by("round_id")
         .agg((pl.col("amount_c") + pl.col("rollover_c")).sum().alias("against_c"))
     )
@@ -224,19 +229,19 @@ def settle(
     options: pl.LazyFrame,
     packs: Mapping[str, RulePack],
     royal9_seats: pl.LazyFrame | None = None,
-    terms: Terms | None = None,
+    tables: PackTables | None = None,
 ) -> dict[str, pl.LazyFrame]:
     """The wagers with their round's terms, their table's options and their correct
     settlement, in the frames of `FRAMES`."""
-    terms = terms or build_terms(packs)
+    tables = tables or pack_tables(packs)
     coded = wager_terms(wagers)
     # The round terms are collected once: both frames join them, and polars would
     # otherwise replay the rounds once per frame. They are narrow (small codes per
     # round); the wagers stay lazy and stream through the joins.
-    rounds = round_terms(replayed, options, terms, packs).collect(engine="streaming")
+    rounds = round_terms(replayed, options, tables, packs).collect(engine="streaming")
     # What each Chemin de Fer Bank can win or lose: the few rounds of such rulesets, held
     # now, pick their wagers against the Bank out of the wagers.
-    against = against_bank(coded, rounds, terms).collect(engine="streaming")
+    against = against_bank(coded, rounds, tables).collect(engine="streaming")
     rounds = rounds.join(against, on="round_id", how="left").lazy()
     frames = {}
     for name, chosen in FRAMES.items():
@@ -244,21 +249,21 @@ def settle(
             coded.filter(chosen)
             .join(rounds, on="round_id", how="inner")
             .with_columns(
-                (pl.col("_r") * NB + pl.col("_b")).alias("_rb"),
-                terms.r("covered").alias("_covered_basis"),
+                tables.bet_key().alias("_rb"),
+                tables.r("banker_payout_covered").alias("_covered_basis"),
                 (pl.col("amount_c") + pl.col("rollover_c")).alias("stake_c"),
             )
         )
         if name == "side":
             frame = frame.join(_royal9_rounds(replayed, coded), on="round_id", how="left")
-            frame = royal9_lines(frame, royal9_seats, packs)
+            frame = royal9_lines(frame, royal9_seats, tables)
         else:
             # Only Royal 9 needs the cards themselves; the others' messages use totals.
             frame = frame.with_columns(
                 pl.lit(None, dtype=dtype).alias(column)
                 for column, dtype in (*ROYAL9_COLUMNS, *NO_CARDS)
             )
-        frames[name] = _settled(frame, terms)
+        frames[name] = _settled(frame, tables)
     return frames
 
 
@@ -279,20 +284,20 @@ ROYAL9_COLUMNS = (
 )
 
 
-def _settled(frame: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+def _settled(frame: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
     return (
         frame.with_columns(
-            *_dragon_bonus_columns(),
-            terms.r("tie_min").alias("tie_min"),
+            *_dragon_bonus_columns(tables),
+            tables.r("tie_payout_min_odds").alias("tie_min"),
             _basis().alias("basis_c"),
         )
-        .with_columns(_due_result(terms).alias("_due"))
-        .with_columns(_due_payout(terms).alias("due_payout_c"))
+        .with_columns(_due_result(tables).alias("_due"))
+        .with_columns(_due_payout(tables).alias("due_payout_c"))
         .with_columns(
-            _percent_in_force(terms).alias("percent_in_force"),
-            _other_paytable(terms).alias("other_paytable"),
+            _percent_in_force(tables).alias("percent_in_force"),
+            _other_paytable(tables).alias("other_paytable"),
         )
-        .with_columns(_due_commission(terms).alias("due_commission_c"))
+        .with_columns(_due_commission(tables).alias("due_commission_c"))
         .with_columns(
             _net("_result", "payout_c", "commission_c").alias("logged_net_c"),
             _net("_due", "due_payout_c", "due_commission_c").alias("due_net_c"),
@@ -300,16 +305,16 @@ def _settled(frame: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
     )
 
 
-def _ez_push(terms: Terms) -> pl.Expr:
+def _ez_push(tables: PackTables) -> pl.Expr:
     """The pack's event on which a Banker wager pushes at an EZ table (Dragon 7) occurred."""
-    push = terms.r("push_event")
+    push = tables.r("ez_push_event")
     occurred = pl.lit(False)
     for name in EZ_EVENTS:
         occurred = pl.when(push == name).then(pl.col(f"event_{name}")).otherwise(occurred)
     return pl.col("ez_baccarat") & occurred.fill_null(False)
 
 
-def _dragon_bonus_columns() -> list[pl.Expr]:
+def _dragon_bonus_columns(tables: PackTables) -> list[pl.Expr]:
     """A Dragon Bonus on the chosen hand (§8(a)(4), §13(e)): whether each hand is a
     Natural, its margin over the other, the odds key (a Natural winner, else the
     margin) and the table's paytable (`db_table`: ruleset x paytable; null: none)."""
@@ -322,25 +327,22 @@ def _dragon_bonus_columns() -> list[pl.Expr]:
         own_natural.alias("db_own_natural"),
         pl.when(on_banker).then(player).otherwise(banker).alias("db_other_natural"),
         margin.alias("db_margin"),
-        pl.when(own_natural)
-        .then(NATURAL_KEY)
-        .otherwise(margin.clip(0, NATURAL_KEY - 1))
-        .alias("db_key"),
-        (pl.col("_r") * len(DRAGON_BONUS_PAYTABLES) + pl.col("_paytable")).alias("db_table"),
+        tables.margin_key(own_natural, margin).alias("db_key"),
+        tables.paytable_key(pl.col("_paytable")).alias("db_table"),
     ]
 
 
-def dragon_odds(terms: Terms, table: pl.Expr) -> pl.Expr:
-    """Dragon Bonus odds at paytable index `table` for the row's `db_key` (null: no win)."""
-    return pl.lit(terms.dragon_odds).gather(table * (NATURAL_KEY + 1) + pl.col("db_key"))
+def dragon_odds(tables: PackTables, table: pl.Expr) -> pl.Expr:
+    """Dragon Bonus odds at paytable key `table` for the row's `db_key` (null: no win)."""
+    return tables.dragon_odds(table, pl.col("db_key"))
 
 
-def _dragon_bonus_result(terms: Terms) -> pl.Expr:
+def _dragon_bonus_result(tables: PackTables) -> pl.Expr:
     """Natural winner (Natural 9 over Natural 8 too) or a non-Natural win by a margin of
     the paytable; equal Naturals push; anything else loses. Null: no paytable."""
     margin = pl.col("db_margin")
     own_nat, other_nat = pl.col("db_own_natural"), pl.col("db_other_natural")
-    known = pl.lit(terms.dragon_cites).gather(pl.col("db_table")).is_not_null()
+    known = tables.dragon_citation(pl.col("db_table")).is_not_null()
     return pl.when(known.fill_null(False)).then(
         pl.when(own_nat & other_nat & (margin == 0))
         .then(PUSH)
@@ -348,13 +350,13 @@ def _dragon_bonus_result(terms: Terms) -> pl.Expr:
         .then(LOSE)
         .when(own_nat)
         .then(WIN)
-        .when(other_nat | dragon_odds(terms, pl.col("db_table")).is_null())
+        .when(other_nat | dragon_odds(tables, pl.col("db_table")).is_null())
         .then(LOSE)
         .otherwise(WIN)
     )
 
 
-def _due_result(terms: Terms) -> pl.Expr:
+def _due_result(tables: PackTables) -> pl.Expr:
     """The result code the cards give; null where the bet cannot be settled here."""
 
     def win_lose(condition: pl.Expr) -> pl.Expr:
@@ -376,11 +378,15 @@ def _due_result(terms: Terms) -> pl.Expr:
         .when(is_bet("tie"))
         .then(pl.when(pl.col("tie_min").is_not_null()).then(win_lose(tie)))
         .when(is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player"))
-        .then(_dragon_bonus_result(terms))
+        .then(_dragon_bonus_result(tables))
         .when(is_bet("dragon7") | is_bet("panda8"))
-        .then(pl.when(terms.rb("odds").is_not_null()).then(win_lose(event)))
+        .then(pl.when(tables.rb("payout_odds").is_not_null()).then(win_lose(event)))
         .when(is_bet("house_money"))
-        .then(pl.when(terms.r("hm_one").is_not_null()).then(win_lose(pl.col("_pairs") > 0)))
+        .then(
+            pl.when(tables.r("house_money_payout_one").is_not_null()).then(
+                win_lose(pl.col("_pairs") > 0)
+            )
+        )
         .when(is_bet("royal9"))
         .then(pl.when(pl.col("r9_known")).then(win_lose(pl.col("r9_line").is_not_null())))
         .cast(pl.Int8)
@@ -400,19 +406,21 @@ def _basis() -> pl.Expr:
     )
 
 
-def _due_payout(terms: Terms) -> pl.Expr:
+def _due_payout(tables: PackTables) -> pl.Expr:
     stake = pl.col("stake_c")
     house_money = (
-        pl.when(pl.col("_pairs") >= 2).then(terms.r("hm_both")).otherwise(terms.r("hm_one"))
+        pl.when(pl.col("_pairs") >= 2)
+        .then(tables.r("house_money_payout_both"))
+        .otherwise(tables.r("house_money_payout_one"))
     )
     odds = (
         pl.when(is_bet("tie"))
         .then(pl.col("tie_pays").cast(pl.Int64))
         .when(is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player"))
-        .then(dragon_odds(terms, pl.col("db_table")))
+        .then(dragon_odds(tables, pl.col("db_table")))
         .when(is_bet("house_money"))
         .then(house_money)
-        .otherwise(terms.rb("odds"))
+        .otherwise(tables.rb("payout_odds"))
     )
     return (
         pl.when(pl.col("_due").is_null())
@@ -437,18 +445,22 @@ def commission_cents(won: pl.Expr, percent: pl.Expr, rounding: pl.Expr, step: pl
     )
 
 
-def _percent_in_force(terms: Terms) -> pl.Expr:
+def _percent_in_force(tables: PackTables) -> pl.Expr:
     """The table's percent where the ruleset allows it, else the nearest it allows."""
-    return pl.col("commission_percent").cast(pl.Int64).clip(terms.r("pct_min"), terms.r("pct_max"))
+    return (
+        pl.col("commission_percent")
+        .cast(pl.Int64)
+        .clip(tables.r("commission_percents_min"), tables.r("commission_percents_max"))
+    )
 
 
-def _due_commission(terms: Terms) -> pl.Expr:
+def _due_commission(tables: PackTables) -> pl.Expr:
     percent = pl.col("percent_in_force")
-    step = pl.lit(terms.steps).gather(pl.col("_r") * PERCENTS + percent)
+    step = tables.commission_step(percent)
     charged = (
-        terms.rb("commission_bet")
+        tables.rb("commission_bets_listed")
         & (pl.col("_due") == WIN)
-        & ~(pl.col("ez_baccarat") & terms.r("none_at_ez"))
+        & ~(pl.col("ez_baccarat") & tables.r("commission_none_at_ez_value"))
     )
     return (
         pl.when(charged)
@@ -460,14 +472,13 @@ def _due_commission(terms: Terms) -> pl.Expr:
     )
 
 
-def _other_paytable(terms: Terms) -> pl.Expr:
+def _other_paytable(tables: PackTables) -> pl.Expr:
     """For a winning Dragon Bonus paid off its odds: the first other paytable of the
     ruleset whose odds the logged payout matches (PAY003), else null."""
-    own = dragon_odds(terms, pl.col("db_table"))
+    own = dragon_odds(tables, pl.col("db_table"))
     found = pl.lit(None, dtype=pl.String)
-    ruleset_first = pl.col("_r") * len(DRAGON_BONUS_PAYTABLES)
     for index, name in reversed(list(enumerate(DRAGON_BONUS_PAYTABLES))):
-        odds = dragon_odds(terms, ruleset_first + index)
+        odds = dragon_odds(tables, tables.paytable_key(pl.lit(index)))
         hit = (odds != own) & (odds * pl.col("stake_c") == pl.col("payout_c"))
         found = pl.when(hit.fill_null(False)).then(pl.lit(name)).otherwise(found)
     wrong = (

@@ -18,9 +18,9 @@ import polars as pl
 from auditor.contract import MOMENT_TEXT
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.money import usd
-from auditor.packs.model import TABLE_OPTIONS
+from auditor.packs.tables import PackTables, requires_code
 from auditor.settlement.correct import FREE, SIMULATED, WIN
-from auditor.settlement.terms import Terms, is_bet
+from auditor.settlement.terms import is_bet
 
 PERMIT_CHECKS = CheckSet()
 permit_check = PERMIT_CHECKS.check
@@ -42,23 +42,23 @@ OPTION_WORDS = {
 }
 
 
-def permit_columns(settled: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+def permit_columns(settled: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
     """The settled wagers with what the WAG checks ask of the packs, for every row."""
-    requires = terms.rb("requires")
+    requires = tables.rb("bet_requires")
     option_set = pl.lit(True)
-    for code, option in enumerate(TABLE_OPTIONS, start=1):
-        option_set = pl.when(requires == code).then(OPTION_SET[option]).otherwise(option_set)
+    for option, is_set in OPTION_SET.items():
+        option_set = pl.when(requires == requires_code(option)).then(is_set).otherwise(option_set)
     return settled.with_columns(
-        (terms.rb("in_ruleset") & option_set.fill_null(False)).alias("_permitted"),
-        terms.rb("in_ruleset").alias("_in_ruleset"),
-        terms.r("r9_wager_c").alias("_royal9_stake_c"),
-        terms.royal9_table_permitted().alias("_royal9_table_ok"),
-        terms.r("late_cite").is_not_null().alias("_late_rule"),
-        terms.call_permitted().alias("_call_ok"),
+        (tables.rb("bet_in_ruleset") & option_set.fill_null(False)).alias("_permitted"),
+        tables.rb("bet_in_ruleset").alias("_in_ruleset"),
+        tables.r("royal9_wager_cents").alias("_royal9_stake_c"),
+        tables.royal9_table_permitted().alias("_royal9_table_ok"),
+        tables.r_in_force("no_wager_after_no_more_bets").is_not_null().alias("_late_rule"),
+        tables.call_permitted().alias("_call_ok"),
     )
 
 
-def rollovers(side: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+def rollovers(side: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
     """The side frame (`correct.FRAMES`: House Money wagers and the wagers carrying a
     rollover, with Royal 9) with each seat's authorised House Money share: per winning
     House Money wager, floor(payout x `house_money_rollover_percent` / 100) to the
@@ -82,34 +82,37 @@ def rollovers(side: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
         .alias("seat_rollover_c"),
     )
     return (
-        side.with_columns(terms.rb("rollover_target").alias("_rollover_target"))
+        side.with_columns(tables.rb("house_money_rollover_target").alias("_rollover_target"))
         .with_columns(per_seat.over(seat).alias("_per_seat"))
         .unnest("_per_seat")
     )
 
 
-def permit_enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+def permit_enrich(flagged: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
     """Citations and words for the WAG messages, for the flagged rows only."""
-    requires = terms.rb("requires")
+    requires = tables.rb("bet_requires")
     missing = pl.lit(None, dtype=pl.String)
-    for code, option in enumerate(TABLE_OPTIONS, start=1):
-        missing = pl.when(requires == code).then(pl.lit(OPTION_WORDS[option])).otherwise(missing)
+    for option, words in OPTION_WORDS.items():
+        missing = pl.when(requires == requires_code(option)).then(pl.lit(words)).otherwise(missing)
+    bets = tables.r("bets_citation")
     return flagged.with_columns(
-        terms.rb("bet_cite").alias("_bet_cite"),
-        terms.r("bets_cite").alias("_bets_cite"),
+        tables.rb("bet_citation").alias("_bet_cite"),
+        tables.r("bets_citation").alias("_bets_cite"),
         missing.alias("_missing_option"),
-        terms.r("r9_wager_cite").alias("_royal9_stake_cite"),
-        terms.r("r9_limits_cite").alias("_royal9_limits_cite"),
-        terms.r("r9_limits_words").alias("_royal9_limits_words"),
-        terms.r("late_cite").alias("_late_cite"),
-        terms.r("seats_cite").alias("_seats_cite"),
+        tables.r("royal9_wager_citation").alias("_royal9_stake_cite"),
+        tables.r("royal9_limits_citation").alias("_royal9_limits_cite"),
+        tables.r("royal9_limits_words").alias("_royal9_limits_words"),
+        tables.r_in_force("no_wager_after_no_more_bets").alias("_late_cite"),
+        # Where the pack states no seat limit, no Free Hand rule, no rule on simulated
+        # rounds or no rollover, the list of permissible wagers is cited instead.
+        pl.coalesce(tables.r("seats_citation"), bets).alias("_seats_cite"),
         pl.when(pl.col("_kind") == FREE)
-        .then(terms.r("free_cite"))
-        .otherwise(terms.r("simulated_cite"))
+        .then(pl.coalesce(tables.r("free_hands_citation"), bets))
+        .otherwise(pl.coalesce(tables.r("no_wagers_on_simulated_citation"), bets))
         .alias("_no_wager_cite"),
-        terms.rb("calls").list.join(", ").alias("_calls_words"),
-        terms.r("rollover_cite").alias("_rollover_cite"),
-        terms.r("rollover_onto").alias("_rollover_onto"),
+        tables.rb("bet_calls").list.join(", ").alias("_calls_words"),
+        pl.coalesce(tables.r("house_money_rollover_citation"), bets).alias("_rollover_cite"),
+        tables.r("house_money_rollover_onto").list.join(" or ").alias("_rollover_onto"),
     )
 
 

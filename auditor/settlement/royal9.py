@@ -11,11 +11,10 @@ Ambiguities 21-24).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import polars as pl
 
-from auditor.packs.model import ROYAL9_MATCHES, RulePack
+from auditor.packs.model import ROYAL9_MATCHES
+from auditor.packs.tables import PackTables
 
 FACE_RANKS = ("J", "Q", "K")
 
@@ -46,7 +45,7 @@ def royal9_hands() -> list[pl.Expr]:
 
 
 def _seat_combinations(
-    royal9_seats: pl.LazyFrame | None, packs: Mapping[str, RulePack]
+    royal9_seats: pl.LazyFrame | None, tables: PackTables
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
     """Seats posting each combination: per table from `royal9_seats`, per ruleset from
     the pack's default chairs (the curator game's Table 2), and the tables that have rows."""
@@ -57,18 +56,12 @@ def _seat_combinations(
     explicit = royal9_seats.select("table_id", pl.col("seat").cast(pl.Int64), "combo")
     by_table = explicit.group_by("table_id", "combo").agg(pl.col("seat").unique().alias("seats"))
     has_rows = explicit.select("table_id").unique().with_columns(pl.lit(True).alias("_explicit"))
-    defaults = [
-        (index, chair, combo)
-        for index, pack in enumerate(packs.values())
-        if pack.payouts.royal9 and pack.payouts.royal9.seat_combinations.chairs
-        for chair, combos in pack.payouts.royal9.seat_combinations.chairs.items()
-        for combo in combos
-    ]
     by_ruleset = (
-        pl.LazyFrame(
-            defaults,
-            schema={"_r": pl.Int32, "seat": pl.Int64, "combo": pl.String},
-            orient="row",
+        tables.royal9_chairs.lazy()
+        .select(
+            tables.ruleset_index().alias("_r"),
+            pl.col("royal9_chair").alias("seat"),
+            pl.col("royal9_combo").alias("combo"),
         )
         .group_by("_r", "combo")
         .agg(pl.col("seat").unique().alias("seats"))
@@ -76,7 +69,7 @@ def _seat_combinations(
     return by_table, by_ruleset, has_rows
 
 
-def _royal9_line_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
+def _royal9_line_exprs(tables: PackTables) -> dict[str, pl.Expr]:
     """The highest line the hands qualify for, its fixed amount in cents (null for a
     progressive line), whether the table's paytable is known, its citation, and the
     citation of the random award it allows with no line (null: none)."""
@@ -98,24 +91,21 @@ def _royal9_line_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
     none_s, none_i = pl.lit(None, dtype=pl.String), pl.lit(None, dtype=pl.Int64)
     line, amount, known = none_s, none_i, pl.lit(False)
     random, cite = none_s, none_s
-    for index, pack in enumerate(packs.values()):
-        if pack.payouts.royal9 is None:
-            continue
-        for name, table in pack.payouts.royal9.paytables.items():
-            here = (pl.col("_r") == index) & (pl.col("royal9_paytable") == name)
-            line_of, amount_of = none_s, none_i
-            for item in reversed(table.lines):
-                cents_ = None if item.amount is None else int(item.amount * 100)
-                hit = matches[item.match].fill_null(False)
-                line_of = pl.when(hit).then(pl.lit(item.name)).otherwise(line_of)
-                amount_of = pl.when(hit).then(pl.lit(cents_, dtype=pl.Int64)).otherwise(amount_of)
-            line = pl.when(here).then(line_of).otherwise(line)
-            amount = pl.when(here).then(amount_of).otherwise(amount)
-            known = pl.when(here).then(pl.lit(True)).otherwise(known)
-            ra = table.random_award
-            ra_cite = pack.cite(ra.cite) if ra and ra.value else None
-            random = pl.when(here).then(pl.lit(ra_cite, dtype=pl.String)).otherwise(random)
-            cite = pl.when(here).then(pl.lit(pack.cite(table.cite))).otherwise(cite)
+    for row in tables.royal9_paytables.iter_rows(named=True):
+        index = tables.ids.index(row["ruleset"])
+        here = (pl.col("_r") == index) & (pl.col("royal9_paytable") == row["paytable"])
+        line_of, amount_of = none_s, none_i
+        for item in reversed(row["royal9_paytable_lines"]):
+            hit = matches[item["match"]].fill_null(False)
+            line_of = pl.when(hit).then(pl.lit(item["name"])).otherwise(line_of)
+            fixed = pl.lit(item["amount_cents"], dtype=pl.Int64)
+            amount_of = pl.when(hit).then(fixed).otherwise(amount_of)
+        line = pl.when(here).then(line_of).otherwise(line)
+        amount = pl.when(here).then(amount_of).otherwise(amount)
+        known = pl.when(here).then(pl.lit(True)).otherwise(known)
+        ra_cite = row["royal9_paytable_random_award_citation"]
+        random = pl.when(here).then(pl.lit(ra_cite, dtype=pl.String)).otherwise(random)
+        cite = pl.when(here).then(pl.lit(row["royal9_paytable_citation"])).otherwise(cite)
     return {
         "r9_line": line,
         "r9_amount_c": amount,
@@ -126,10 +116,10 @@ def _royal9_line_exprs(packs: Mapping[str, RulePack]) -> dict[str, pl.Expr]:
 
 
 def royal9_lines(
-    r9: pl.LazyFrame, royal9_seats: pl.LazyFrame | None, packs: Mapping[str, RulePack]
+    r9: pl.LazyFrame, royal9_seats: pl.LazyFrame | None, tables: PackTables
 ) -> pl.LazyFrame:
     """`r9` (wagers with their round's `royal9_hands`) with the line each qualifies for."""
-    by_table, by_ruleset, has_rows = _seat_combinations(royal9_seats, packs)
+    by_table, by_ruleset, has_rows = _seat_combinations(royal9_seats, tables)
     r9 = r9.join(has_rows, on="table_id", how="left")
     seat = pl.col("seat").cast(pl.Int64)
     for hand in ("p", "b"):
@@ -162,7 +152,7 @@ def royal9_lines(
             )
             .drop("_sx", "_sd", "_seats")
         )
-    lines = _royal9_line_exprs(packs)
+    lines = _royal9_line_exprs(tables)
     return r9.with_columns(**lines).drop(
         "_explicit", *(f"_{h}_{k}" for h in "pb" for k in ("combo", "suited", "mine", "other"))
     )

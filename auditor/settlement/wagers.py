@@ -36,6 +36,7 @@ from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
 from auditor.findings.check import Check, CheckSet, Violation
 from auditor.money import usd
 from auditor.packs.model import RulePack
+from auditor.packs.tables import PackTables, pack_tables
 from auditor.settlement.commission import COMMISSION_CHECKS, commission_enrich
 from auditor.settlement.correct import VOID, WIN, dragon_odds, settle
 from auditor.settlement.permit import (
@@ -48,8 +49,6 @@ from auditor.settlement.permit import (
 from auditor.settlement.terms import (
     BET_WORDS,
     SAME_RESULT,
-    Terms,
-    build_terms,
     dollars,
     is_bet,
     stake_words,
@@ -75,11 +74,11 @@ def wager_findings(
     be collected with the other stages in one `collect_all`, which computes the round
     frame they share once.
     """
-    terms = build_terms(packs)
-    frames = settle(wagers, replayed, options, packs, royal9_seats, terms)
+    tables = pack_tables(packs)
+    frames = settle(wagers, replayed, options, packs, royal9_seats, tables)
 
     def words(flagged: pl.LazyFrame) -> pl.LazyFrame:
-        return permit_enrich(commission_enrich(enrich(flagged, terms), terms), terms)
+        return permit_enrich(commission_enrich(enrich(flagged, tables), tables), tables)
 
     wager_checks = WAGER_CHECKS.checks + COMMISSION_CHECKS.checks + PERMIT_CHECKS.checks
     # The side frame's House Money wagers are checked in `main`; there only the Royal 9
@@ -88,8 +87,8 @@ def wager_findings(
     side = _check_set(wager_checks, only=is_bet("royal9"))
     side.checks += ROLLOVER_CHECKS.checks
     return [
-        main.emit(permit_columns(frames["main"], terms), ID_EXPRS, words),
-        side.emit(rollovers(permit_columns(frames["side"], terms), terms), ID_EXPRS, words),
+        main.emit(permit_columns(frames["main"], tables), ID_EXPRS, words),
+        side.emit(rollovers(permit_columns(frames["side"], tables), tables), ID_EXPRS, words),
     ]
 
 
@@ -110,9 +109,9 @@ def _check_set(
     return out
 
 
-def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
+def enrich(flagged: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
     """Citations and words for the messages, gathered for the flagged rows only."""
-    paytable = pl.lit(terms.dragon_cites).gather(pl.col("db_table"))
+    paytable = tables.dragon_citation(pl.col("db_table"))
     return flagged.with_columns(
         *(
             names_of(pl.col(index), tuple(values)).alias(name)
@@ -122,34 +121,34 @@ def enrich(flagged: pl.LazyFrame, terms: Terms) -> pl.LazyFrame:
                 ("due_result", RESULTS, "_due"),
                 ("kind", ROUND_KINDS, "_kind"),
                 ("bet", BETS, "_b"),
-                ("ruleset", terms.rulesets, "_r"),
+                ("ruleset", tables.ids, "_r"),
                 ("_bet_words", tuple(BET_WORDS[b] for b in BETS), "_b"),
             )
         ),
         pl.when(pl.col("_kind") == VOID)
-        .then(terms.r("void_cite"))
+        .then(pl.coalesce(tables.r("void_ends_shoe_citation"), tables.r("bets_citation")))
         .when(is_bet("banker") & pl.col("ez_push"))
-        .then(terms.r("push_cite"))
+        .then(tables.r("ez_push_citation"))
         .when(is_bet("royal9"))
         .then(pl.col("r9_cite"))
-        .otherwise(terms.rb("bet_cite"))
+        .otherwise(tables.rb("bet_citation"))
         .alias("_result_cite"),
         pl.when(DRAGON_BONUS)
         .then(paytable)
         .when(is_bet("royal9"))
         .then(pl.col("r9_cite"))
-        .otherwise(terms.rb("payout_cite"))
+        .otherwise(tables.rb("payout_citation"))
         .alias("_payout_cite"),
         pl.when(is_bet("tie"))
         .then(pl.col("tie_pays").cast(pl.Int64))
         .when(DRAGON_BONUS)
-        .then(dragon_odds(terms, pl.col("db_table")))
+        .then(dragon_odds(tables, pl.col("db_table")))
         .when(is_bet("house_money"))
         .then(pl.col("due_payout_c") // pl.col("stake_c"))
-        .otherwise(terms.rb("odds"))
+        .otherwise(tables.rb("payout_odds"))
         .alias("_odds"),
-        terms.r("tie_cite").alias("_tie_cite"),
-        terms.r("natural_drawn_cite").alias("_drawn_cite"),
+        tables.r("tie_payout_citation").alias("_tie_cite"),
+        tables.r("natural_drawn_citation").alias("_drawn_cite"),
     )
 
 

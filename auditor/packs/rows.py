@@ -1,0 +1,290 @@
+"""How each loaded pack becomes rows of the packs' table form (`auditor.packs.tables`):
+the frames' builders, their sizes and the codes they store. Read through `PackTables`;
+the naming rule (`<rule>_<param>`, `<rule>_citation`) is written here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from auditor.contract import BETS, CALLS, DRAGON_BONUS_PAYTABLES
+from auditor.packs.model import TABLE_OPTIONS, RulePack
+from auditor.packs.procedures import PROCEDURES
+from auditor.packs.sections import Royal9Limits
+
+NB = len(BETS)
+CALL_SLOTS = len(CALLS) + 1  # the contract's calls, then "no call"
+SIZES = 128  # decks and seats are int8
+NATURAL_KEY = 10  # Dragon Bonus odds key of a Natural winner; 0-9 are winning margins
+ODDS_KEYS = NATURAL_KEY + 1
+PAYTABLES = len(DRAGON_BONUS_PAYTABLES)
+PERCENTS = 101  # commission percents 0..100
+
+Packs = tuple[tuple[str, RulePack], ...]  # (ruleset, pack) in the packs' order
+
+
+def frame(rows: list[tuple[Any, ...]], **schema: pl.DataType) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def royal9_fits(pack: RulePack, n: int) -> tuple[bool, bool]:
+    """Whether a Royal 9 wager may be taken with `n` decks, and at `n` seats."""
+    limits = pack.limits.royal9
+    return bool(limits and n in limits.decks), bool(
+        limits and (limits.seats is None or n in limits.seats)
+    )
+
+
+def royal9_chairs(pack: RulePack) -> dict[int, tuple[str, ...]]:
+    royal9 = pack.payouts.royal9
+    return dict(royal9.seat_combinations.chairs or {}) if royal9 else {}
+
+
+def calls(pack: RulePack, bet: str) -> list[tuple[Any, ...]]:
+    """(call, permitted, amount, citation) for each call of the contract, then no call
+    (permitted where the bet takes none)."""
+    entry = pack.bets.get(bet)
+    rows = []
+    for name in CALLS:
+        call = entry.calls.get(name) if entry else None
+        cite = pack.cite(call.cite) if call else None
+        rows.append((name, call is not None, call.amount if call else None, cite))
+    return [*rows, (None, not (entry and entry.calls), None, None)]
+
+
+def bets(packs: Packs) -> pl.DataFrame:
+    rows = []
+    for ruleset, pack in packs:
+        pay, com = pack.payouts, pack.commission
+        rollover = pack.procedure("house_money_rollover")
+        odds = {"player": pay.player.value, "banker": pay.banker.odds}
+        cites = {"player": pay.player.cite, "banker": pay.banker.cite}
+        for name in ("dragon7", "panda8"):
+            item = getattr(pay, name)
+            if item is not None:
+                odds[name], cites[name] = item.value, item.cite
+        for name in ("tie", "house_money"):
+            item = getattr(pay, name)
+            if item is not None:
+                cites[name] = item.cite
+        exempt = com.exempt.value if com.exempt else ()
+        for bet in BETS:
+            entry = pack.bets.get(bet)
+            rows.append(
+                {
+                    "ruleset": ruleset,
+                    "bet": bet,
+                    "bet_in_ruleset": entry is not None,
+                    "bet_requires": None if entry is None else requires_code(entry.requires),
+                    "bet_citation": pack.cite(entry.cite) if entry else None,
+                    "bet_calls": sorted(entry.calls) if entry else [],
+                    "payout_odds": odds.get(bet),
+                    "payout_citation": pack.cite(cites[bet]) if bet in cites else None,
+                    "commission_bets_listed": bet in com.bets.value,
+                    "commission_exempt_citation": pack.cite(com.exempt.cite)
+                    if com.exempt and bet in exempt
+                    else None,
+                    "house_money_rollover_target": rollover is not None and bet in rollover["onto"],
+                    # A wager of this bet is against the Bank, whatever its call (INDEX
+                    # Ambiguity 27): the Bank covers its stake.
+                    "banker_payout_covered_by": bet in (pay.banker.covered_by or ()),
+                }
+            )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "ruleset": pl.String,
+            "bet": pl.String,
+            "bet_in_ruleset": pl.Boolean,
+            "bet_requires": pl.Int8,
+            "bet_citation": pl.String,
+            "bet_calls": pl.List(pl.String),
+            "payout_odds": pl.Int64,
+            "payout_citation": pl.String,
+            "commission_bets_listed": pl.Boolean,
+            "commission_exempt_citation": pl.String,
+            "house_money_rollover_target": pl.Boolean,
+            "banker_payout_covered_by": pl.Boolean,
+        },
+    )
+
+
+def requires_code(option: str | None) -> int:
+    """A bet's `requires` as a small code: 0 nothing, else 1 + its index in TABLE_OPTIONS."""
+    return 0 if option is None else 1 + TABLE_OPTIONS.index(option)
+
+
+def requires_option(code: int) -> str | None:
+    """The decoding of `requires_code`."""
+    return None if code == 0 else TABLE_OPTIONS[code - 1]
+
+
+def rulesets(packs: Packs) -> pl.DataFrame:
+    rows = [{"ruleset": ruleset, **_ruleset_row(pack)} for ruleset, pack in packs]
+    # A parameter that is a table of its own (discards by rank) stays in the pack.
+    tables = {key for row in rows for key, value in row.items() if isinstance(value, dict)}
+    rows = [{key: value for key, value in row.items() if key not in tables} for row in rows]
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    # A column no pack gives a value (a rule no ruleset has) is typed as text.
+    return frame.with_columns(
+        pl.col(pl.Null).cast(pl.String),
+        pl.col("royal9_limits_decks", "royal9_limits_seats").cast(pl.List(pl.Int32)),
+        pl.col(
+            "decks_min",
+            "decks_max",
+            "automated_shuffler_total_decks_min",
+            "automated_shuffler_total_decks_max",
+            "cut_min_from_either_end",
+            "cover_card_min_from_back",
+        ).cast(pl.Int32),
+    )
+
+
+def _ruleset_row(pack: RulePack) -> dict[str, Any]:
+    pay, com, lim = pack.payouts, pack.commission, pack.limits
+    cite = pack.cite
+    push, none_at_ez = pack.ez.banker_push_on, com.none_at_ez
+    r9, r9_limits, seats = pay.royal9, lim.royal9, lim.seats
+    shuffler = lim.automated_shuffler
+    total = shuffler.total_decks
+    chairs = r9.seat_combinations if r9 else None
+    row: dict[str, Any] = {
+        "bets_citation": cite(pack.bets_cite),
+        "banker_payout_covered": pay.banker.basis == "covered",
+        # A Natural given a third card: its round's wagers are settled on each hand's
+        # first two cards (INDEX Ambiguity 28).
+        "natural_drawn_two": pack.natural_drawn.value == "first_two_cards",
+        "natural_drawn_citation": cite(pack.natural_drawn.cite),
+        "ez_push_event": push.value if push else None,
+        "ez_push_citation": cite(push.cite) if push else None,
+        "commission_none_at_ez_value": bool(none_at_ez and none_at_ez.value),
+        "commission_none_at_ez_citation": cite(none_at_ez.cite) if none_at_ez else None,
+        "commission_percents_min": min(com.percents.value),
+        "commission_percents_max": max(com.percents.value),
+        "commission_percents_citation": cite(com.percents.cite),
+        "commission_rounding_citation": cite(com.rounding_step_cents.cite),
+        "commission_bets_citation": cite(com.bets.cite),
+        "commission_collection_modes": list(com.collection.value),
+        "commission_collection_citation": cite(com.collection.cite),
+        "tie_payout_min_odds": pay.tie.min_odds if pay.tie else None,
+        "tie_payout_citation": cite(pay.tie.cite) if pay.tie else None,
+        "house_money_payout_both": pay.house_money.both if pay.house_money else None,
+        "house_money_payout_one": pay.house_money.one if pay.house_money else None,
+        "royal9_wager_cents": int(r9.wager.value * 100) if r9 else None,
+        "royal9_wager_citation": cite(r9.wager.cite) if r9 else None,
+        "royal9_seat_combinations_unique": chairs.unique if chairs else None,
+        "royal9_seat_combinations_per_seat": chairs.per_seat if chairs else None,
+        "royal9_seat_combinations_suited": chairs.suited if chairs else None,
+        "royal9_seat_combinations_citation": cite(chairs.cite) if chairs else None,
+        "royal9_limits_decks": list(r9_limits.decks) if r9_limits else None,
+        "royal9_limits_seats": list(r9_limits.seats) if r9_limits and r9_limits.seats else None,
+        "royal9_limits_words": royal9_limits_words(r9_limits) if r9_limits else None,
+        "royal9_limits_citation": cite(r9_limits.cite) if r9_limits else None,
+        "seats_min": seats.min if seats else None,
+        "seats_max": seats.max if seats else None,
+        "seats_citation": cite(seats.cite) if seats else None,
+        "decks_min": lim.decks.min,
+        "decks_max": lim.decks.max,
+        "decks_citation": cite(lim.decks.cite),
+        "automated_shuffler_two_batches": shuffler.two_batches,
+        "automated_shuffler_equal_batches": shuffler.equal_batches,
+        "automated_shuffler_total_decks_min": total.min if total else None,
+        "automated_shuffler_total_decks_max": total.max if total else None,
+        "automated_shuffler_total_decks_citation": cite(total.cite) if total else None,
+        "automated_shuffler_citation": cite(shuffler.cite),
+        "cut_min_from_either_end": lim.cut_min_from_either_end.value,
+        "cut_citation": cite(lim.cut_min_from_either_end.cite),
+        "cover_card_min_from_back": lim.cover_min_from_back.value,
+        "cover_card_citation": cite(lim.cover_min_from_back.cite),
+    }
+    for name, params in PROCEDURES.items():
+        procedure = pack.procedure(name)
+        for param in params:
+            value = None if procedure is None else procedure[param]
+            row[f"{name}_{param}"] = list(value) if isinstance(value, tuple) else value
+        row[f"{name}_citation"] = None if procedure is None else cite(procedure.cite)
+    return row
+
+
+def discards_allowed(pack: RulePack, rank: str) -> list[int] | None:
+    """The numbers of cards an irregularity may discard where the first is of `rank`: one
+    of the pack's counts, or that card and as many more as its rank gives (null where the
+    pack has no such procedure)."""
+    rule = pack.procedure("irregular_discards")
+    if rule is None:
+        return None
+    extra = (rule["plus_card_value"] or {}).get(rank, ())
+    return sorted({*rule["counts"], *(1 + n for n in extra)})
+
+
+def paytables(packs: Packs) -> pl.DataFrame:
+    rows = []
+    for ruleset, pack in packs:
+        for name in DRAGON_BONUS_PAYTABLES:
+            table = pack.payouts.dragon_bonus.get(name)
+            cite = pack.cite(table.cite) if table else None
+            for key in range(ODDS_KEYS):
+                odds = None if table is None else table.win_by.get(key)
+                if table is not None and key == NATURAL_KEY:
+                    odds = table.natural_winner
+                rows.append((ruleset, name, key, odds, cite))
+    return frame(
+        rows,
+        ruleset=pl.String,
+        paytable=pl.String,
+        key=pl.Int32,
+        dragon_bonus_odds=pl.Int64,
+        dragon_bonus_citation=pl.String,
+    )
+
+
+ROYAL9_LINE = pl.Struct({"name": pl.String, "match": pl.String, "amount_cents": pl.Int64})
+
+
+def royal9_paytables(packs: Packs) -> pl.DataFrame:
+    rows = []
+    for ruleset, pack in packs:
+        royal9 = pack.payouts.royal9
+        for name, table in (royal9.paytables if royal9 else {}).items():
+            award = table.random_award
+            rows.append(
+                {
+                    "ruleset": ruleset,
+                    "paytable": name,
+                    "royal9_paytable_citation": pack.cite(table.cite),
+                    # A random award the paytable allows with no line (null: none).
+                    "royal9_paytable_random_award_citation": pack.cite(award.cite)
+                    if award and award.value
+                    else None,
+                    "royal9_paytable_lines": [
+                        {
+                            "name": line.name,
+                            "match": line.match,
+                            "amount_cents": None if line.amount is None else int(line.amount * 100),
+                        }
+                        for line in table.lines
+                    ],
+                }
+            )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "ruleset": pl.String,
+            "paytable": pl.String,
+            "royal9_paytable_citation": pl.String,
+            "royal9_paytable_random_award_citation": pl.String,
+            "royal9_paytable_lines": pl.List(ROYAL9_LINE),
+        },
+    )
+
+
+def royal9_limits_words(limits: Royal9Limits) -> str:
+    """ "8 decks" / "6 or 8 decks and 6 or 7 seats" """
+    words = f"{_or(limits.decks)} decks"
+    return words if limits.seats is None else f"{words} and {_or(limits.seats)} seats"
+
+
+def _or(values: tuple[int, ...]) -> str:
+    return " or ".join(str(v) for v in values)
