@@ -10,6 +10,7 @@ import shutil
 from itertools import pairwise
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 
@@ -21,6 +22,7 @@ from auditor.input.load import open_dataset, sha256_files
 from auditor.input.partition import PARTITION_ROUNDS
 from auditor.input.routing import route
 from auditor.output.files import AuditOutputs
+from auditor.output.views import view_statements
 from auditor.simulator.simulate import simulate
 
 ROUNDS = 1_000
@@ -112,6 +114,23 @@ def test_only_a_table_of_many_small_files_is_gathered(night):
     assert not copy.exists()
 
 
+def test_the_runs_views_read_the_copy_and_give_the_same_rows(night):
+    dataset = gather_small_files(open_dataset(night[1]))
+    copy = str(next(iter(dataset.gathered.values())))
+
+    def where(source) -> str:
+        return str(source.path)
+
+    rows = {}
+    for gathered in (True, False):
+        statements = view_statements(dataset, where, gathered=gathered)
+        wagers = next(s for s in statements if s.startswith("CREATE VIEW wagers "))
+        assert (copy in wagers) == gathered and ("part-000.parquet" in wagers) != gathered
+        with duckdb.connect() as con:
+            rows[gathered] = con.sql(wagers.replace("CREATE VIEW wagers AS ", "")).pl()
+    assert rows[True].height and rows[True].equals(rows[False])
+
+
 @pytest.mark.parametrize(
     ("gathered", "partition_rounds"),
     [(True, PARTITION_ROUNDS), (False, PARTITION_ROUNDS), (True, 250), (False, 250)],
@@ -133,6 +152,20 @@ def test_a_table_in_many_files_audits_as_in_one_file(
     findings = (whole_out / "findings.parquet").read_bytes()
     assert findings == (tmp_path / "split" / "findings.parquet").read_bytes()
     assert whole.counts.equals(parts.counts)
+    # Where each finding happened and what the night covered, read by the run from its
+    # catalog's views (over the copies while it runs, when gathered): as from one file.
+    for name in ("located.parquet", "coverage.parquet"):
+        whole_rows = pl.read_parquet(whole_out / name)
+        assert whole_rows.height and whole_rows.equals(pl.read_parquet(tmp_path / "split" / name))
+    # After the run the views read the dataset's own files, the copies gone.
+    with duckdb.connect(str(tmp_path / "split" / "audit.duckdb"), read_only=True) as con:
+        for table in SPLIT:
+            sql = con.execute(
+                "SELECT sql FROM duckdb_views() WHERE view_name = ?", [table]
+            ).fetchone()[0]
+            assert "auditor-gather-" not in sql and f"{table}/part-000.parquet" in sql
+            rows = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            assert rows == whole.counts.filter(pl.col("table") == table)["rows_in"].item()
 
     # Every quarantined row of a split table is named by its own file and row there.
     checks = {"wagers": {"isin", "unique", "fits_type", "parent_quarantined"}, "rounds": {"isin"}}

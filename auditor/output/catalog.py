@@ -135,7 +135,7 @@ def write_catalog(
         for statement in macro_statements(packs):
             con.execute(statement)
         if run is not None:
-            for statement in view_statements(run.dataset, run.location_of):
+            for statement in view_statements(run.dataset, run.location_of, gathered=True):
                 con.execute(statement)
         _describe(con)
         con.execute("USE memory")
@@ -185,6 +185,17 @@ def point_views_at_origin(target: Path, run: RunInfo) -> None:
         )
         con.execute("USE memory")
         con.execute(f"DETACH {CATALOG}")
+    finally:
+        con.close()
+
+
+def point_views_at_files(target: Path, run: RunInfo) -> None:
+    """Re-point the catalog's input views from the copies of many small files the run
+    read (`views.view_statements`, `gathered`) to the dataset's files themselves, before
+    the copies go: what a reader of the catalog finds after the run."""
+    con = duckdb.connect(str(target))
+    try:
+        _replace_views(con, view_statements(run.dataset, run.location_of))
     finally:
         con.close()
 

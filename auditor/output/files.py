@@ -21,7 +21,12 @@ from auditor import __version__
 from auditor.findings.check import Check
 from auditor.money import usd_text
 from auditor.output import outdir
-from auditor.output.catalog import RunInfo, point_views_at_origin, write_catalog
+from auditor.output.catalog import (
+    RunInfo,
+    point_views_at_files,
+    point_views_at_origin,
+    write_catalog,
+)
 from auditor.output.located import write_located
 from auditor.surveillance.schema import empty_alerts, empty_surveillance
 
@@ -118,6 +123,8 @@ def _write_set(
         extra_files += _copy_cells(results.cells, staging)
         if run is not None and run.origin is not None:
             point_views_at_origin(staging / DUCKDB_FILE, run)
+        elif run is not None and run.dataset.gathered:
+            point_views_at_files(staging / DUCKDB_FILE, run)
         written_at = datetime.now(UTC).isoformat(timespec="microseconds")
         outdir.write_manifest(
             staging,
