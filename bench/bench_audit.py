@@ -269,8 +269,13 @@ def measure_cli(data: Path, partition_rounds: int) -> dict:
     if done.returncode not in (0, 1):  # 1: findings were written
         raise SystemExit(f"auditor audit failed ({done.returncode}): {done.stderr[-2000:]}")
     rounds = pl.scan_parquet(data / "rounds" / "*.parquet").select(pl.len()).collect().item()
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"rounds": rounds, "seconds": seconds, "peak_rss_mb": peak}
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "rounds": rounds,
+        "seconds": seconds,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
+    }
 
 
 MEASURES = {
@@ -319,7 +324,11 @@ def main() -> None:
         started = time.perf_counter()
         result = MEASURES[args.measure](args.data, args.partition_rounds)
         result.setdefault("seconds", time.perf_counter() - started)
-        result.setdefault("peak_rss_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        result.setdefault("peak_rss_mb", usage.ru_maxrss / 1024)
+        # CPU seconds (every thread's, and the command's for `cli`): less swayed than wall
+        # time by the other jobs of a shared host.
+        result.setdefault("cpu_seconds", usage.ru_utime + usage.ru_stime)
         print(json.dumps(result))
         return
     data = build_dataset(args.work, args.rounds)
@@ -344,9 +353,10 @@ def main() -> None:
                     continue
                 rate = r["rounds"] / (r.get("loop_seconds") or r["seconds"])
                 extra = f", {r['wagers'] / r['seconds']:,.0f} wagers/s" if "wagers" in r else ""
+                cpu = f"  cpu {r['cpu_seconds']:.1f} s" if "cpu_seconds" in r else ""
                 print(
                     f"{name:<7} {label:<8} {r['rounds']:>11,} rounds  {r['seconds']:7.2f} s  "
-                    f"{rate:>12,.0f} rounds/s{extra}  peak {r['peak_rss_mb']:,.0f} MB",
+                    f"{rate:>12,.0f} rounds/s{extra}  peak {r['peak_rss_mb']:,.0f} MB{cpu}",
                     flush=True,
                 )
     if args.repeat > 1:
@@ -390,12 +400,12 @@ def _summary(by: dict[str, dict], runs: dict[tuple[str, str], list[dict]], label
 
 
 def _comparison(runs: dict[tuple[str, str], list[dict]], baseline: str) -> None:
-    """Each measurement's median beside the baseline's, with their ratio and the range of
-    the run-by-run ratios (each current run against the baseline run made right after)."""
-    print(f"-- current against {baseline} (time ratio below 1: the current code is faster)")
-    print(
-        f"{'run':<7} {'current s':>10} {'baseline s':>11} {'ratio':>6} {'run by run':>13}  peak MB"
-    )
+    """Each measurement's median wall and CPU seconds beside the baseline's, with their
+    ratios and the range of the run-by-run wall ratios (each current run against the
+    baseline run made right after it)."""
+    print(f"-- current against {baseline} (a ratio below 1: the current code is faster)")
+    heading = ("run", "current s", "base s", "ratio", "run by run", "cpu s", "base", "ratio")
+    print("{:<7} {:>10} {:>8} {:>6} {:>11} {:>8} {:>8} {:>6}  peak MB".format(*heading))
     for name in dict.fromkeys(name for name, _ in runs):
         mine, theirs = runs.get((name, "current")), runs.get((name, baseline))
         if not mine or not theirs:
@@ -403,9 +413,13 @@ def _comparison(runs: dict[tuple[str, str], list[dict]], baseline: str) -> None:
         key = "loop_seconds" if "loop_seconds" in mine[0] else "seconds"
         a, b = _median_run(mine)[key], _median_run(theirs)[key]
         each = sorted(m[key] / t[key] for m, t in zip(mine, theirs, strict=False))
-        peaks = " / ".join(f"{_median_run(rs)['peak_rss_mb']:,.0f}" for rs in (mine, theirs))
         ranged = f"{each[0]:.2f}-{each[-1]:.2f}"
-        print(f"{name:<7} {a:>10.2f} {b:>11.2f} {a / b:>6.2f} {ranged:>13}  {peaks}")
+        ca, cb = (sorted(r["cpu_seconds"] for r in rs)[(len(rs) - 1) // 2] for rs in (mine, theirs))
+        peaks = " / ".join(f"{_median_run(rs)['peak_rss_mb']:,.0f}" for rs in (mine, theirs))
+        print(
+            f"{name:<7} {a:>10.2f} {b:>8.2f} {a / b:>6.2f} {ranged:>11} "
+            f"{ca:>8.1f} {cb:>8.1f} {ca / cb:>6.2f}  {peaks}"
+        )
 
 
 def _median_run(results: list[dict]) -> dict:
