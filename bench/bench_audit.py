@@ -2,6 +2,7 @@
 
 Usage:
     python bench/bench_audit.py [--rounds 10000000] [--work /tmp/auditor-bench]
+                                [--repeat N] [--baseline REV]
 
 Builds (once, cached in --work) a simulated dataset of --rounds rounds: one simulated
 million-round dataset copied into partition files with fresh ids, so a 10-million-round
@@ -12,10 +13,17 @@ in its own process, so that each peak RSS is that configuration's alone:
 - replay: the auditor's replay and round checks over the same rounds;
 - python: a plain row-by-row Python replay on a sample (rounds per second);
 - audit: the whole `auditor audit` (validate, replay, settle, procedures, write);
-- noproc: the same without the procedures stage, to show what the shoe checks add.
+- noproc: the same without the procedures stage, to show what the shoe checks add;
+- cli: the command `auditor audit DATA --out OUT` with its defaults, as a user runs it
+  (interpreter start and imports included), peak RSS that of the command.
 
 It prints figures; it asserts nothing. The host is noisy: with --repeat N the runs are
 interleaved and the summary lines use each configuration's median run.
+
+With --baseline REV every measurement but the floor also runs with the auditor at git
+revision REV, installed in a virtual environment of its own (`baseline.py`, kept in
+--work), on the same data, right after the current code's: each line is labelled
+`current` or the revision, and the summary gives both medians and their ratio.
 """
 
 from __future__ import annotations
@@ -31,7 +39,10 @@ from pathlib import Path
 
 import polars as pl
 
-from auditor.input.partition import PARTITION_ROUNDS
+try:
+    from auditor.input.partition import PARTITION_ROUNDS
+except ImportError:  # a --baseline revision laid out otherwise: its `cli` measure only
+    PARTITION_ROUNDS = 1_500_000
 
 BASE_ROUNDS = 1_000_000
 PYTHON_SAMPLE = 200_000
@@ -241,18 +252,45 @@ def measure_audit_without_procedures(data: Path, partition_rounds: int) -> dict:
     }
 
 
+def measure_cli(data: Path, partition_rounds: int) -> dict:
+    """The whole command, as a user runs it: any revision's command line takes this."""
+    out = data.parent / "audit-out-cli"
+    shutil.rmtree(out, ignore_errors=True)
+    auditor = Path(sys.executable).with_name("auditor")
+    started = time.perf_counter()
+    done = subprocess.run(
+        [str(auditor), "audit", str(data), "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):  # 1: findings were written
+        raise SystemExit(f"auditor audit failed ({done.returncode}): {done.stderr[-2000:]}")
+    rounds = pl.scan_parquet(data / "rounds" / "*.parquet").select(pl.len()).collect().item()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "rounds": rounds,
+        "seconds": seconds,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
+    }
+
+
 MEASURES = {
     "floor": measure_floor,
     "replay": measure_replay,
     "python": measure_python,
     "audit": measure_audit,
     "noproc": measure_audit_without_procedures,
+    "cli": measure_cli,
 }
 
 
-def run_child(name: str, data: Path, partition_rounds: int) -> dict:
+def run_child(name: str, data: Path, partition_rounds: int, python: str = sys.executable) -> dict:
     started = time.perf_counter()
-    command = [sys.executable, __file__, "--measure", name, "--data", str(data)]
+    command = [python, __file__, "--measure", name, "--data", str(data)]
     output = subprocess.run(
         [*command, "--partition-rounds", str(partition_rounds)],
         check=True,
@@ -275,6 +313,9 @@ def main() -> None:
         choices=sorted(MEASURES),
         default=["floor", "replay", "python", "audit", "noproc"],
     )
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also run each measurement with the auditor at REV"
+    )
     parser.add_argument("--measure", choices=sorted(MEASURES))
     parser.add_argument("--data", type=Path)
     parser.add_argument("--partition-rounds", type=int, default=PARTITION_ROUNDS)
@@ -283,30 +324,56 @@ def main() -> None:
         started = time.perf_counter()
         result = MEASURES[args.measure](args.data, args.partition_rounds)
         result.setdefault("seconds", time.perf_counter() - started)
-        result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        result.setdefault("peak_rss_mb", usage.ru_maxrss / 1024)
+        # CPU seconds (every thread's, and the command's for `cli`): less swayed than wall
+        # time by the other jobs of a shared host.
+        result.setdefault("cpu_seconds", usage.ru_utime + usage.ru_stime)
         print(json.dumps(result))
         return
     data = build_dataset(args.work, args.rounds)
     print(f"dataset: {data}")
-    runs: dict[str, list[dict]] = {}
+    codes = [("current", sys.executable)]
+    if args.baseline:
+        from baseline import installed
+
+        codes.append((args.baseline, str(installed(args.baseline, args.work))))
+    runs: dict[tuple[str, str], list[dict]] = {}
     for _ in range(args.repeat):  # interleaved, so that host noise hits every configuration
         for name in args.only:
-            try:
-                r = run_child(name, data, args.partition_rounds)
-                runs.setdefault(name, []).append(r)
-            except subprocess.CalledProcessError as failed:
-                print(f"{name:<7} failed: {failed.returncode} {failed.stderr[-500:]}", flush=True)
-                continue
-            rate = r["rounds"] / (r.get("loop_seconds") or r["seconds"])
-            extra = f", {r['wagers'] / r['seconds']:,.0f} wagers/s" if "wagers" in r else ""
-            print(
-                f"{name:<7} {r['rounds']:>11,} rounds  {r['seconds']:7.2f} s  "
-                f"{rate:>12,.0f} rounds/s{extra}  peak {r['peak_rss_mb']:,.0f} MB",
-                flush=True,
-            )
-    by = {name: _median_run(results) for name, results in runs.items()}
+            # The floor reads no auditor code: it is measured once, with this interpreter.
+            for label, python in codes[:1] if name == "floor" else codes:
+                try:
+                    r = run_child(name, data, args.partition_rounds, python)
+                    runs.setdefault((name, label), []).append(r)
+                except subprocess.CalledProcessError as failed:
+                    print(
+                        f"{name:<7} {label:<8} failed: {failed.returncode} {failed.stderr[-500:]}"
+                    )
+                    continue
+                rate = r["rounds"] / (r.get("loop_seconds") or r["seconds"])
+                extra = f", {r['wagers'] / r['seconds']:,.0f} wagers/s" if "wagers" in r else ""
+                cpu = f"  cpu {r['cpu_seconds']:.1f} s" if "cpu_seconds" in r else ""
+                print(
+                    f"{name:<7} {label:<8} {r['rounds']:>11,} rounds  {r['seconds']:7.2f} s  "
+                    f"{rate:>12,.0f} rounds/s{extra}  peak {r['peak_rss_mb']:,.0f} MB{cpu}",
+                    flush=True,
+                )
     if args.repeat > 1:
         print(f"medians of {args.repeat} runs:")
+    floor = runs.get(("floor", "current"))
+    for label, _ in codes:
+        by = {name: _median_run(rs) for (name, code), rs in runs.items() if code == label}
+        if floor:
+            by["floor"] = _median_run(floor)
+        print(f"-- {label}")
+        _summary(by, runs, label)
+    if args.baseline:
+        _comparison(runs, args.baseline)
+
+
+def _summary(by: dict[str, dict], runs: dict[tuple[str, str], list[dict]], label: str) -> None:
+    """The targets' lines for one code's median runs."""
     if {"floor", "replay"} <= by.keys():
         ratio = by["replay"]["seconds"] / by["floor"]["seconds"]
         print(f"replay / floor time: {ratio:.2f} (target <= 2)")
@@ -314,17 +381,45 @@ def main() -> None:
         vector_rate = by["replay"]["rounds"] / by["replay"]["seconds"]
         python_rate = by["python"]["rounds"] / by["python"]["loop_seconds"]
         print(f"replay / row-by-row speed: {vector_rate / python_rate:.1f}x (target >= 10)")
-    if "audit" in by:
-        seconds, peak = by["audit"]["seconds"], by["audit"]["peak_rss_mb"]
-        print(f"whole audit: {seconds:.1f} s, peak {peak:,.0f} MB (target < 60 s, < 4,096 MB)")
+    for audit in ("audit", "cli"):
+        if audit not in by:
+            continue
+        seconds, peak = by[audit]["seconds"], by[audit]["peak_rss_mb"]
+        print(f"whole {audit}: {seconds:.1f} s, peak {peak:,.0f} MB (target < 60 s, < 2,048 MB)")
+        if "floor" in by:
+            ratio = seconds / by["floor"]["seconds"]
+            print(f"whole {audit} / floor time: {ratio:.1f} (target <= 12)")
     if {"audit", "noproc"} <= by.keys():
         growth = by["audit"]["seconds"] / by["noproc"]["seconds"] - 1
         print(f"procedures stage adds {growth:.0%} to the audit (target < 33%)")
         # Each audit beside the run without procedures made right after it.
-        pairs = zip(runs["audit"], runs["noproc"], strict=False)
+        pairs = zip(runs[("audit", label)], runs[("noproc", label)], strict=False)
         each = sorted(a["seconds"] / n["seconds"] - 1 for a, n in pairs)
         if len(each) > 1:
             print(f"  run by run: {each[0]:.0%} to {each[-1]:.0%}")
+
+
+def _comparison(runs: dict[tuple[str, str], list[dict]], baseline: str) -> None:
+    """Each measurement's median wall and CPU seconds beside the baseline's, with their
+    ratios and the range of the run-by-run wall ratios (each current run against the
+    baseline run made right after it)."""
+    print(f"-- current against {baseline} (a ratio below 1: the current code is faster)")
+    heading = ("run", "current s", "base s", "ratio", "run by run", "cpu s", "base", "ratio")
+    print("{:<7} {:>10} {:>8} {:>6} {:>11} {:>8} {:>8} {:>6}  peak MB".format(*heading))
+    for name in dict.fromkeys(name for name, _ in runs):
+        mine, theirs = runs.get((name, "current")), runs.get((name, baseline))
+        if not mine or not theirs:
+            continue
+        key = "loop_seconds" if "loop_seconds" in mine[0] else "seconds"
+        a, b = _median_run(mine)[key], _median_run(theirs)[key]
+        each = sorted(m[key] / t[key] for m, t in zip(mine, theirs, strict=False))
+        ranged = f"{each[0]:.2f}-{each[-1]:.2f}"
+        ca, cb = (sorted(r["cpu_seconds"] for r in rs)[(len(rs) - 1) // 2] for rs in (mine, theirs))
+        peaks = " / ".join(f"{_median_run(rs)['peak_rss_mb']:,.0f}" for rs in (mine, theirs))
+        print(
+            f"{name:<7} {a:>10.2f} {b:>8.2f} {a / b:>6.2f} {ranged:>11} "
+            f"{ca:>8.1f} {cb:>8.1f} {ca / cb:>6.2f}  {peaks}"
+        )
 
 
 def _median_run(results: list[dict]) -> dict:

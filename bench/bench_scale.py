@@ -3,6 +3,7 @@
 Usage:
     python bench/bench_scale.py [--sizes 1,10,30] [--work /tmp/auditor-bench]
                                 [--memory-limit 2GB] [--small-limit 1GB] [--small-sizes 10]
+                                [--baseline REV]
 
 For each size (millions of rounds) it builds, once and cached in --work:
 - clustered: files written table by table (`bench_audit.build_dataset`), and
@@ -14,13 +15,21 @@ then runs, each in its own process so that each peak RSS is that run's alone:
 - small: for the --small-sizes, the by_time audit under --small-limit, a limit well below
   the dataset's size in memory (10 million rounds and 33 million wagers hold several GB).
 
-It prints, per run: rounds per second, wall seconds, peak RSS and the ratio to the
+It prints, per run: rounds per second, wall and CPU seconds, peak RSS and the ratio to the
 floor, so that growth with size and layout is visible. It asserts nothing.
+
+With --baseline REV each audit also runs with the auditor at git revision REV, installed
+in a virtual environment of its own (`baseline.py`, kept in --work), on the same data
+right after the current code's: its row is labelled with the revision and gives the
+current run's wall and CPU times over its own (`x base`: below 1, the current code is
+faster). The options a revision's command does not have (`--quiet`, `--memory-limit`)
+are left out of its command, so it runs with its own defaults there.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import subprocess
 import sys
@@ -72,17 +81,19 @@ def by_time(clustered: Path) -> Path:
     return target
 
 
-def measured(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of a command, by GNU time."""
+def measured(command: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MB) and CPU seconds (user and system, every thread) of a
+    command, by GNU time: on a shared host the CPU seconds are swayed far less than the
+    wall time by the other jobs."""
     started = time.perf_counter()
     done = subprocess.run(
-        ["/usr/bin/time", "-f", "%M", *command], capture_output=True, text=True, check=False
+        ["/usr/bin/time", "-f", "%M %U %S", *command], capture_output=True, text=True, check=False
     )
     seconds = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
-    peak_kb = int(done.stderr.strip().splitlines()[-1])
-    return seconds, peak_kb / 1024
+    peak_kb, user, system = done.stderr.strip().splitlines()[-1].split()
+    return seconds, int(peak_kb) / 1024, float(user) + float(system)
 
 
 def floor_command(data: Path) -> list[str]:
@@ -99,11 +110,23 @@ def floor_command(data: Path) -> list[str]:
     return [sys.executable, "-c", script]
 
 
-def audit_command(data: Path, limit: str) -> list[str]:
+def audit_command(data: Path, limit: str, python: str = sys.executable) -> list[str]:
     out = data.parent / f"out-{data.name}"
     shutil.rmtree(out, ignore_errors=True)
-    auditor = Path(sys.executable).with_name("auditor")
-    return [str(auditor), "audit", str(data), "--out", str(out), "--quiet", "--memory-limit", limit]
+    auditor = str(Path(python).with_name("auditor"))
+    options = _audit_options(auditor)
+    command = [auditor, "audit", str(data), "--out", str(out)]
+    if "--quiet" in options:
+        command.append("--quiet")
+    if "--memory-limit" in options:
+        command += ["--memory-limit", limit]
+    return command
+
+
+@functools.cache
+def _audit_options(auditor: str) -> str:
+    """The help text of an install's `auditor audit`: which options it has."""
+    return subprocess.run([auditor, "audit", "--help"], capture_output=True, text=True).stdout
 
 
 def main() -> None:
@@ -115,24 +138,50 @@ def main() -> None:
     parser.add_argument(
         "--small-sizes", default="10", help="sizes (millions) also run under --small-limit"
     )
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also run each audit with the auditor at REV"
+    )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    heading = ("size", "layout", "run", "rounds/s", "s", "peak MB", "x floor")
-    print("{:>6} {:>10} {:>6} {:>12} {:>8} {:>9} {:>8}".format(*heading))
+    codes = [("", sys.executable)]
+    if args.baseline:
+        from baseline import installed
+
+        codes.append((args.baseline, str(installed(args.baseline, args.work))))
+    heading = ("size", "layout", "run", "code", "rounds/s", "s", "cpu s", "peak MB", "x floor")
+    print("{:>6} {:>10} {:>6} {:>8} {:>12} {:>8} {:>7} {:>9} {:>8}  x base".format(*heading))
     small_sizes = {int(s) for s in args.small_sizes.split(",") if s}
     for size in (int(s) for s in args.sizes.split(",")):
         rounds = size * BASE_ROUNDS
         clustered = build_dataset(args.work, rounds)
         for layout, data in (("clustered", clustered), ("by_time", by_time(clustered))):
-            floor_s, floor_mb = measured(floor_command(data))
-            runs = [("floor", floor_s, floor_mb)]
-            runs.append(("audit", *measured(audit_command(data, args.memory_limit))))
+            floor_s, floor_mb, floor_cpu = measured(floor_command(data))
+            runs = [("floor", "", floor_s, floor_mb, floor_cpu, "")]
+            limits = [("audit", args.memory_limit)]
             if layout == "by_time" and size in small_sizes:
-                runs.append(("small", *measured(audit_command(data, args.small_limit))))
-            for name, seconds, peak in runs:
+                limits.append(("small", args.small_limit))
+            for name, limit in limits:
+                # Interleaved: each baseline run right after the current code's. `x base`:
+                # the current run's wall (and CPU) time over the baseline's.
+                current = None
+                for label, python in codes:
+                    try:
+                        seconds, peak, cpu = measured(audit_command(data, limit, python))
+                    except SystemExit as failed:
+                        if not label:
+                            raise
+                        print(f"{size}M {layout} {name} at {label} failed: {str(failed)[-300:]}")
+                        continue
+                    base = ""
+                    if current is None:
+                        current = (seconds, cpu)
+                    else:
+                        base = f"{current[0] / seconds:.2f} ({current[1] / cpu:.2f} cpu)"
+                    runs.append((name, label or "current", seconds, peak, cpu, base))
+            for name, label, seconds, peak, cpu, base in runs:
                 print(
-                    f"{size:>5}M {layout:>10} {name:>6} {rounds / seconds:>12,.0f} "
-                    f"{seconds:>8.1f} {peak:>9,.0f} {seconds / floor_s:>8.1f}",
+                    f"{size:>5}M {layout:>10} {name:>6} {label[:8]:>8} {rounds / seconds:>12,.0f} "
+                    f"{seconds:>8.1f} {cpu:>7.1f} {peak:>9,.0f} {seconds / floor_s:>8.1f}  {base}",
                     flush=True,
                 )
 

@@ -251,7 +251,7 @@ def test_royal9_lines_at_eight_decks() -> None:
     mine, other, _ = posted(pack, TableOptions(seat=1))
     assert mine == {"KS9H", "QS9H", "JS9H"}
     table = pack.payouts.royal9.paytables["1"]
-    chances = line_chances(table, hand_pairs(8), mine, other)
+    chances = line_chances(table, 8, mine, other)
     cards = 416
     # Both hands the same posted combination: 2 orders per hand, 8 then 7 copies of each card.
     assert chances["Exact Match Personal Progressive"] == Fraction(

@@ -23,6 +23,7 @@ value is a floor that each meter dollar raises by the line's chance.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from fractions import Fraction
 
@@ -43,6 +44,17 @@ def suited(combo: Hand) -> bool:
 
 def hand_pairs(decks: int) -> dict[tuple[Hand, Hand], Fraction]:
     """The chance of each (Player combination, Banker combination), None: no Royal 9."""
+    counts, total = pair_counts(decks)
+    return {key: Fraction(n, total) for key, n in counts}
+
+
+@functools.cache
+def pair_counts(decks: int) -> tuple[tuple[tuple[tuple[Hand, Hand], int], ...], int]:
+    """`hand_pairs` as integer ways over their common total: ((pair, ways), ...), total.
+
+    Computed once per deck count (every chair and paytable of a run reads it), and kept
+    in integers so that summing lines is integer addition, not a reduction of Fractions.
+    """
     cards = len(contract.RANKS) * len(contract.SUITS) * decks
     total = falling(cards, 4)
     counts: dict[tuple[Hand, Hand], int] = {}
@@ -58,7 +70,7 @@ def hand_pairs(decks: int) -> dict[tuple[Hand, Hand], Fraction]:
         counts[(c, None)] = one_hand - sum(counts[(c, b)] for b in COMBOS)
         counts[(None, c)] = one_hand - sum(counts[(p, c)] for p in COMBOS)
     counts[(None, None)] = total - sum(counts.values())
-    return {key: Fraction(n, total) for key, n in counts.items()}
+    return tuple(counts.items()), total
 
 
 def posted(pack: RulePack, options: TableOptions) -> tuple[frozenset, frozenset, list[str]]:
@@ -108,21 +120,34 @@ def _matches(p: Hand, b: Hand, mine: frozenset, other: frozenset) -> dict[str, b
 
 
 def line_chances(
-    table: Royal9Paytable,
-    pairs: dict[tuple[Hand, Hand], Fraction],
-    mine: frozenset,
-    other: frozenset,
+    table: Royal9Paytable, decks: int, mine: frozenset, other: frozenset
 ) -> dict[str, Fraction]:
     """The chance of each line (the first a wager meets), in the paytable's order."""
-    chances = {line.name: Fraction(0) for line in table.lines}
-    for (p, b), chance in pairs.items():
-        met = _matches(p, b, mine, other)
-        assert set(met) == set(ROYAL9_MATCHES)
-        for line in table.lines:
-            if met[line.match]:
-                chances[line.name] += chance
-                break
-    return chances
+    counts, total = pair_counts(decks)
+    ways = dict.fromkeys((line.name for line in table.lines), 0)
+    # Which line a pair meets depends only on which of the sets each hand is in, whether
+    # both are the same and suited: decided once per such signature.
+    first_line: dict[tuple, str | None] = {}
+    for (p, b), n in counts:
+        signature = (
+            p is None,
+            b is None,
+            p in mine,
+            b in mine,
+            p in other,
+            b in other,
+            p is not None and p == b,
+            suited(p),
+            suited(b),
+        )
+        if signature not in first_line:
+            met = _matches(p, b, mine, other)
+            assert set(met) == set(ROYAL9_MATCHES)
+            first_line[signature] = next((x.name for x in table.lines if met[x.match]), None)
+        line = first_line[signature]
+        if line is not None:
+            ways[line] += n
+    return {name: Fraction(n, total) for name, n in ways.items()}
 
 
 def royal9_wagers(pack: RulePack, decks: int, options: TableOptions) -> list[Priced]:
@@ -137,7 +162,6 @@ def royal9_wagers(pack: RulePack, decks: int, options: TableOptions) -> list[Pri
     }
     if not tables:
         return []
-    pairs = hand_pairs(decks)
     mine, other, notes = posted(pack, options)
     limits = pack.limits.royal9
     if limits and decks not in limits.decks:
@@ -148,7 +172,7 @@ def royal9_wagers(pack: RulePack, decks: int, options: TableOptions) -> list[Pri
     stake = Fraction(royal9.wager.value)
     rows = []
     for name, table in tables.items():
-        chances = line_chances(table, pairs, mine, other)
+        chances = line_chances(table, decks, mine, other)
         any_line = sum(chances.values(), Fraction(0))
         for line in table.lines:
             amount = f"${line.amount:,}" if line.amount is not None else str(line.meter)

@@ -190,7 +190,7 @@ def enumerate_rounds(
         .filter(pl.col("weight") > 0)
     )
     weights = {
-        _state(int(k)): int(w) for k, w in zip(grouped["key"], grouped["weight"], strict=True)
+        state_of(int(k)): int(w) for k, w in zip(grouped["key"], grouped["weight"], strict=True)
     }
     total = falling(int(value_count.sum()), ROUND_CARDS)
     if sum(weights.values()) != total:  # every sequence of six cards counted once
@@ -198,7 +198,22 @@ def enumerate_rounds(
     return Outcomes(decks, total, weights, by_rank)
 
 
-def _state(key: int) -> State:
+def state_key(state: State) -> int:
+    """The integer `enumerate_rounds` groups a state by (`state_of` reads it back)."""
+    key = state.player * 10 + state.banker
+    for flag in (
+        state.player_cards == 3,
+        state.banker_cards == 3,
+        state.player_natural,
+        state.banker_natural,
+        state.player_pair,
+        state.banker_pair,
+    ):
+        key = key * 2 + flag
+    return key
+
+
+def state_of(key: int) -> State:
     key, banker_pair = divmod(key, 2)
     key, player_pair = divmod(key, 2)
     key, banker_natural = divmod(key, 2)

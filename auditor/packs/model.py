@@ -35,6 +35,7 @@ from pydantic import ValidationError
 
 from auditor import contract
 from auditor.errors import RulesetError
+from auditor.packs import yamlload
 from auditor.packs.draws import BANKER_GRID, Cell, RankValueRule
 from auditor.packs.entries import Range
 from auditor.packs.payouts import (
@@ -305,7 +306,7 @@ def parse_pack(
     """Validate pack YAML `text`; errors name `file`, and `ruleset` (if given) must match.
     `digest`: the SHA-256 of the file's bytes (of `text` in UTF-8 if None)."""
     try:
-        data = yaml.safe_load(text)
+        data = yamlload.safe_load(text)
     except yaml.YAMLError as exc:
         raise RulesetError(f"{file}: not valid YAML: {exc}", path=file) from exc
     try:

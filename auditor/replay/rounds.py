@@ -13,6 +13,7 @@ cards, draws, totals, outcome and announcements only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import polars as pl
@@ -66,7 +67,17 @@ def decision_key(ruleset_index: pl.Expr) -> pl.Expr:
 
 
 def ordered_decisions(packs: Mapping[str, RulePack]) -> pl.DataFrame:
-    """The decision table in `decision_key` order, with the key as a column."""
+    """The decision table in `decision_key` order, with the key as a column.
+
+    Built once per set of packs (a pack is hashed by its ruleset and digest) rather than
+    by every partition's replay and round checks: the table is read, never changed.
+    """
+    return _ordered_decisions(tuple(packs.items()))
+
+
+@functools.lru_cache(maxsize=16)
+def _ordered_decisions(items: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
+    packs = dict(items)
     order = {ruleset: i for i, ruleset in enumerate(packs)}
     table = decision_table(packs).with_columns(
         pl.col("ruleset").replace_strict(order, return_dtype=pl.Int32).alias("_ri")

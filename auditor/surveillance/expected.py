@@ -1,9 +1,10 @@
 """What a fair game gives, exactly, per ruleset and deck count: from `auditor.odds`.
 
 The outcome chances (Banker, Player, Tie) and Naturals come from the enumeration of a
-fresh shoe (`odds.shoe.enumerate_rounds`, by point value); each wager's chance of a win
-and its result per unit (mean, variance, the most one unit can move from its mean) from
-the nets `odds.wagers` settles them with. Where the Player's rule leaves a total to his
+fresh shoe (`odds.shoe.enumerate_rounds`, by point value, shipped as data for the
+common shoes: `odds.shipped`); each wager's chance of a win and its result per unit
+(mean, variance, the most one unit can move from its mean) from the nets `odds.wagers`
+settles them with. Where the Player's rule leaves a total to his
 choice (Chemin de Fer's 5) both strategies are priced and kept: the tests take the
 interval between them as the expectation.
 
@@ -23,7 +24,8 @@ from fractions import Fraction
 from auditor import contract
 from auditor.odds.options import TableOptions
 from auditor.odds.royal9 import royal9_wagers
-from auditor.odds.shoe import MAX_DECKS, Outcomes, cards_in_shoe, enumerate_rounds, has_either
+from auditor.odds.shipped import outcomes
+from auditor.odds.shoe import MAX_DECKS, Outcomes, cards_in_shoe, has_either
 from auditor.odds.wagers import (
     Net,
     banker_net,
@@ -68,9 +70,9 @@ def strategies(pack: RulePack) -> tuple[bool, ...]:
     return (True, False) if has_either(pack) else (True,)
 
 
-@functools.lru_cache(maxsize=256)
 def _outcomes(pack: RulePack, decks: int, either_draws: bool) -> Outcomes:
-    return enumerate_rounds(pack, decks, either_draws=either_draws)
+    # Shipped for the common shoes, cached per rules read for the others (`odds.shipped`).
+    return outcomes(pack, decks, either_draws)
 
 
 @functools.lru_cache(maxsize=256)

@@ -20,6 +20,10 @@ magnitude out there:
 - money won is bounded per wager but heavy-tailed (a 30-to-1 Dragon Bonus): a normal
   p-value would alarm on every lucky patron, so its p-value is Bernstein's bound, valid
   whatever the tail, and the z-score is reported beside it.
+
+scipy is imported by the functions that call it, not with the module: importing
+`scipy.stats` takes about a second, which every command importing the pipeline (and
+every engine worker, which only counts) would pay before any work.
 """
 
 from __future__ import annotations
@@ -27,9 +31,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import stats
-from scipy.special import gammaln
-from scipy.stats import false_discovery_control
 
 EXACT_CHI2_ROUNDS = 300
 MIX_GRID = np.linspace(0.0, 1.0, 41)  # mixes of the two strategies a chi-square tries
@@ -43,6 +44,8 @@ def binomial_two_sided(
     The p-value doubles the smaller exact tail (capped at 1); a count inside the interval
     has p = 1 and z = 0, its own rate being a fair expectation.
     """
+    from scipy import stats
+
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
     rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
     p0 = np.clip(rate, p_low, p_high)
@@ -58,6 +61,8 @@ def binomial_two_sided(
 def binomial_upper(k: np.ndarray, n: np.ndarray, p0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(z, p) of at least k successes in n at chance p0: the one-sided test of winning
     more often than the game allows."""
+    from scipy import stats
+
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
     sd = np.sqrt(n * p0 * (1 - p0))
     z = np.divide(k - n * p0, sd, out=np.zeros_like(k), where=sd > 0)
@@ -69,6 +74,8 @@ def hypergeometric_upper(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(z, p) of at least k marked items in `draws` taken from `population` holding
     `marked`: a dealer's rounds with findings, when findings fall on rounds at random."""
+    from scipy import stats
+
     k, draws = np.asarray(k, dtype=float), np.asarray(draws, dtype=float)
     mean = draws * marked / population
     var = mean * (1 - marked / population) * (population - draws) / max(population - 1, 1)
@@ -114,6 +121,8 @@ def chi_square(
     tail at the mix that fits best (the statistic is convex in the mix: the least
     significant mix is the nearest one).
     """
+    from scipy import stats
+
     observed = np.asarray(observed, dtype=float)
     n = observed.sum(axis=1)
     mid = (expected_a + expected_b) / 2
@@ -158,6 +167,8 @@ def _exact_tails(
 def _null_distribution(n: int, chances: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Every (banker, player, tie) split of n rounds: Pearson's statistic sorted, and the
     probability of a statistic at least each value."""
+    from scipy.special import gammaln
+
     a, b = np.triu_indices(n + 1)  # a <= b: banker = a, player = b - a, tie = n - b
     counts = np.stack([a, b - a, n - b], axis=1).astype(float)
     chances_arr = np.array(chances)
@@ -181,6 +192,8 @@ def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
     most q (independent or positively dependent tests). scipy's own step: the bucketed
     night needs nothing else of it, as it looks each test's q-value up from the
     night's sorted p-values alone (`night.q_values`)."""
+    from scipy.stats import false_discovery_control
+
     p = np.asarray(p, dtype=float)
     if len(p) == 0:  # scipy refuses an empty set of tests; a night may have none
         return p
