@@ -280,6 +280,40 @@ def royal9_paytables(packs: Packs) -> pl.DataFrame:
     )
 
 
+def banker_cells(packs: Packs) -> pl.DataFrame:
+    """One row per ruleset x Banker two-card total 0-7 x Player third card 0-9, null
+    when he stood. Join on ``banker_two_card, player_third`` with ``nulls_equal=True``:
+    polars does not match null keys by default, and null is how a stood Player is keyed."""
+    return frame(
+        [
+            (r, banker, third, rule.draws, pack.cite(rule.cite), rule.severity)
+            for r, pack in packs
+            for (banker, third), rule in pack.banker_draw.items()
+        ],
+        ruleset=pl.String,
+        banker_two_card=pl.Int8,
+        player_third=pl.Int8,
+        banker_draws=pl.Boolean,
+        citation=pl.String,
+        severity=pl.String,
+    )
+
+
+def player_cells(packs: Packs) -> pl.DataFrame:
+    """One row per ruleset x Player two-card total 0-7: draw, stand or either."""
+    return frame(
+        [
+            (r, total, rule.value, pack.cite(rule.cite))
+            for r, pack in packs
+            for total, rule in sorted(pack.player_draw.items())
+        ],
+        ruleset=pl.String,
+        player_two_card=pl.Int8,
+        action=pl.String,
+        citation=pl.String,
+    )
+
+
 def royal9_limits_words(limits: Royal9Limits) -> str:
     """ "8 decks" / "6 or 8 decks and 6 or 7 seats" """
     words = f"{_or(limits.decks)} decks"

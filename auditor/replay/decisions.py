@@ -9,6 +9,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from auditor.packs.model import RulePack
+from auditor.packs.tables import pack_tables
 
 STOOD = -1  # the decision table's key for "the Player did not draw"
 CARD_SLOTS = (("player_cards", "p"), ("banker_cards", "b"))
@@ -40,9 +41,18 @@ DECISION_SCHEMA = {
 
 
 def decision_table(packs: Mapping[str, RulePack]) -> pl.DataFrame:
-    """Every (ruleset, two-card totals, third card) the replay can meet, decided by its pack."""
+    """Every (ruleset, two-card totals, third card) the replay can meet, decided by its pack;
+    the Banker's cells are read from the packs' table form (`PackTables.draw_cells`)."""
+    cells = {
+        (r, banker, STOOD if third is None else third): (draws, citation, severity)
+        for r, banker, third, draws, citation, severity in pack_tables(packs)
+        .draw_cells.select(
+            "ruleset", "banker_two_card", "player_third", "banker_draws", "citation", "severity"
+        )
+        .iter_rows()
+    }
     rows = []
-    for pack in packs.values():
+    for r, pack in packs.items():
         naturals = set(pack.naturals.value)
         announce = pack.announce
         for player_two in range(10):
@@ -56,7 +66,11 @@ def decision_table(packs: Mapping[str, RulePack]) -> pl.DataFrame:
                             banker_two,
                             third,
                             *_player_decision(pack, player_two, natural_hand),
-                            *_banker_decision(pack, banker_two, third, natural_hand),
+                            *(
+                                (False, pack.cite(pack.naturals.cite), "high")
+                                if natural_hand
+                                else cells[r, banker_two, third]
+                            ),
                             player_two in naturals,
                             banker_two in naturals,
                             natural_hand,
@@ -86,15 +100,6 @@ def _player_decision(pack: RulePack, player_two: int, natural_hand: str | None) 
         return False, True, pack.cite(pack.naturals.cite)
     rule = pack.player_draw[player_two]
     return rule.value == "draw", rule.value == "stand", pack.cite(rule.cite)
-
-
-def _banker_decision(
-    pack: RulePack, banker_two: int, third: int, natural_hand: str | None
-) -> tuple:
-    if natural_hand:
-        return False, pack.cite(pack.naturals.cite), "high"
-    cell = pack.banker_decision(banker_two, None if third == STOOD else third)
-    return cell.draws, pack.cite(cell.cite), cell.severity
 
 
 def _void_means_short(pack: RulePack) -> bool:
