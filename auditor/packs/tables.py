@@ -256,9 +256,9 @@ def _tables(packs: rows.Packs) -> PackTables:
                 (
                     r,
                     rank,
-                    card.value,
+                    card.value_of(rank),
                     pack.cite(card.cite),
-                    burn.value,
+                    burn.value_of(rank),
                     pack.cite(burn.cite),
                     rows.discards_allowed(pack, rank),
                 )
@@ -276,7 +276,7 @@ def _tables(packs: rows.Packs) -> PackTables:
         ),
         steps=rows.frame(
             [
-                (r, p, pack.commission.rounding_step_cents.value.get(p))
+                (r, p, pack.commission.rounding.step_cents.get(p))
                 for r, pack in packs
                 for p in range(PERCENTS)
             ],

@@ -53,7 +53,7 @@ def decision_table(packs: Mapping[str, RulePack]) -> pl.DataFrame:
     }
     rows = []
     for r, pack in packs.items():
-        naturals = set(pack.naturals.value)
+        naturals = set(pack.naturals.totals)
         announce = pack.announce
         for player_two in range(10):
             for banker_two in range(10):
@@ -74,10 +74,10 @@ def decision_table(packs: Mapping[str, RulePack]) -> pl.DataFrame:
                             player_two in naturals,
                             banker_two in naturals,
                             natural_hand,
-                            pack.cite(announce.totals),
-                            pack.cite(announce.outcome),
+                            pack.cite(announce.totals.cite),
+                            pack.cite(announce.outcome.cite),
                             _ez_citation(pack),
-                            sorted(pack.ez.announce),
+                            sorted(item.event for item in pack.ez.announce),
                             _void_means_short(pack),
                         )
                     )
@@ -99,17 +99,17 @@ def _player_decision(pack: RulePack, player_two: int, natural_hand: str | None) 
     if natural_hand:
         return False, True, pack.cite(pack.naturals.cite)
     rule = pack.player_draw[player_two]
-    return rule.value == "draw", rule.value == "stand", pack.cite(rule.cite)
+    return rule.action == "draw", rule.action == "stand", pack.cite(rule.cite)
 
 
 def _void_means_short(pack: RulePack) -> bool:
     void = pack.procedure("void_ends_shoe")
-    return bool(void and void["value"])
+    return bool(void and void.value)
 
 
 def _ez_citation(pack: RulePack) -> str:
-    refs = sorted(set(pack.ez.announce.values()))
-    return pack.cite(refs[0]) if refs else pack.cite(pack.announce.outcome)
+    refs = sorted({item.cite for item in pack.ez.announce})
+    return pack.cite(refs[0]) if refs else pack.cite(pack.announce.outcome.cite)
 
 
 def rank_code(card: pl.Expr) -> pl.Expr:
@@ -134,7 +134,10 @@ def rank_value(code: pl.Expr, packs: Mapping[str, RulePack]) -> pl.Expr:
 
 
 def _shared_card_values(packs: Mapping[str, RulePack]) -> dict[str, int]:
-    tables = {r: {rank: v.value for rank, v in p.card_values.items()} for r, p in packs.items()}
+    tables = {
+        r: {rank: rule.value_of(rank) for rank, rule in p.card_values.items()}
+        for r, p in packs.items()
+    }
     distinct = {tuple(sorted(t.items())) for t in tables.values()}
     if len(distinct) != 1:
         # One expression for all rulesets keeps the replay a single pass; a pack that
@@ -157,6 +160,8 @@ def event_exprs(
     occurred: dict[str, pl.Expr] = {}
     for index, pack in enumerate(packs.values()):
         for name, event in pack.ez.events.items():
+            if event is None:
+                continue
             condition = (
                 (final[event.hand] == event.total)
                 & (count[event.hand] == event.cards)
