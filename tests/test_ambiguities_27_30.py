@@ -75,8 +75,8 @@ def cards(*names: str) -> list[int]:
 def test_each_pack_names_the_readings_it_applies(ruleset: str, numbers: set[int]) -> None:
     pack = load_all()[ruleset]
     assert {reading.ambiguity for reading in pack.readings} & {27, 28, 29, 30} == numbers
-    assert pack.natural_drawn.value == "first_two_cards"
-    assert "Ambiguity 28" in (pack.natural_drawn.note or "")
+    assert pack.naturals.drawn_in_error.settle_on == "first_two_cards"
+    assert "Ambiguity 28" in (pack.naturals.drawn_in_error.note or "")
     banker = pack.payouts.banker
     if ruleset == "ma-chemin-de-fer":
         assert (banker.basis, banker.covered_by) == ("covered", ("player",))

@@ -302,9 +302,7 @@ def test_macros_replay_every_round_as_the_engine(simulated) -> None:
 def test_vig_agrees_with_the_engine_commission() -> None:
     packs = load_all()
     steps = {
-        p: s
-        for pack in packs.values()
-        for p, s in pack.commission.rounding_step_cents.value.items()
+        p: s for pack in packs.values() for p, s in pack.commission.rounding.step_cents.items()
     }
     cents = [*range(0, 3000), 9999, 10_001, 123_456, 99_999_999]
     grid = pl.DataFrame(
@@ -332,9 +330,9 @@ def test_vig_agrees_with_the_engine_commission() -> None:
     expected = got["engine_c"].cast(pl.Decimal(18, 2)) / 100
     assert (got["vig_exact"] == expected).all()
     single = {
-        r: p.commission.percents.value[0]
+        r: p.commission.percents.values[0]
         for r, p in packs.items()
-        if len(p.commission.percents.value) == 1
+        if len(p.commission.percents.values) == 1
     }
     with duckdb.connect() as con:
         for statement in macro_statements(packs):

@@ -37,7 +37,10 @@ def test_a_rule_the_pack_does_not_have_cites_nothing_there():
     # Chemin de Fer states it has no last-hand rule: `value: false` beside its cite.
     assert rule_refs(packs["ma-chemin-de-fer"], "procedures.last_hand_after_cover") == ()
     assert rule_refs(packs["ma-chemin-de-fer"], "procedures.last_hand_after_cover.cite")
-    assert rule_refs(packs["md-mini-baccarat"], "bets.royal9") == ()
+    assert rule_refs(packs["md-mini-baccarat"], "permitted.royal9") == ()
+    # Midi Baccarat places no cover card: `min_from_back: null` beside its cite.
+    assert rule_refs(packs["ma-midi-baccarat"], "limits.cover_card") == ()
+    assert rule_refs(packs["ma-baccarat"], "limits.cover_card")
 
 
 def test_references_are_ordered_and_runs_written_as_ranges():

@@ -200,7 +200,7 @@ def test_every_deck_count_sums_to_one(decks: int) -> None:
     packs = load_all()
     for report in odds_report(None, decks, TableOptions()):
         # Every wager the pack permits is priced, and nothing else.
-        assert {w.bet for w in report.wagers} == set(packs[report.ruleset].bets)
+        assert {w.bet for w in report.wagers} == set(packs[report.ruleset].permitted)
         for chances in report.outcomes.values():
             assert sum(chances.values()) == 1
         for wager in report.wagers:

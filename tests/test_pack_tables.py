@@ -38,6 +38,9 @@ def test_frames_are_dense_and_keyed_by_ruleset():
         "sizes": n * SIZES,
         "steps": n * PERCENTS,
         "paytables": n * len(DRAGON_BONUS_PAYTABLES) * ODDS_KEYS,
+        # the Banker's grid: two-card total 0-7 x Player third card 0-9 or stood
+        "draw_cells": n * 8 * 11,
+        "player_cells": n * 8,
     }
     for name, height in sizes.items():
         frame = getattr(TABLES, name)
@@ -45,7 +48,6 @@ def test_frames_are_dense_and_keyed_by_ruleset():
         assert frame.columns[0] == "ruleset", name
         assert tuple(frame["ruleset"].unique(maintain_order=True)) == RULESETS, name
     assert TABLES.ids == RULESETS
-    assert set(TABLES.draw_cells["ruleset"]) == set(RULESETS)
     # Royal 9: a row per paytable (its lines in priority order) and per default chair.
     for ruleset, pack in PACKS.items():
         royal9 = pack.payouts.royal9
@@ -89,7 +91,7 @@ def test_a_rule_off_keeps_its_citation_and_in_force_says_so():
             procedure = pack.procedure(name)
             given = pack.cite(procedure.cite) if procedure else None
             assert rows.row(r, named=True)[f"{name}_citation"] == given
-            on = procedure is not None and procedure.params.get("value", True)
+            on = procedure is not None and getattr(procedure, "value", True)
             assert in_force.row(r, named=True)[f"{name}_citation"] == (given if on else None)
     # Every switched-off rule's parameters go with its citation.
     last = in_force.filter(~pl.col("last_hand_after_cover_value"))
@@ -107,7 +109,7 @@ def test_bet_rows_match_the_pack(ruleset):
         key = r * NB + b
         assert TABLES.decode_bet_key(key) == (ruleset, bet)
         row = TABLES.bets.row(key, named=True)
-        entry = pack.bets.get(bet)
+        entry = pack.permitted.get(bet)
         assert (row["ruleset"], row["bet"]) == (ruleset, bet)
         assert row["bet_in_ruleset"] == (entry is not None)
         if entry is not None:
@@ -159,7 +161,7 @@ def test_lookups_read_the_rows_they_encode():
         TABLES.commission_step(pl.lit(5)).alias("step"),
     ).row(0, named=True)
     assert got == {
-        "low": min(pack.commission.percents.value),
+        "low": min(pack.commission.percents.values),
         "odds": pack.payouts.banker.odds,
-        "step": pack.commission.rounding_step_cents.value.get(5),
+        "step": pack.commission.rounding.step_cents.get(5),
     }

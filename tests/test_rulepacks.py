@@ -33,6 +33,7 @@ from auditor.packs.model import (
     load_pack,
     pack_json_schema,
 )
+from auditor.packs.tables import pack_tables
 
 MA, MIDI, MD, CDF = "ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer"
 RULESETS = (MA, MIDI, MD, CDF)
@@ -269,9 +270,14 @@ def test_every_cite_is_a_reference_of_its_own_regulation(ruleset):
 # --------------------------------------------------------------------------- draws
 
 
+def _rows(ruleset: str, frame: str) -> pl.DataFrame:
+    """`ruleset`'s rows of a frame of the packs' table form (draw_cells, player_cells)."""
+    return getattr(pack_tables(load_all()), frame).filter(pl.col("ruleset") == ruleset)
+
+
 @pytest.mark.parametrize("ruleset", RULESETS)
 def test_banker_grid_is_complete(ruleset):
-    frame = load_pack(ruleset).banker_draw_frame()
+    frame = _rows(ruleset, "draw_cells")
     assert frame.schema == pl.Schema(
         {
             "ruleset": pl.String,
@@ -308,7 +314,7 @@ def test_banker_draw_equals_the_text(ruleset):
 @pytest.mark.parametrize("ruleset", RULESETS)
 def test_banker_draw_frame_matches_the_cells(ruleset):
     pack = load_pack(ruleset)
-    for row in pack.banker_draw_frame().iter_rows(named=True):
+    for row in _rows(ruleset, "draw_cells").iter_rows(named=True):
         cell = pack.banker_decision(row["banker_two_card"], row["player_third"])
         assert row["banker_draws"] == cell.draws
         assert row["citation"] == pack.cite(cell.cite)
@@ -317,7 +323,7 @@ def test_banker_draw_frame_matches_the_cells(ruleset):
 
 @pytest.mark.parametrize("ruleset", RULESETS)
 def test_player_draw_equals_the_text(ruleset):
-    frame = load_pack(ruleset).player_draw_frame()
+    frame = _rows(ruleset, "player_cells")
     assert frame.schema == pl.Schema(
         {
             "ruleset": pl.String,
@@ -344,7 +350,7 @@ def test_chemin_de_fer_stood_gap_is_noted():
 
 def test_maryland_long_hand_is_its_own_table():
     """Each .10E(3) item decides its own third card: ten distinct lettered citations."""
-    frame = load_pack(MD).banker_draw_frame().filter(pl.col("banker_two_card").is_between(3, 6))
+    frame = _rows(MD, "draw_cells").filter(pl.col("banker_two_card").is_between(3, 6))
     by_third = (
         frame.filter(pl.col("player_third").is_not_null())
         .group_by("player_third")
@@ -368,17 +374,17 @@ def test_banker_draws_after_a_player_draw_agree_everywhere():
 def test_card_values_burns_naturals_and_hand_sizes_agree():
     packs = list(load_all().values())
     for pack in packs:
-        assert {r: c.value for r, c in pack.card_values.items()} == {
+        assert {r: c.value_of(r) for r, c in pack.card_values.items()} == {
             **{str(n): n for n in range(2, 10)},
             "A": 1,
             **dict.fromkeys("TJQK", 0),
         }
-        assert {r: c.value for r, c in pack.burn_values.items()} == {
+        assert {r: c.value_of(r) for r, c in pack.burn_values.items()} == {
             **{str(n): n for n in range(2, 10)},
             "A": 1,
             **dict.fromkeys("TJQK", 10),
         }
-        assert pack.naturals.value == (8, 9)
+        assert pack.naturals.totals == (8, 9)
         assert (pack.limits.cards_per_hand.min, pack.limits.cards_per_hand.max) == (2, 3)
 
 
@@ -394,11 +400,11 @@ def _shared(getter: Callable[[RulePack], Any]) -> list[Any]:
 @pytest.mark.parametrize(
     ("name", "getter"),
     [
-        ("player", lambda p: p.payouts.player.value),
+        ("player", lambda p: p.payouts.player.odds),
         ("banker", lambda p: p.payouts.banker.odds),
         ("tie", lambda p: p.payouts.tie and p.payouts.tie.min_odds),
-        ("dragon7", lambda p: p.payouts.dragon7 and p.payouts.dragon7.value),
-        ("panda8", lambda p: p.payouts.panda8 and p.payouts.panda8.value),
+        ("dragon7", lambda p: p.payouts.dragon7 and p.payouts.dragon7.odds),
+        ("panda8", lambda p: p.payouts.panda8 and p.payouts.panda8.odds),
         (
             "house_money",
             lambda p: (
@@ -410,12 +416,12 @@ def _shared(getter: Callable[[RulePack], Any]) -> list[Any]:
             lambda p: (
                 {
                     n: (t.win_by, t.natural_winner, t.natural_tie)
-                    for n, t in p.payouts.dragon_bonus.items()
+                    for n, t in (p.payouts.dragon_bonus or {}).items()
                 }
                 or None
             ),
         ),
-        ("royal9 wager", lambda p: p.payouts.royal9 and p.payouts.royal9.wager.value),
+        ("royal9 wager", lambda p: p.payouts.royal9 and p.payouts.royal9.wager.amount),
         (
             "royal9 fixed lines both texts print",
             lambda p: (
@@ -440,8 +446,8 @@ def test_shared_payouts_agree(name, getter):
 
 def test_shared_payout_values_are_the_texts():
     ma = load_pack(MA).payouts
-    assert (ma.player.value, ma.banker.odds, ma.tie.min_odds) == (1, 1, 8)
-    assert (ma.dragon7.value, ma.panda8.value) == (40, 25)
+    assert (ma.player.odds, ma.banker.odds, ma.tie.min_odds) == (1, 1, 8)
+    assert (ma.dragon7.odds, ma.panda8.odds) == (40, 25)
     assert (ma.house_money.both, ma.house_money.one) == (15, 3)
     # §13(e), win by 9, 8, 7, 6, 5, 4 points
     margins = (9, 8, 7, 6, 5, 4)
@@ -472,7 +478,7 @@ def _shuffler(p: RulePack):
 
 
 def _proc(name: str, key: str):
-    return lambda p: p.procedure(name) and p.procedure(name)[key]
+    return lambda p: p.procedure(name) and getattr(p.procedure(name), key)
 
 
 ALL_BETS = set(contract.BETS)
@@ -486,32 +492,32 @@ DIFFERENCES: dict[str, tuple[Callable[[RulePack], Any], tuple[Any, Any, Any, Any
     ),
     "royal9 decks and seats": (_royal9_limits, (((8,), None), ((6, 8), (6, 7)), None, None)),
     "automated shuffler batches": (_shuffler, (False, False, (12, 16, True), False)),
-    "cut depth": (lambda p: p.limits.cut_min_from_either_end.value, (52, 52, 10, 52)),
-    "cover card": (lambda p: p.limits.cover_min_from_back.value, (14, None, 14, 14)),
+    "cut depth": (lambda p: p.limits.cut.min_from_either_end, (52, 52, 10, 52)),
+    "cover card": (lambda p: p.limits.cover_card.min_from_back, (14, None, 14, 14)),
     "ez offered": (lambda p: p.ez.offered.value, (True, True, True, False)),
     "ez announcements": (
-        lambda p: set(p.ez.announce),
+        lambda p: {item.event for item in p.ez.announce},
         ({"dragon7", "panda8"}, {"dragon7", "panda8"}, {"dragon7"}, set()),
     ),
     "permitted bets": (
-        lambda p: set(p.bets),
+        lambda p: set(p.permitted),
         (ALL_BETS, ALL_BETS, ALL_BETS - {"panda8", "house_money", "royal9"}, {"banker", "player"}),
     ),
     "calls": (
-        lambda p: {b: set(bet.calls) for b, bet in p.bets.items() if bet.calls},
+        lambda p: {b: {c.call for c in bet.calls} for b, bet in p.permitted.items() if bet.calls},
         ({}, {}, {}, {"player": {"suivi", "banco", "partial"}}),
     ),
     "royal9 paytables": (
         lambda p: p.payouts.royal9 and set(p.payouts.royal9.paytables),
         ({"1", "2"}, {"midi"}, None, None),
     ),
-    "commission percents": (lambda p: p.commission.percents.value, ((5,), (5,), (5,), (4, 5))),
+    "commission percents": (lambda p: p.commission.percents.values, ((5,), (5,), (5,), (4, 5))),
     "commission rounding": (
-        lambda p: p.commission.rounding_step_cents.value,
+        lambda p: p.commission.rounding.step_cents,
         ({5: 25}, {5: 25}, {5: 25}, {4: 20, 5: 25}),
     ),
     "commission collection": (
-        lambda p: p.commission.collection.value,
+        lambda p: p.commission.collection.modes,
         (("at_payout", "marker"),) * 3 + (("at_payout",),),
     ),
     "no commission at EZ": (
@@ -533,7 +539,7 @@ DIFFERENCES: dict[str, tuple[Callable[[RulePack], Any], tuple[Any, Any, Any, Any
         _proc("pass_on_banker_loss", "seat_column"),
         ("curator_seat", None, None, "banker_seat"),
     ),
-    "player on 5": (lambda p: p.player_draw[5].value, ("draw", "draw", "draw", "either")),
+    "player on 5": (lambda p: p.player_draw[5].action, ("draw", "draw", "draw", "either")),
     "free hands": (_proc("free_hands", "value"), (None, True, None, None)),
     "house money rollover": (
         _proc("house_money_rollover", "onto"),
@@ -595,16 +601,13 @@ def test_ma_baccarat_table_2_seat_combinations():
     assert load_pack(MIDI).payouts.royal9.seat_combinations.chairs is None
 
 
-def test_bets_frame():
-    frame = load_pack(CDF).bets_frame()
-    assert frame.schema == pl.Schema(
-        {"ruleset": pl.String, "bet": pl.String, "requires": pl.String, "citation": pl.String}
-    )
-    assert frame.sort("bet").rows() == [
-        (CDF, "banker", None, f"{CDF} §5(a)"),
-        (CDF, "player", None, f"{CDF} §6(a)"),
+def test_permitted_bets():
+    cdf = load_pack(CDF)
+    assert [(b, e.requires, cdf.cite(e.cite)) for b, e in sorted(cdf.permitted.items())] == [
+        ("banker", None, f"{CDF} §5(a)"),
+        ("player", None, f"{CDF} §6(a)"),
     ]
-    requires = dict(load_pack(MA).bets_frame().select("bet", "requires").iter_rows())
+    requires = {b: e.requires for b, e in load_pack(MA).permitted.items()}
     assert requires["dragon7"] == "ez_baccarat"
     assert requires["royal9"] == "royal9_paytable"
     assert requires["tie"] is None

@@ -97,7 +97,7 @@ cents_strategy = st.integers(min_value=0, max_value=100_000_000)  # up to $1,000
 )
 def test_commission_matches_the_decimal_rule(cases: list[tuple[int, int, bool]]) -> None:
     # The steps come from the packs, as the engine reads them.
-    steps = load_all()["ma-chemin-de-fer"].commission.rounding_step_cents.value
+    steps = load_all()["ma-chemin-de-fer"].commission.rounding.step_cents
     frame = pl.DataFrame(
         {
             "won": [c for c, _, _ in cases],

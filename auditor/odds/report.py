@@ -49,7 +49,7 @@ def strategies(pack: RulePack) -> list[tuple[str, bool]]:
     """(label, whether the Player draws on an ``either`` total) to price the game at."""
     if not has_either(pack):
         return [("", True)]
-    totals = ", ".join(str(t) for t, rule in pack.player_draw.items() if rule.value == "either")
+    totals = ", ".join(str(t) for t, rule in pack.player_draw.items() if rule.action == "either")
     return [(f"Player draws on {totals}", True), (f"Player stands on {totals}", False)]
 
 
@@ -67,7 +67,7 @@ def ruleset_odds(pack: RulePack, decks: int, options: TableOptions) -> RulesetOd
     # Pairs need the first four cards by rank; the enumeration by value is enough (and
     # faster) for every other wager, so ranks are used only where House Money is priced.
     by_rank = (
-        "house_money" in pack.bets
+        "house_money" in pack.permitted
         and pack.payouts.house_money is not None
         and options.house_money is not False
     )
@@ -90,10 +90,10 @@ def ruleset_odds(pack: RulePack, decks: int, options: TableOptions) -> RulesetOd
     if len(player_values) > 1:
         best = max(player_values, key=lambda k: player_values[k])
         notes.append(f"optimal for the Player (the higher Player EV): {best}")
-    if pack.commission.percents.value and "banker" in pack.bets:
+    if pack.commission.percents.values and "banker" in pack.permitted:
         notes.append(
             "Banker commission at the exact percent: rounding up to the "
-            f"{pack.cite(pack.commission.rounding_step_cents.cite)} step depends on the bet "
+            f"{pack.cite(pack.commission.rounding.cite)} step depends on the bet "
             "size and is not modelled"
             + (
                 f" (commission_rounding={str(options.commission_rounding).lower()} noted)"

@@ -31,7 +31,7 @@ from auditor import contract
 from auditor.odds.options import TableOptions
 from auditor.odds.shoe import falling
 from auditor.odds.wagers import Priced
-from auditor.packs.model import ROYAL9_MATCHES, Royal9Paytable, RulePack
+from auditor.packs.model import ROYAL9_MATCHES, Royal9PaytableRule, RulePack
 
 FACE_RANKS = "KQJ"
 COMBOS = tuple(f"{f}{s}9{t}" for f in FACE_RANKS for s in contract.SUITS for t in contract.SUITS)
@@ -120,7 +120,7 @@ def _matches(p: Hand, b: Hand, mine: frozenset, other: frozenset) -> dict[str, b
 
 
 def line_chances(
-    table: Royal9Paytable, decks: int, mine: frozenset, other: frozenset
+    table: Royal9PaytableRule, decks: int, mine: frozenset, other: frozenset
 ) -> dict[str, Fraction]:
     """The chance of each line (the first a wager meets), in the paytable's order."""
     counts, total = pair_counts(decks)
@@ -153,7 +153,7 @@ def line_chances(
 def royal9_wagers(pack: RulePack, decks: int, options: TableOptions) -> list[Priced]:
     """Each line of each Royal 9 paytable (or the table's), and the wager's fixed value."""
     royal9 = pack.payouts.royal9
-    if royal9 is None or "royal9" not in pack.bets:
+    if royal9 is None or "royal9" not in pack.permitted:
         return []
     tables = {
         name: table
@@ -169,7 +169,7 @@ def royal9_wagers(pack: RulePack, decks: int, options: TableOptions) -> list[Pri
             f"Royal 9 is offered with {', '.join(map(str, limits.decks))} decks only "
             f"({pack.cite(limits.cite)})"
         )
-    stake = Fraction(royal9.wager.value)
+    stake = Fraction(royal9.wager.amount)
     rows = []
     for name, table in tables.items():
         chances = line_chances(table, decks, mine, other)

@@ -85,12 +85,12 @@ def cards_in_shoe(pack: RulePack, decks: int) -> int:
 
 def has_either(pack: RulePack) -> bool:
     """The Player's rule leaves a total to his choice (Chemin de Fer's 5)."""
-    return any(rule.value == "either" for rule in pack.player_draw.values())
+    return any(rule.action == "either" for rule in pack.player_draw.values())
 
 
 def player_table(pack: RulePack, either_draws: bool) -> np.ndarray:
     """Whether the Player draws on each two-card total 0-9 that is not a Natural."""
-    naturals = set(pack.naturals.value)
+    naturals = set(pack.naturals.totals)
     table = np.zeros(10, dtype=bool)
     for total in range(10):
         if total in naturals:
@@ -98,14 +98,14 @@ def player_table(pack: RulePack, either_draws: bool) -> np.ndarray:
         rule = pack.player_draw.get(total)
         if rule is None:
             raise ValueError(f"{pack.ruleset}: no Player rule for a two-card {total}")
-        table[total] = rule.value == "draw" or (rule.value == "either" and either_draws)
+        table[total] = rule.action == "draw" or (rule.action == "either" and either_draws)
     return table
 
 
 def banker_table(pack: RulePack) -> np.ndarray:
     """Whether the Banker draws: rows his two-card total 0-9, columns the Player's third
     card 0-9 and `STOOD`, from the pack's cells (a Natural total is never read)."""
-    naturals = set(pack.naturals.value)
+    naturals = set(pack.naturals.totals)
     table = np.zeros((10, 11), dtype=bool)
     for total in range(10):
         if total in naturals:
@@ -120,7 +120,7 @@ def banker_table(pack: RulePack) -> np.ndarray:
 
 def _classes(pack: RulePack, decks: int, by_rank: bool) -> tuple[np.ndarray, np.ndarray]:
     """(point value, cards in the shoe) per class of the first four cards."""
-    values = [pack.card_values[rank].value for rank in contract.RANKS]
+    values = [pack.card_values[rank].value_of(rank) for rank in contract.RANKS]
     per_rank = SUITS_PER_RANK * decks
     if by_rank:
         return np.array(values, dtype=np.int64), np.full(len(values), per_rank, dtype=np.int64)
@@ -161,7 +161,7 @@ def enumerate_rounds(
     weight *= left(value_count[v5], (vals == v5).sum(axis=0))
     weight *= left(value_count[v6], (vals == v6).sum(axis=0) + (v5 == v6))
 
-    naturals = np.array(sorted(pack.naturals.value))
+    naturals = np.array(sorted(pack.naturals.totals))
     player_two = (vals[0] + vals[2]) % 10  # int8 holds 18
     banker_two = (vals[1] + vals[3]) % 10
     player_natural = np.isin(player_two, naturals)

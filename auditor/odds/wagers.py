@@ -36,7 +36,7 @@ from fractions import Fraction
 
 from auditor.odds.options import TableOptions
 from auditor.odds.shoe import Outcomes, State
-from auditor.packs.model import DragonBonusPaytable, EzEvent, RulePack
+from auditor.packs.model import DragonBonusPaytableRule, EzEventRule, RulePack
 
 Net = Callable[[State], Fraction | int]
 
@@ -95,7 +95,7 @@ def player_won(state: State) -> bool:
     return state.player > state.banker
 
 
-def event_occurred(event: EzEvent) -> Callable[[State], bool]:
+def event_occurred(event: EzEventRule) -> Callable[[State], bool]:
     """The pack's EZ event (Dragon 7, Panda 8): `hand` has `total` with `cards` cards and
     the other hand is below `other_hand_below`."""
 
@@ -110,7 +110,7 @@ def event_occurred(event: EzEvent) -> Callable[[State], bool]:
 
 
 def player_net(pack: RulePack) -> Net:
-    odds = pack.payouts.player.value
+    odds = pack.payouts.player.odds
     commission = _commission_on(pack, "player")
 
     def net(state: State) -> Fraction | int:
@@ -124,12 +124,12 @@ def player_net(pack: RulePack) -> Net:
 def banker_net(pack: RulePack, percent: int, *, ez: bool = False) -> Net:
     """The Banker's net per unit; `ez`: at an EZ table (push event, `none_at_ez`)."""
     odds = pack.payouts.banker.odds
-    commission = Fraction(percent, 100) if "banker" in pack.commission.bets.value else Fraction(0)
+    commission = Fraction(percent, 100) if "banker" in pack.commission.bets.bets else Fraction(0)
     none_at_ez = pack.commission.none_at_ez
     if ez and none_at_ez is not None and none_at_ez.value:
         commission = Fraction(0)
     push_on = pack.ez.banker_push_on
-    pushes = event_occurred(pack.ez.events[push_on.value]) if ez and push_on else None
+    pushes = event_occurred(pack.ez.events[push_on.event]) if ez and push_on else None
 
     def net(state: State) -> Fraction | int:
         if banker_won(state):
@@ -144,9 +144,9 @@ def _commission_on(pack: RulePack, bet: str) -> Fraction:
 
     No pack charges one (the Player is paid even money everywhere); this keeps a pack
     that did from being priced without it."""
-    if bet not in pack.commission.bets.value:
+    if bet not in pack.commission.bets.bets:
         return Fraction(0)
-    return Fraction(min(pack.commission.percents.value), 100)
+    return Fraction(min(pack.commission.percents.values), 100)
 
 
 def ez_offered(pack: RulePack) -> bool:
@@ -155,7 +155,7 @@ def ez_offered(pack: RulePack) -> bool:
 
 def commission_percents(pack: RulePack, options: TableOptions) -> tuple[list[int], str | None]:
     """The percents to price the Banker at, and a note when the table's is not allowed."""
-    allowed = list(pack.commission.percents.value)
+    allowed = list(pack.commission.percents.values)
     if options.commission_percent is None:
         return allowed, None
     note = None
@@ -177,7 +177,7 @@ def hand_wagers(
     covered = pay.banker.basis == "covered"
     per = "per unit covered; " if covered else ""
     standard = options.ez_baccarat is not True or not ez_offered(pack)
-    if "banker" in pack.bets and standard:
+    if "banker" in pack.permitted and standard:
         percents, note = commission_percents(pack, options)
         for percent in percents:
             rows.append(
@@ -191,7 +191,7 @@ def hand_wagers(
                     note=note,
                 )
             )
-    if "banker" in pack.bets and ez_offered(pack) and options.ez_baccarat is not False:
+    if "banker" in pack.permitted and ez_offered(pack) and options.ez_baccarat is not False:
         push = pack.ez.banker_push_on
         assert push is not None
         rows.append(
@@ -199,23 +199,23 @@ def hand_wagers(
                 outcomes,
                 banker_net(pack, 0, ez=True),
                 bet="banker",
-                variant=f"EZ Banker, push on {_event_name(push.value)}{suffix}",
+                variant=f"EZ Banker, push on {_event_name(push.event)}{suffix}",
                 pays=f"{pay.banker.odds} to 1, no commission",
                 cite=pack.cite(push.cite),
             )
         )
-    if "player" in pack.bets:
+    if "player" in pack.permitted:
         rows.append(
             price(
                 outcomes,
                 player_net(pack),
                 bet="player",
                 variant=f"{strategy or 'hand'}",
-                pays=f"{pay.player.value} to 1",
+                pays=f"{pay.player.odds} to 1",
                 cite=pack.cite(pay.player.cite),
             )
         )
-    if "tie" in pack.bets and pay.tie is not None:
+    if "tie" in pack.permitted and pay.tie is not None:
         odds = pay.tie.min_odds if options.tie_pays is None else options.tie_pays
         note = None
         if odds < pay.tie.min_odds:
@@ -253,11 +253,11 @@ def ez_wagers(pack: RulePack, outcomes: Outcomes, options: TableOptions) -> list
     for bet in ("dragon7", "panda8"):
         odds = getattr(pack.payouts, bet)
         event = pack.ez.events.get(bet)
-        if bet not in pack.bets or odds is None or event is None:
+        if bet not in pack.permitted or odds is None or event is None:
             continue
         occurred = event_occurred(event)
 
-        def net(state: State, occurred=occurred, odds: int = odds.value) -> int:
+        def net(state: State, occurred=occurred, odds: int = odds.odds) -> int:
             return odds if occurred(state) else -1
 
         rows.append(
@@ -266,14 +266,14 @@ def ez_wagers(pack: RulePack, outcomes: Outcomes, options: TableOptions) -> list
                 net,
                 bet=bet,
                 variant=_event_name(bet),
-                pays=f"{odds.value} to 1",
+                pays=f"{odds.odds} to 1",
                 cite=pack.cite(odds.cite),
             )
         )
     return rows
 
 
-def dragon_bonus_net(table: DragonBonusPaytable, hand: str) -> Net:
+def dragon_bonus_net(table: DragonBonusPaytableRule, hand: str) -> Net:
     def net(state: State) -> int:
         own, other = (
             (state.banker, state.player) if hand == "banker" else (state.player, state.banker)
@@ -296,12 +296,12 @@ def dragon_bonus_net(table: DragonBonusPaytable, hand: str) -> Net:
 
 def dragon_bonus_wagers(pack: RulePack, outcomes: Outcomes, options: TableOptions) -> list[Priced]:
     rows = []
-    for name, table in pack.payouts.dragon_bonus.items():
+    for name, table in (pack.payouts.dragon_bonus or {}).items():
         if options.dragon_bonus_paytable not in (None, name):
             continue
         for hand in ("banker", "player"):
             bet = f"dragon_bonus_{hand}"
-            if bet not in pack.bets:
+            if bet not in pack.permitted:
                 continue
             rows.append(
                 price(
@@ -326,7 +326,7 @@ def house_money_wagers(
     rollover onto the Banker is priced at.
     """
     terms = pack.payouts.house_money
-    if "house_money" not in pack.bets or terms is None or options.house_money is False:
+    if "house_money" not in pack.permitted or terms is None or options.house_money is False:
         return []
     if not by_rank.by_rank:
         raise ValueError("House Money needs outcomes enumerated by rank (pairs)")
@@ -353,13 +353,13 @@ def house_money_wagers(
         return rows
     share = Fraction(options.house_money_rollover_percent, 100)
     targets: list[tuple[str, Net]] = []
-    for onto in rollover["onto"]:
+    for onto in rollover.onto:
         if onto == "player":
             targets.append(("Player", player_net(pack)))
         elif onto == "banker" and options.ez_baccarat is not True:
-            pct = percent if percent is not None else min(pack.commission.percents.value)
+            pct = percent if percent is not None else min(pack.commission.percents.values)
             targets.append((f"Banker at {pct}%", banker_net(pack, pct)))
-    if "banker" in rollover["onto"] and ez_offered(pack) and options.ez_baccarat is not False:
+    if "banker" in rollover.onto and ez_offered(pack) and options.ez_baccarat is not False:
         targets.append(("EZ Banker", banker_net(pack, 0, ez=True)))
     for label, hand in targets:
 

@@ -45,6 +45,7 @@ from auditor.output.macros import macro_statements, sql_literal
 from auditor.output.views import unreadable_view_statements, view_statements
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import RulePack
+from auditor.packs.tables import pack_tables
 
 STORAGE_VERSION = "v1.4.0"
 CATALOG = "catalog"
@@ -206,10 +207,8 @@ def _replace_views(con: duckdb.DuckDBPyConnection, statements: list[str]) -> Non
 
 
 def _rule_tables(packs: Mapping[str, RulePack]) -> dict[str, pl.DataFrame]:
-    return {
-        "banker_draw_rules": pl.concat([p.banker_draw_frame() for p in packs.values()]),
-        "player_draw_rules": pl.concat([p.player_draw_frame() for p in packs.values()]),
-    }
+    tables = pack_tables(packs)
+    return {"banker_draw_rules": tables.draw_cells, "player_draw_rules": tables.player_cells}
 
 
 # ---- runs, checks -------------------------------------------------------------------

@@ -55,7 +55,10 @@ def macro_statements(packs: Mapping[str, RulePack]) -> list[str]:
 
 
 def _card_value(packs: Mapping[str, RulePack]) -> str:
-    tables = {r: {k: v.value for k, v in p.card_values.items()} for r, p in packs.items()}
+    tables = {
+        r: {rank: rule.value_of(rank) for rank, rule in p.card_values.items()}
+        for r, p in packs.items()
+    }
     values = next(iter(tables.values()))
     if any(table != values for table in tables.values()):
         # One macro without a ruleset argument, like the engine's one expression.
@@ -78,17 +81,17 @@ def _by_ruleset(signature: str, packs: Mapping[str, RulePack], rule) -> str:
 
 
 def _natural(pack: RulePack) -> str:
-    return f"total IN ({', '.join(str(int(t)) for t in pack.naturals.value)})"
+    return f"total IN ({', '.join(str(int(t)) for t in pack.naturals.totals)})"
 
 
 def _player_rule(pack: RulePack) -> str:
-    naturals = set(pack.naturals.value)
+    naturals = set(pack.naturals.totals)
     row = []
     for total in range(10):
         if total in naturals:
             row.append("false")
             continue
-        action = pack.player_draw[total].value
+        action = pack.player_draw[total].action
         row.append({"draw": "true", "stand": "false"}.get(action, "NULL"))
     return f"[{', '.join(row)}][player_total + 1]"
 
@@ -100,7 +103,7 @@ def _banker_rule(pack: RulePack) -> str:
     for total in range(8):
         for third in (*range(10), None):
             cells.append("true" if pack.banker_decision(total, third).draws else "false")
-    naturals = ", ".join(str(int(t)) for t in pack.naturals.value)
+    naturals = ", ".join(str(int(t)) for t in pack.naturals.totals)
     index = f"banker_total * 11 + coalesce(player_third, {_STOOD}) + 1"
     return (
         f"CASE WHEN banker_total IN ({naturals}) THEN false ELSE [{', '.join(cells)}][{index}] END"
@@ -111,7 +114,7 @@ def _vig_percent(packs: Mapping[str, RulePack]) -> str:
     """A number is the percent; a ruleset name, its pack's only percent."""
     cases = []
     for ruleset, pack in packs.items():
-        percents = pack.commission.percents.value
+        percents = pack.commission.percents.values
         if len(percents) == 1:
             cases.append(f"WHEN {sql_literal(ruleset)} THEN {int(percents[0])}")
         else:
@@ -136,7 +139,7 @@ def _vig_cents(packs: Mapping[str, RulePack]) -> list[str]:
     by_percent: dict[int, set[int]] = {}
     by_ruleset = []
     for ruleset, pack in packs.items():
-        steps = {int(p): int(s) for p, s in pack.commission.rounding_step_cents.value.items()}
+        steps = {int(p): int(s) for p, s in pack.commission.rounding.step_cents.items()}
         for percent, step in steps.items():
             by_percent.setdefault(percent, set()).add(step)
         refused = sql_literal(f"vig: {ruleset} rounds no commission at this percent: ")

@@ -3,14 +3,15 @@ it applies by key (``commission``, ``banker_draw``, ``procedures.burn``), and ea
 says which of its own sections those rules encode. A pack from outside is cited in its
 own sections, with no word of the checks changed.
 
-A key is a path through the loaded pack (``RulePack``): attribute names and mapping keys
-joined by dots. The references under it are every ``cite`` it holds, in the pack's order,
-each once; a key a pack leaves null (no such rule there) cites nothing in that pack.
+A key is a path through the loaded pack (``RulePack``): the file's section and key names
+(``limits.cut``), or a lookup by key where the file writes a list (``permitted.royal9``,
+``banker_draw``), joined by dots. The references under it are every ``cite`` it holds,
+in the pack's order, each once; a key a pack leaves null (no such rule there) cites
+nothing in that pack.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -42,32 +43,25 @@ def _at(node: Any, parts: list[str], key: str) -> Iterator[Any]:
 
 
 def _fields(node: Any) -> Iterator[tuple[str, Any]]:
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for field in dataclasses.fields(node):
-            yield field.name, getattr(node, field.name)
-    elif isinstance(node, BaseModel):
+    if isinstance(node, BaseModel):
         for name in type(node).model_fields:
             yield name, getattr(node, name)
 
 
 def _absent(node: Any) -> bool:
-    """A rule the pack states it does not have: a value of null or false beside its cite
-    (no cover-card placement, no EZ variant, no last-hand rule)."""
-    params = getattr(node, "params", None)
-    if isinstance(params, Mapping):
-        value = params.get("value", True)
-    else:  # an entry with its value, or a two-batch rule that says there are none
-        value = getattr(node, "value", getattr(node, "two_batches", True))
-    return value is None or value is False
+    """A rule the pack states it does not have: its switch null or false beside its cite
+    (no EZ variant, no last-hand rule, no two batches, no cover-card placement)."""
+    for switch in ("value", "two_batches", "min_from_back"):
+        if isinstance(node, BaseModel) and switch in type(node).model_fields:
+            value = getattr(node, switch)
+            return value is None or value is False
+    return False
 
 
-def _cites(node: Any, top: bool = False) -> Iterator[str]:
+def _cites(node: Any) -> Iterator[str]:
     if isinstance(node, Mapping):
         for value in node.values():
-            if isinstance(value, str):
-                if top:
-                    yield value  # a mapping of references (each event's announcement)
-            elif value is not None:
+            if value is not None and not isinstance(value, str):
                 yield from _cites(value)
     elif isinstance(node, (tuple, list)):
         for item in node:
@@ -87,7 +81,7 @@ def rule_refs(pack: RulePack, key: str) -> tuple[str, ...]:
     found = (
         ref
         for node in _at(pack, key.split("."), key)
-        for ref in ([node] if isinstance(node, str) else _cites(node, top=True))
+        for ref in ([node] if isinstance(node, str) else _cites(node))
     )
     return tuple(dict.fromkeys(ref for ref in found if ref))
 

@@ -152,6 +152,10 @@ class BankerDrawRule(Entry):
     action: BankerAction
     severity: Severity = DEFAULT_SEVERITY
 
+    @property
+    def draws(self) -> bool:
+        return self.action == "draw"
+
     def cells(self) -> list[Cell]:
         thirds = (None,) if self.player_third == STOOD else self.player_third
         return [(banker, third) for banker in self.banker for third in thirds]

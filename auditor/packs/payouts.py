@@ -106,6 +106,15 @@ class Royal9LineRule(PackModel):
     match: Royal9Match
     meter: Text | None = None
 
+    @property
+    def amount(self) -> int | None:
+        """Whole dollars; None for a progressive line."""
+        return None if self.pays == "progressive" else self.pays
+
+    @property
+    def progressive(self) -> bool:
+        return self.pays == "progressive"
+
 
 class Royal9PaytableRule(Entry):
     """Lines in priority order: a wager gets the first line it meets. `random_award`: the

@@ -45,10 +45,11 @@ def royal9_chairs(pack: RulePack) -> dict[int, tuple[str, ...]]:
 def calls(pack: RulePack, bet: str) -> list[tuple[Any, ...]]:
     """(call, permitted, amount, citation) for each call of the contract, then no call
     (permitted where the bet takes none)."""
-    entry = pack.bets.get(bet)
+    entry = pack.permitted.get(bet)
+    calls = {call.call: call for call in entry.calls} if entry else {}
     rows = []
     for name in CALLS:
-        call = entry.calls.get(name) if entry else None
+        call = calls.get(name)
         cite = pack.cite(call.cite) if call else None
         rows.append((name, call is not None, call.amount if call else None, cite))
     return [*rows, (None, not (entry and entry.calls), None, None)]
@@ -59,19 +60,19 @@ def bets(packs: Packs) -> pl.DataFrame:
     for ruleset, pack in packs:
         pay, com = pack.payouts, pack.commission
         rollover = pack.procedure("house_money_rollover")
-        odds = {"player": pay.player.value, "banker": pay.banker.odds}
+        odds = {"player": pay.player.odds, "banker": pay.banker.odds}
         cites = {"player": pay.player.cite, "banker": pay.banker.cite}
         for name in ("dragon7", "panda8"):
             item = getattr(pay, name)
             if item is not None:
-                odds[name], cites[name] = item.value, item.cite
+                odds[name], cites[name] = item.odds, item.cite
         for name in ("tie", "house_money"):
             item = getattr(pay, name)
             if item is not None:
                 cites[name] = item.cite
-        exempt = com.exempt.value if com.exempt else ()
+        exempt = com.exempt.bets if com.exempt else ()
         for bet in BETS:
-            entry = pack.bets.get(bet)
+            entry = pack.permitted.get(bet)
             rows.append(
                 {
                     "ruleset": ruleset,
@@ -79,14 +80,14 @@ def bets(packs: Packs) -> pl.DataFrame:
                     "bet_in_ruleset": entry is not None,
                     "bet_requires": None if entry is None else requires_code(entry.requires),
                     "bet_citation": pack.cite(entry.cite) if entry else None,
-                    "bet_calls": sorted(entry.calls) if entry else [],
+                    "bet_calls": sorted(call.call for call in entry.calls) if entry else [],
                     "payout_odds": odds.get(bet),
                     "payout_citation": pack.cite(cites[bet]) if bet in cites else None,
-                    "commission_bets_listed": bet in com.bets.value,
+                    "commission_bets_listed": bet in com.bets.bets,
                     "commission_exempt_citation": pack.cite(com.exempt.cite)
                     if com.exempt and bet in exempt
                     else None,
-                    "house_money_rollover_target": rollover is not None and bet in rollover["onto"],
+                    "house_money_rollover_target": rollover is not None and bet in rollover.onto,
                     # A wager of this bet is against the Bank, whatever its call (INDEX
                     # Ambiguity 27): the Bank covers its stake.
                     "banker_payout_covered_by": bet in (pay.banker.covered_by or ()),
@@ -146,33 +147,34 @@ def _ruleset_row(pack: RulePack) -> dict[str, Any]:
     pay, com, lim = pack.payouts, pack.commission, pack.limits
     cite = pack.cite
     push, none_at_ez = pack.ez.banker_push_on, com.none_at_ez
+    drawn = pack.naturals.drawn_in_error
     r9, r9_limits, seats = pay.royal9, lim.royal9, lim.seats
     shuffler = lim.automated_shuffler
     total = shuffler.total_decks
     chairs = r9.seat_combinations if r9 else None
     row: dict[str, Any] = {
-        "bets_citation": cite(pack.bets_cite),
+        "bets_citation": cite(pack.bets.cite),
         "banker_payout_covered": pay.banker.basis == "covered",
         # A Natural given a third card: its round's wagers are settled on each hand's
         # first two cards (INDEX Ambiguity 28).
-        "natural_drawn_two": pack.natural_drawn.value == "first_two_cards",
-        "natural_drawn_citation": cite(pack.natural_drawn.cite),
-        "ez_push_event": push.value if push else None,
+        "natural_drawn_two": drawn.settle_on == "first_two_cards",
+        "natural_drawn_citation": cite(drawn.cite),
+        "ez_push_event": push.event if push else None,
         "ez_push_citation": cite(push.cite) if push else None,
         "commission_none_at_ez_value": bool(none_at_ez and none_at_ez.value),
         "commission_none_at_ez_citation": cite(none_at_ez.cite) if none_at_ez else None,
-        "commission_percents_min": min(com.percents.value),
-        "commission_percents_max": max(com.percents.value),
+        "commission_percents_min": min(com.percents.values),
+        "commission_percents_max": max(com.percents.values),
         "commission_percents_citation": cite(com.percents.cite),
-        "commission_rounding_citation": cite(com.rounding_step_cents.cite),
+        "commission_rounding_citation": cite(com.rounding.cite),
         "commission_bets_citation": cite(com.bets.cite),
-        "commission_collection_modes": list(com.collection.value),
+        "commission_collection_modes": list(com.collection.modes),
         "commission_collection_citation": cite(com.collection.cite),
         "tie_payout_min_odds": pay.tie.min_odds if pay.tie else None,
         "tie_payout_citation": cite(pay.tie.cite) if pay.tie else None,
         "house_money_payout_both": pay.house_money.both if pay.house_money else None,
         "house_money_payout_one": pay.house_money.one if pay.house_money else None,
-        "royal9_wager_cents": int(r9.wager.value * 100) if r9 else None,
+        "royal9_wager_cents": r9.wager.amount * 100 if r9 else None,
         "royal9_wager_citation": cite(r9.wager.cite) if r9 else None,
         "royal9_seat_combinations_unique": chairs.unique if chairs else None,
         "royal9_seat_combinations_per_seat": chairs.per_seat if chairs else None,
@@ -194,15 +196,15 @@ def _ruleset_row(pack: RulePack) -> dict[str, Any]:
         "automated_shuffler_total_decks_max": total.max if total else None,
         "automated_shuffler_total_decks_citation": cite(total.cite) if total else None,
         "automated_shuffler_citation": cite(shuffler.cite),
-        "cut_min_from_either_end": lim.cut_min_from_either_end.value,
-        "cut_citation": cite(lim.cut_min_from_either_end.cite),
-        "cover_card_min_from_back": lim.cover_min_from_back.value,
-        "cover_card_citation": cite(lim.cover_min_from_back.cite),
+        "cut_min_from_either_end": lim.cut.min_from_either_end,
+        "cut_citation": cite(lim.cut.cite),
+        "cover_card_min_from_back": lim.cover_card.min_from_back,
+        "cover_card_citation": cite(lim.cover_card.cite),
     }
     for name, params in PROCEDURES.items():
         procedure = pack.procedure(name)
         for param in params:
-            value = None if procedure is None else procedure[param]
+            value = None if procedure is None else getattr(procedure, param)
             row[f"{name}_{param}"] = list(value) if isinstance(value, tuple) else value
         row[f"{name}_citation"] = None if procedure is None else cite(procedure.cite)
     return row
@@ -215,15 +217,15 @@ def discards_allowed(pack: RulePack, rank: str) -> list[int] | None:
     rule = pack.procedure("irregular_discards")
     if rule is None:
         return None
-    extra = (rule["plus_card_value"] or {}).get(rank, ())
-    return sorted({*rule["counts"], *(1 + n for n in extra)})
+    extra = (rule.plus_card_value or {}).get(rank, ())
+    return sorted({*rule.counts, *(1 + n for n in extra)})
 
 
 def paytables(packs: Packs) -> pl.DataFrame:
     rows = []
     for ruleset, pack in packs:
         for name in DRAGON_BONUS_PAYTABLES:
-            table = pack.payouts.dragon_bonus.get(name)
+            table = (pack.payouts.dragon_bonus or {}).get(name)
             cite = pack.cite(table.cite) if table else None
             for key in range(ODDS_KEYS):
                 odds = None if table is None else table.win_by.get(key)
@@ -262,7 +264,7 @@ def royal9_paytables(packs: Packs) -> pl.DataFrame:
                         {
                             "name": line.name,
                             "match": line.match,
-                            "amount_cents": None if line.amount is None else int(line.amount * 100),
+                            "amount_cents": None if line.amount is None else line.amount * 100,
                         }
                         for line in table.lines
                     ],
@@ -277,6 +279,40 @@ def royal9_paytables(packs: Packs) -> pl.DataFrame:
             "royal9_paytable_random_award_citation": pl.String,
             "royal9_paytable_lines": pl.List(ROYAL9_LINE),
         },
+    )
+
+
+def banker_cells(packs: Packs) -> pl.DataFrame:
+    """One row per ruleset x Banker two-card total 0-7 x Player third card 0-9, null
+    when he stood. Join on ``banker_two_card, player_third`` with ``nulls_equal=True``:
+    polars does not match null keys by default, and null is how a stood Player is keyed."""
+    return frame(
+        [
+            (r, banker, third, rule.draws, pack.cite(rule.cite), rule.severity)
+            for r, pack in packs
+            for (banker, third), rule in pack.banker_draw.items()
+        ],
+        ruleset=pl.String,
+        banker_two_card=pl.Int8,
+        player_third=pl.Int8,
+        banker_draws=pl.Boolean,
+        citation=pl.String,
+        severity=pl.String,
+    )
+
+
+def player_cells(packs: Packs) -> pl.DataFrame:
+    """One row per ruleset x Player two-card total 0-7: draw, stand or either."""
+    return frame(
+        [
+            (r, total, rule.action, pack.cite(rule.cite))
+            for r, pack in packs
+            for total, rule in sorted(pack.player_draw.items())
+        ],
+        ruleset=pl.String,
+        player_two_card=pl.Int8,
+        action=pl.String,
+        citation=pl.String,
     )
 
 

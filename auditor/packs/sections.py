@@ -1,10 +1,11 @@
 """A rule pack file, section by section, and the checks that span sections.
 
-``PackFile`` is the YAML of ``rules/<ruleset>.yaml`` as written; ``auditor.packs.model``
-turns it into the ``RulePack`` the engine reads. ``pack_json_schema()`` describes the
-same format for editors. The schema cannot say everything the loader checks: that the
-draw tables cover every case once, that the payouts match the permitted bets, and the
-other checks that compare one value with another are the loader's alone.
+``PackFile`` is the YAML of ``rules/<ruleset>.yaml`` as written, and the model the engine
+reads: ``auditor.packs.model`` wraps it in a ``RulePack`` with its digest and lookups.
+``pack_json_schema()`` describes the same format for editors. The schema cannot say
+everything the loader checks: that the draw tables cover every case once, that the
+payouts match the permitted bets, and the other checks that compare one value with
+another are the loader's alone.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ stage reads, so that no stage flattens the packs a way of its own.
   margin, 10 a Natural winner);
 - `royal9_paytables`: one row per ruleset x Royal 9 paytable, its lines in priority order;
 - `royal9_chairs`: one row per ruleset x default chair x combination posted there;
-- `draw_cells`: the Banker's draw cells of every ruleset.
+- `draw_cells`: the Banker's draw cells of every ruleset (`rows.banker_cells`);
+- `player_cells`: the Player's action on each two-card total 0-7 of every ruleset.
 
 One naming rule: a rule's parameter is `<rule>_<param>`, its citation (`"ruleset ref"`)
 `<rule>_citation`, both null where the ruleset has no such rule. Every procedure of
@@ -85,6 +86,7 @@ class PackTables:
     royal9_paytables: pl.DataFrame
     royal9_chairs: pl.DataFrame
     draw_cells: pl.DataFrame
+    player_cells: pl.DataFrame
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -254,9 +256,9 @@ def _tables(packs: rows.Packs) -> PackTables:
                 (
                     r,
                     rank,
-                    card.value,
+                    card.value_of(rank),
                     pack.cite(card.cite),
-                    burn.value,
+                    burn.value_of(rank),
                     pack.cite(burn.cite),
                     rows.discards_allowed(pack, rank),
                 )
@@ -274,7 +276,7 @@ def _tables(packs: rows.Packs) -> PackTables:
         ),
         steps=rows.frame(
             [
-                (r, p, pack.commission.rounding_step_cents.value.get(p))
+                (r, p, pack.commission.rounding.step_cents.get(p))
                 for r, pack in packs
                 for p in range(PERCENTS)
             ],
@@ -295,7 +297,6 @@ def _tables(packs: rows.Packs) -> PackTables:
             royal9_chair=pl.Int64,
             royal9_combo=pl.String,
         ),
-        draw_cells=pl.concat(
-            [pack.banker_draw_frame().with_columns(ruleset=pl.lit(r)) for r, pack in packs]
-        ),
+        draw_cells=rows.banker_cells(packs),
+        player_cells=rows.player_cells(packs),
     )

@@ -152,7 +152,7 @@ def _wager_exceeds_bank() -> Violation:
         severity="medium",
         subject="wagers against the Banker not above his wager together, partial wagers until "
         "the Bank is covered",
-        rules=("procedures.wagers_against_bank", "bets.*.calls"),
+        rules=("procedures.wagers_against_bank", "permitted.*.calls"),
         what="The `player` wagers of a round together must not exceed the Banker's wager. "
         "Reported on the round, and only where each wager alone is within the Bank (else "
         "PRC006 names the wager).",

@@ -49,7 +49,7 @@ def banker_wager_citations(tables: PackTables) -> pl.DataFrame:
         title="A Suivi or Banco call for less than the Bank",
         severity="medium",
         subject="Suivi and Banco: a wager equal to the Banker's",
-        rules=("bets.*.calls",),
+        rules=("permitted.*.calls",),
         what="A wager against the Banker with `call` `suivi` or `banco` must equal the "
         "Banker's wager of the round. A call above it is PRC006; one below it is a partial "
         "wager logged as a full call, reported here on the wager.",

@@ -380,7 +380,7 @@ def _burn_card_not_first() -> Violation:
         title="Cut card placed too close to the top or bottom of the stack",
         severity="medium",
         subject="the cut",
-        rules=("limits.cut_min_from_either_end",),
+        rules=("limits.cut",),
         what="`cut_index` (cards above the cut card) must leave the pack's margin at both "
         "ends: margin <= cut_index <= 52 x decks - margin, with a margin of 52 (a "
         "deck) in the curator game, Midi Baccarat and Chemin de Fer, 10 in Mini "
@@ -420,7 +420,7 @@ def _cut_too_shallow() -> Violation:
         title="Cover card placed too close to the back of the shoe",
         severity="medium",
         subject="the cover card",
-        rules=("limits.cover_min_from_back",),
+        rules=("limits.cover_card",),
         what="`cover_from_back` must be at least the pack's minimum (14) where the ruleset "
         "places the cover card; Midi Baccarat has no placement rule and is not checked.",
         why="The cover card announces the last hand; placed too deep, the shoe can run out of "

@@ -252,7 +252,7 @@ def _holder_not_of_the_game() -> Violation:
         severity="medium",
         subject="Free Hands, where the table's options allow them; elsewhere the permissible "
         "wagers",
-        rules=("procedures.free_hands", "bets_cite"),
+        rules=("procedures.free_hands", "bets.cite"),
         what="A round of kind `free` is dealt only at a ruleset with Free Hands and at a table "
         "whose options in force set `free_hands` (INDEX Ambiguity 11).",
         why="A Free Hand burns cards without wagers; where it is not allowed it changes the "

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from auditor.packs.model import RulePack
+from auditor.packs.tables import pack_tables
 
 STOOD = -1  # the decision table's key for "the Player did not draw"
 CARD_SLOTS = (("player_cards", "p"), ("banker_cards", "b"))
@@ -40,10 +41,19 @@ DECISION_SCHEMA = {
 
 
 def decision_table(packs: Mapping[str, RulePack]) -> pl.DataFrame:
-    """Every (ruleset, two-card totals, third card) the replay can meet, decided by its pack."""
+    """Every (ruleset, two-card totals, third card) the replay can meet, decided by its pack;
+    the Banker's cells are read from the packs' table form (`PackTables.draw_cells`)."""
+    cells = {
+        (r, banker, STOOD if third is None else third): (draws, citation, severity)
+        for r, banker, third, draws, citation, severity in pack_tables(packs)
+        .draw_cells.select(
+            "ruleset", "banker_two_card", "player_third", "banker_draws", "citation", "severity"
+        )
+        .iter_rows()
+    }
     rows = []
-    for pack in packs.values():
-        naturals = set(pack.naturals.value)
+    for r, pack in packs.items():
+        naturals = set(pack.naturals.totals)
         announce = pack.announce
         for player_two in range(10):
             for banker_two in range(10):
@@ -56,14 +66,18 @@ def decision_table(packs: Mapping[str, RulePack]) -> pl.DataFrame:
                             banker_two,
                             third,
                             *_player_decision(pack, player_two, natural_hand),
-                            *_banker_decision(pack, banker_two, third, natural_hand),
+                            *(
+                                (False, pack.cite(pack.naturals.cite), "high")
+                                if natural_hand
+                                else cells[r, banker_two, third]
+                            ),
                             player_two in naturals,
                             banker_two in naturals,
                             natural_hand,
-                            pack.cite(announce.totals),
-                            pack.cite(announce.outcome),
+                            pack.cite(announce.totals.cite),
+                            pack.cite(announce.outcome.cite),
                             _ez_citation(pack),
-                            sorted(pack.ez.announce),
+                            sorted(item.event for item in pack.ez.announce),
                             _void_means_short(pack),
                         )
                     )
@@ -85,26 +99,17 @@ def _player_decision(pack: RulePack, player_two: int, natural_hand: str | None) 
     if natural_hand:
         return False, True, pack.cite(pack.naturals.cite)
     rule = pack.player_draw[player_two]
-    return rule.value == "draw", rule.value == "stand", pack.cite(rule.cite)
-
-
-def _banker_decision(
-    pack: RulePack, banker_two: int, third: int, natural_hand: str | None
-) -> tuple:
-    if natural_hand:
-        return False, pack.cite(pack.naturals.cite), "high"
-    cell = pack.banker_decision(banker_two, None if third == STOOD else third)
-    return cell.draws, pack.cite(cell.cite), cell.severity
+    return rule.action == "draw", rule.action == "stand", pack.cite(rule.cite)
 
 
 def _void_means_short(pack: RulePack) -> bool:
     void = pack.procedure("void_ends_shoe")
-    return bool(void and void["value"])
+    return bool(void and void.value)
 
 
 def _ez_citation(pack: RulePack) -> str:
-    refs = sorted(set(pack.ez.announce.values()))
-    return pack.cite(refs[0]) if refs else pack.cite(pack.announce.outcome)
+    refs = sorted({item.cite for item in pack.ez.announce})
+    return pack.cite(refs[0]) if refs else pack.cite(pack.announce.outcome.cite)
 
 
 def rank_code(card: pl.Expr) -> pl.Expr:
@@ -129,7 +134,10 @@ def rank_value(code: pl.Expr, packs: Mapping[str, RulePack]) -> pl.Expr:
 
 
 def _shared_card_values(packs: Mapping[str, RulePack]) -> dict[str, int]:
-    tables = {r: {rank: v.value for rank, v in p.card_values.items()} for r, p in packs.items()}
+    tables = {
+        r: {rank: rule.value_of(rank) for rank, rule in p.card_values.items()}
+        for r, p in packs.items()
+    }
     distinct = {tuple(sorted(t.items())) for t in tables.values()}
     if len(distinct) != 1:
         # One expression for all rulesets keeps the replay a single pass; a pack that
@@ -152,6 +160,8 @@ def event_exprs(
     occurred: dict[str, pl.Expr] = {}
     for index, pack in enumerate(packs.values()):
         for name, event in pack.ez.events.items():
+            if event is None:
+                continue
             condition = (
                 (final[event.hand] == event.total)
                 & (count[event.hand] == event.cards)

@@ -110,8 +110,8 @@ def dealt_cards(player: Sequence[str], banker: Sequence[str]) -> list[Card]:
 
 
 def _value(pack: RulePack, code: str) -> int | None:
-    cited = pack.card_values.get(str(code)[:1])
-    return None if cited is None else cited.value
+    rule = pack.card_values.get(rank := str(code)[:1])
+    return None if rule is None else rule.value_of(rank)
 
 
 def _ref(pack: RulePack, cite: str | None) -> str | None:
@@ -146,7 +146,7 @@ def draw_steps(r: Mapping[str, Any], pack: RulePack | None) -> list[Step]:
             _ref(pack, pack.card_values[banker[0][0]].cite),
         ),
     ]
-    naturals = pack.naturals.value
+    naturals = pack.naturals.totals
     player_drew, banker_drew = len(player) == 3, len(banker) == 3
     if p2 in naturals or b2 in naturals:
         who = " and ".join(f"{h} {t}" for h, t in (("Player", p2), ("Banker", b2)) if t in naturals)
@@ -160,9 +160,9 @@ def draw_steps(r: Mapping[str, Any], pack: RulePack | None) -> list[Step]:
     else:
         rule = pack.player_draw.get(p2)
         if rule is not None:
-            says = {"draw": "draw", "stand": "stand", "either": "draw or stand"}[rule.value]
+            says = {"draw": "draw", "stand": "stand", "either": "draw or stand"}[rule.action]
             did = f"the Player drew {player[2]}" if player_drew else "the Player stood"
-            ok = rule.value == "either" or (rule.value == "draw") == player_drew
+            ok = rule.action == "either" or (rule.action == "draw") == player_drew
             steps.append(
                 Step(f"Player {p2}: the rules say {says}; {did}", _ref(pack, rule.cite), ok)
             )
@@ -189,7 +189,7 @@ def draw_steps(r: Mapping[str, Any], pack: RulePack | None) -> list[Step]:
         Step(
             f"Final counts: Player {pf}, Banker {bf}; logged Player "
             f"{r.get('player_total')}, Banker {r.get('banker_total')}",
-            _ref(pack, pack.announce.totals),
+            _ref(pack, pack.announce.totals.cite),
             counts_ok,
         )
     )
@@ -200,7 +200,7 @@ def draw_steps(r: Mapping[str, Any], pack: RulePack | None) -> list[Step]:
         steps.append(
             Step(
                 f"By the cards {said}; logged outcome: {r.get('outcome')}",
-                _ref(pack, pack.announce.outcome),
+                _ref(pack, pack.announce.outcome.cite),
                 winner == r.get("outcome"),
             )
         )

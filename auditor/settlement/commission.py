@@ -101,7 +101,7 @@ def _commission_violation(when: pl.Expr, logged_words: pl.Expr) -> Violation:
         title="Commission due on a winning wager not charged",
         severity="high",
         subject="the vigorish",
-        rules=("commission.percents", "commission.rounding_step_cents", "commission.bets"),
+        rules=("commission.percents", "commission.rounding", "commission.bets"),
         what="A winning Banker wager at a table that charges commission (not EZ) was "
         "logged with no commission. A Chemin de Fer Bank owes it on the covered amount won.",
         why="Uncharged vigorish is lost house revenue; at a marker table it also leaves "
@@ -123,7 +123,7 @@ def _commission_not_charged() -> Violation:
         title="Commission charged at a wrong amount or rounding",
         severity="medium",
         subject="the vigorish and its rounding",
-        rules=("commission.rounding_step_cents",),
+        rules=("commission.rounding",),
         what="The commission on a winning Banker wager is not `commission_percent` of the "
         "amount won rounded up to the next multiple of 25 cents (20 cents at 4%) where "
         "`commission_rounding`, or half up to the cent where not (per wager: INDEX "

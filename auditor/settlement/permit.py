@@ -128,7 +128,7 @@ def _wager_words() -> pl.Expr:
         title="Bet type the ruleset or the table's options do not permit",
         severity="high",
         subject="the permissible wagers",
-        rules=("bets_cite", "bets.royal9"),
+        rules=("bets.cite", "permitted.royal9"),
         what="The wager's `bet` is not among the ruleset's permissible wagers (Mini Baccarat has "
         "no Panda 8, House Money or Royal 9; Chemin de Fer only the Banker's wager and the "
         "wagers against it), or needs a table option the table does not have: Dragon Bonus "
@@ -316,7 +316,7 @@ def _seat_out_of_range() -> Violation:
         title="Chemin de Fer call missing, or given where no call belongs",
         severity="medium",
         subject="the wagers against the Banker; elsewhere the bet's own clause",
-        rules=("procedures.wagers_against_bank", "bets.*.calls"),
+        rules=("procedures.wagers_against_bank", "permitted.*.calls"),
         what="A wager against the Chemin de Fer Banker (a `player` row there) has no `call` "
         "(`suivi`, `banco` or `partial`), or a wager that takes none (any other bet, any "
         "other ruleset) has one. Whether the call was allowed (Suivi, overcovering) is a "
@@ -436,7 +436,7 @@ def _rollover_violation(when: pl.Expr) -> Violation:
         title="Rollover with no winning House Money wager to come from",
         severity="high",
         subject="the House Money rollover; elsewhere the permissible wagers",
-        rules=("procedures.house_money_rollover", "bets_cite"),
+        rules=("procedures.house_money_rollover", "bets.cite"),
         what="A wager carries a `rollover` although it is not a Banker or Player wager, "
         "the ruleset has no House Money rollover (Mini Baccarat, Chemin de Fer), or no House "
         "Money wager at the same seat won in the round by the cards. A rollover on a side "

@@ -221,7 +221,7 @@ def _stax_reading() -> pl.Expr:
         title="Wager settled win, lose or push against the cards",
         severity="high",
         subject="the wager's winning conditions, and void rounds",
-        rules=("bets", "procedures.void_ends_shoe"),
+        rules=("permitted", "procedures.void_ends_shoe"),
         what="The logged `result` differs from the one the cards as dealt give (in a round "
         "where a Natural was wrongly given a third card, the round as it should have been "
         "dealt: each hand's first two cards, INDEX Ambiguity 28): the "

@@ -146,7 +146,7 @@ def wager_price(pack: RulePack, key: WagerKey) -> Price | None:
     nothing to expect of it)."""
     if not in_range(key.decks):
         return None
-    if key.bet not in pack.bets:
+    if key.bet not in pack.permitted:
         return None
     if key.bet == "royal9":
         return _royal9_price(pack, key)
@@ -170,7 +170,7 @@ def _net(pack: RulePack, key: WagerKey) -> Net | None:
     if key.bet == "banker":
         percent = key.commission_percent
         if percent is None:
-            percent = min(pack.commission.percents.value, default=0)
+            percent = min(pack.commission.percents.values, default=0)
         return banker_net(pack, percent, ez=bool(key.ez_baccarat))
     if key.bet == "tie":
         odds = key.tie_pays if key.tie_pays is not None else pay.tie.min_odds if pay.tie else None
@@ -182,9 +182,9 @@ def _net(pack: RulePack, key: WagerKey) -> Net | None:
         if odds is None or event is None:
             return None
         occurred = event_occurred(event)
-        return lambda state: odds.value if occurred(state) else -1
+        return lambda state: odds.odds if occurred(state) else -1
     if key.bet.startswith("dragon_bonus_"):
-        table = pay.dragon_bonus.get(key.dragon_bonus_paytable or "")
+        table = (pay.dragon_bonus or {}).get(key.dragon_bonus_paytable or "")
         return (
             None
             if table is None
