@@ -123,5 +123,7 @@ def test_a_partitioned_run_computes_each_shoe_and_table_once(tmp_path, counted) 
 
 def test_shoe_rules_ignore_what_the_enumeration_does_not_read() -> None:
     pack = load_pack("ma-baccarat")
-    retitled = dataclasses.replace(pack, title="another title", digest="0" * 64)
+    renamed = pack.rules.model_copy(update={"title": "another title"})
+    retitled = dataclasses.replace(pack, rules=renamed, digest="0" * 64)
+    assert retitled.title == "another title" and retitled != pack
     assert shipped.ShoeRules.of(retitled, True) == shipped.ShoeRules.of(pack, True)

@@ -53,8 +53,8 @@ class ShoeRules:
     @classmethod
     def of(cls, pack: RulePack, either_draws: bool) -> ShoeRules:
         return cls(
-            tuple(pack.card_values[rank].value for rank in contract.RANKS),
-            tuple(sorted(pack.naturals.value)),
+            tuple(pack.card_values[rank].value_of(rank) for rank in contract.RANKS),
+            tuple(sorted(pack.naturals.totals)),
             tuple(bool(x) for x in player_table(pack, either_draws)),
             tuple(tuple(bool(x) for x in row) for row in banker_table(pack)),
             pack,
