@@ -128,18 +128,21 @@ def rulesets(packs: Packs) -> pl.DataFrame:
     tables = {key for row in rows for key, value in row.items() if isinstance(value, dict)}
     rows = [{key: value for key, value in row.items() if key not in tables} for row in rows]
     frame = pl.DataFrame(rows, infer_schema_length=None)
-    # A column no pack gives a value (a rule no ruleset has) is typed as text.
+    lists = ("royal9_limits_decks", "royal9_limits_seats")
+    numbers = (
+        "decks_min",
+        "decks_max",
+        "automated_shuffler_total_decks_min",
+        "automated_shuffler_total_decks_max",
+        "cut_min_from_either_end",
+        "cover_card_min_from_back",
+    )
+    # A column no pack gives a value (a rule no ruleset has) is typed as text, but for
+    # the typed ones: packs without Royal 9 limits or a cover card leave those null.
     return frame.with_columns(
-        pl.col(pl.Null).cast(pl.String),
-        pl.col("royal9_limits_decks", "royal9_limits_seats").cast(pl.List(pl.Int32)),
-        pl.col(
-            "decks_min",
-            "decks_max",
-            "automated_shuffler_total_decks_min",
-            "automated_shuffler_total_decks_max",
-            "cut_min_from_either_end",
-            "cover_card_min_from_back",
-        ).cast(pl.Int32),
+        pl.col(pl.Null).exclude(*lists, *numbers).cast(pl.String),
+        pl.col(*lists).cast(pl.List(pl.Int32)),
+        pl.col(*numbers).cast(pl.Int32),
     )
 
 
