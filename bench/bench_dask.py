@@ -310,7 +310,9 @@ def report_validation(runs: list[dict], args: argparse.Namespace, dataset: Path)
             f"{per_million['mb']:,.0f} MB on the client"
         )
     # A bucket's task reads and hashes every id and keeps its bucket's: its cost grows
-    # with the night, and the buckets too, each sized to what a worker may hold.
+    # with the night, and the buckets too, each sized to what a worker may hold. Priced
+    # at a whole task per bucket, which also holds its share of the checks: an upper
+    # figure (two runs of different --partition-rounds separate the two, docs/scale.md).
     pass_cpu = statistics.median(
         r["large_workers_workers_cpu"]
         / (r["large_workers_buckets"] * r["large_workers_rounds"] / 1e6)
@@ -323,8 +325,9 @@ def report_validation(runs: list[dict], args: argparse.Namespace, dataset: Path)
     print(f"\nprojection for {BILLION:,} rounds, id checks on the workers (on paper):")
     print(
         f"  {buckets:,} buckets of {budget / 2**30:.1f} GiB (the id budget of partitions of "
-        f"{args.partition_rounds:,} rounds), each a pass over every id at {pass_cpu:.2f} CPU s "
-        f"per million rounds: {id_core_hours:,.1f} core-hours on the workers"
+        f"{args.partition_rounds:,} rounds), each a pass over every id at most "
+        f"{pass_cpu:.2f} CPU s per million rounds (a bucket's whole task, its share of the "
+        f"checks included): at most {id_core_hours:,.1f} core-hours on the workers"
     )
     print(
         f"  the client: {client_cpu * BILLION / 1e6 / 3600:.1f} CPU hours (row checks), no id held"
