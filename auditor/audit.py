@@ -19,6 +19,7 @@ from auditor.defaults import ALERT_FDR
 from auditor.errors import AuditorError
 from auditor.findings.check import Check, documented
 from auditor.findings.table import combine
+from auditor.input.cross_rows import IdBuckets
 from auditor.input.load import open_dataset
 from auditor.input.options import in_force, shoe_options
 from auditor.input.partition import (
@@ -63,15 +64,15 @@ def run_validation(
     progress: ProgressCallback | None = None,
     partition_rounds: int | None = None,
     packs: LoadedPacks | None = None,
+    id_buckets: IdBuckets | None = None,
 ) -> ValidatedDataset:
     """Validation, holding no more ids at a time than three quarters of what a partition
     of `partition_rounds` rounds takes in memory (all at once if None): the row checks'
     batches and the quarantine are held beside them (at 30 million rounds the whole
-    budget peaked at 2.0 GiB of a 2 GiB limit)."""
-    if partition_rounds is None:
-        return validate(open_dataset(dataset_path), progress, None, packs)
-    budget = partition_bytes(partition_rounds) * 3 // 4
-    return validate(open_dataset(dataset_path), progress, budget, packs)
+    budget peaked at 2.0 GiB of a 2 GiB limit). `id_buckets` runs the id checks' buckets
+    (in this process if None; an engine's workers, `auditor.engines`)."""
+    budget = None if partition_rounds is None else partition_bytes(partition_rounds) * 3 // 4
+    return validate(open_dataset(dataset_path), progress, budget, packs, id_buckets)
 
 
 def find(
@@ -277,6 +278,7 @@ def run_audit(
     origin: str | None = None,
     archive: Path | None = None,
     packs: LoadedPacks | None = None,
+    id_buckets: IdBuckets | None = None,
 ) -> AuditOutputs:
     """Audit the dataset and write the outputs; `command` (the command line, when there
     is one) goes into the catalog's record of the run. `finder` runs stages 3-5, `find`
@@ -287,12 +289,13 @@ def run_audit(
     (the catalog names the dataset by it). `archive`: the archive the run will be added
     to, whose earlier runs the nightly report compares the night with (the run itself is
     added by the caller, once its set is in). `packs`: the rule packs to audit under (the
-    built-in ones if None; `packs.loaded.load_packs` adds those of a folder)."""
+    built-in ones if None; `packs.loaded.load_packs` adds those of a folder). `id_buckets`:
+    where validation's id checks run, in this process unless an engine gives another."""
     started_at = datetime.now(UTC)
     # OUTDIR is checked before any work and held until its set is in: a second run into
     # it is refused rather than clearing this one's staging folder.
     with claim_outdir(out, dataset_path) as out:
-        validated = run_validation(dataset_path, progress, partition_rounds, packs)
+        validated = run_validation(dataset_path, progress, partition_rounds, packs, id_buckets)
         with tempfile.TemporaryDirectory(prefix="auditor-survey-") as work:
             tally = Tally(Path(work) / "cells")
             findings = (finder or find)(validated, progress, partition_rounds, tally=tally)

@@ -1,6 +1,7 @@
 """The Dask engine on a real local cluster (two worker processes on 127.0.0.1): the same
 findings, row counts and output files as the run in one process, with quarantined rows
-spread over the partitions, and when a worker dies during its first task."""
+spread over the partitions, and when a worker dies during its first task; validation's
+id checks run on the workers and quarantine the same rows."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import distributed
@@ -27,6 +29,7 @@ from auditor.audit import (
 )
 from auditor.cli import main
 from auditor.engines.cluster import DaskFinder
+from auditor.engines.ids import IdBucketTask, check_id_bucket, plan_id_buckets
 from auditor.engines.task import (
     EngineError,
     PartitionFunction,
@@ -36,8 +39,11 @@ from auditor.engines.task import (
     plan,
 )
 from auditor.errors import InputError
+from auditor.input import cross_rows
+from auditor.input.load import open_dataset
 from auditor.input.partition import partitions
 from auditor.input.remote import WORKER_COPIES, local_path, remove_worker_copies
+from auditor.input.validate import validate
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"
@@ -300,3 +306,96 @@ def test_scheduler_needs_the_dask_engine(tmp_path):
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2
     assert "--engine dask" in result.output
+
+
+def damaged_ids(root: Path) -> Path:
+    """sample_data with ids the cross-row checks catch: rounds and a shoe given twice (every
+    copy out, with what hangs on it), a round of no shoe and wagers of no round (orphans),
+    spread over the night's tables."""
+    frames = {p.stem: pl.read_parquet(p) for p in SAMPLE.glob("*.parquet")}
+    index = pl.int_range(pl.len())
+    rounds = frames["rounds"]
+    rounds = pl.concat([rounds, rounds.slice(3, 6), rounds.slice(1400, 2)])
+    frames["rounds"] = rounds.with_columns(
+        pl.when(index.is_in([50, 1600]))
+        .then(pl.lit("S-gone"))
+        .otherwise(pl.col("shoe_id"))
+        .alias("shoe_id")
+    )
+    frames["wagers"] = frames["wagers"].with_columns(
+        pl.when(index % 150 == 7)
+        .then(pl.concat_str(pl.col("round_id"), pl.lit("-gone")))
+        .otherwise(pl.col("round_id"))
+        .alias("round_id")
+    )
+    frames["shoes"] = pl.concat([frames["shoes"], frames["shoes"].slice(2, 1)])
+    root.mkdir()
+    for name, frame in frames.items():
+        frame.write_parquet(root / f"{name}.parquet")
+    return root
+
+
+def bucket_keys_ran() -> Callable[..., list[str]]:
+    """What, run on a worker (`client.run`), lists the id checks' tasks the worker computed,
+    from its own log of task states: a local function, so that it travels by value."""
+
+    def keys(dask_worker) -> list[str]:
+        return [
+            str(entry[0])
+            for entry in dask_worker.state.log
+            if str(entry[0]).startswith("check_id_bucket-") and entry[1] == "put-in-memory"
+        ]
+
+    return keys
+
+
+def bucket_keys_on_workers(client) -> set[str]:
+    return {key for keys in client.run(bucket_keys_ran()).values() for key in keys}
+
+
+def test_id_checks_run_on_the_workers_and_quarantine_the_same_rows(client, tmp_path):
+    data = damaged_ids(tmp_path / "ids")
+    budget = 60_000  # room for a few hundred ids: the checks run in several buckets
+    buckets = cross_rows.buckets_for(open_dataset(data), budget)
+    assert buckets >= 3
+    expected = validate(open_dataset(data), id_budget_bytes=budget)
+    assert {"unique", "foreign_key", "parent_quarantined"} <= set(expected.quarantine["check"])
+    before = bucket_keys_on_workers(client)
+    finder = DaskFinder(client, data)
+    validated = validate(open_dataset(data), id_budget_bytes=budget, id_buckets=finder.id_buckets)
+    assert validated.quarantine.equals(expected.quarantine)
+    assert validated.counts.equals(expected.counts)
+    # Each bucket a task that the workers computed, by their own logs.
+    assert len(bucket_keys_on_workers(client) - before) == buckets
+    # And audited from there the same way.
+    expected_tally, tally = Tally(), Tally()
+    local = find(expected, partition_rounds=ROUNDS, tally=expected_tally)
+    assert finder(validated, None, ROUNDS, tally=tally).equals(local)
+    check_row_accounting(validated, tally.rows)
+
+
+def test_cli_with_damaged_ids_writes_the_same_outputs(client, tmp_path):
+    data = damaged_ids(tmp_path / "ids")
+    local = tmp_path / "local"
+    run_audit(data, local, partition_rounds=ROUNDS)
+    before = bucket_keys_on_workers(client)
+    out = tmp_path / "dask"
+    args = ["audit", str(data), "--out", str(out), "--partition-rounds", str(ROUNDS)]
+    args += ["--engine", "dask", "--scheduler", client.scheduler.address, "--quiet"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert bucket_keys_on_workers(client) - before  # the id checks ran on the workers
+    quarantine = pl.read_parquet(out / "quarantine.parquet")
+    assert {"unique", "foreign_key"} <= set(quarantine["check"])
+    for name in ("findings.parquet", "quarantine.parquet", "row_counts.parquet"):
+        assert (out / name).read_bytes() == (local / name).read_bytes(), name
+
+
+def test_a_worker_refuses_id_checks_of_a_dataset_changed_since_validation(sample):
+    validated, _, _ = sample
+    (task,) = plan_id_buckets(validated.dataset, 1, str(SAMPLE))
+    assert check_id_bucket(task).height == 0  # sample_data's ids are sound
+    with pytest.raises(EngineError, match="differ from those validated"):
+        check_id_bucket(IdBucketTask(**{**task.__dict__, "files": "0" * 64}))
+    with pytest.raises(EngineError, match="same auditor"):
+        check_id_bucket(IdBucketTask(**{**task.__dict__, "build": "0" * 64}))

@@ -1,12 +1,15 @@
 """The Dask engine: each partition audited by `task.audit_partition` on a worker of a Dask
 cluster, the results gathered into the same outputs as a run in one process.
 
-The client validates (the quarantine and the row counts are its own), plans one task per
-partition, maps them with retries and gathers the results in the partitions' order, then
-goes through the same `combine`, row accounting and `write_outputs` as `audit.run_audit`,
-which it calls. A worker that dies takes its running task with it: the scheduler gives
-the task to another worker (and the nanny restarts the dead one); a task that raises is
-tried again up to `retries` times. Tasks are pure, so a retried one gives the same result.
+The client validates (the quarantine and the row counts are its own): it checks the rows
+while the workers run the id checks, one task per bucket of ids (`ids.check_id_bucket`,
+through `DaskFinder.id_buckets`), whose quarantine rows it gathers in bucket order. It
+then plans one task per partition, maps them with retries and gathers the results in the
+partitions' order, then goes through the same `combine`, row accounting and
+`write_outputs` as `audit.run_audit`, which it calls. A worker that dies takes its running
+task with it: the scheduler gives the task to another worker (and the nanny restarts the
+dead one); a task that raises is tried again up to `retries` times. Tasks are pure, so a
+retried one gives the same result.
 
 Dask is an optional dependency (`pip install 'auditor[dask]'`): imported here only when
 the engine is used, so the rest of the auditor runs without it.
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from auditor.audit import Tally, run_audit
+from auditor.engines.ids import IdBucketFunction, check_id_bucket, plan_id_buckets
 from auditor.engines.task import (
     EngineError,
     PartitionFunction,
@@ -33,6 +37,7 @@ from auditor.engines.task import (
     plan,
 )
 from auditor.findings.table import combine
+from auditor.input.load import Dataset
 from auditor.input.partition import PARTITION_ROUNDS, partitions
 from auditor.input.remote import content_digest, is_remote, remove_worker_copies
 from auditor.input.validate import ProgressCallback, ValidatedDataset
@@ -104,10 +109,11 @@ class DaskFinder:
     """`audit.find` on a Dask cluster: the same findings frame, the same rows counted.
 
     `audit` is the function each task runs: `task.audit_partition`, or a wrapper of it
-    (the tests wrap it in one that kills its worker). `dataset` is where the workers open
-    the dataset: a path or `file://` URL, the same on them as on this machine; or a URL of
-    another file system, which each worker machine copies for the run and checks against
-    the copy validated here.
+    (the tests wrap it in one that kills its worker); `check_ids` the one each bucket of
+    validation's id checks runs (`id_buckets`). `dataset` is where the workers open the
+    dataset: a path or `file://` URL, the same on them as on this machine; or a URL of
+    another file system, which each worker machine copies once for the run and checks
+    against the copy validated here (`release` removes the copies).
     """
 
     def __init__(
@@ -116,6 +122,7 @@ class DaskFinder:
         dataset: str | Path,
         *,
         audit: PartitionFunction = audit_partition,
+        check_ids: IdBucketFunction = check_id_bucket,
         retries: int = RETRIES,
         procedures: bool = True,
     ) -> None:
@@ -123,8 +130,45 @@ class DaskFinder:
         # Absolute: a worker's working folder is not the client's.
         self.dataset = str(dataset) if "://" in str(dataset) else str(Path(dataset).absolute())
         self.audit = audit
+        self.check_ids = check_ids
         self.retries = retries
         self.procedures = procedures
+        self._remote: RemoteDataset | None = None
+
+    def id_buckets(self, dataset: Dataset, buckets: int) -> Callable[[], list[pl.DataFrame]]:
+        """`cross_rows.IdBuckets` on the cluster: one task per bucket of validation's id
+        checks, mapped now; what it returns waits for their quarantine rows, in bucket
+        order. `dataset` is the one being validated on this machine."""
+        tasks = plan_id_buckets(dataset, buckets, self.dataset, self._remote_for(dataset))
+        futures = self.client.map(self.check_ids, tasks, retries=self.retries, pure=False)
+
+        def wait() -> list[pl.DataFrame]:
+            try:
+                return self.client.gather(futures)
+            except _distributed().KilledWorker as exc:
+                raise EngineError(
+                    f"a bucket of the id checks killed every worker that ran it ({exc}); "
+                    "the workers may lack memory: lower --memory-limit or --partition-rounds"
+                ) from exc
+            finally:
+                self.client.cancel(futures)
+
+        return wait
+
+    def _remote_for(self, dataset: Dataset) -> RemoteDataset | None:
+        """The run's copies on the workers' machines, for a dataset at a URL: named once,
+        shared by the id checks and the partitions, removed by `release`."""
+        if not is_remote(self.dataset):
+            return None
+        if self._remote is None:
+            self._remote = RemoteDataset(uuid.uuid4().hex, content_digest(dataset.root))
+        return self._remote
+
+    def release(self) -> None:
+        """Remove the run's copies of a dataset at a URL from the workers' machines."""
+        if self._remote is not None:
+            _remove_copies(self.client, self._remote.run)
+            self._remote = None
 
     def __call__(
         self,
@@ -136,9 +180,7 @@ class DaskFinder:
     ) -> pl.DataFrame:
         distributed = _distributed()
         groups = partitions(validated.audited, partition_rounds)
-        remote = None
-        if is_remote(self.dataset):
-            remote = RemoteDataset(uuid.uuid4().hex, content_digest(validated.dataset.root))
+        remote = self._remote_for(validated.dataset)
         tasks = plan(validated, groups, self.dataset, self.procedures, remote)
         # pure=False: every run gets fresh keys, so a shared scheduler never hands back a
         # result computed for another run (or another version of the dataset).
@@ -162,8 +204,7 @@ class DaskFinder:
             ) from exc
         finally:
             self.client.cancel(futures)
-            if remote:
-                _remove_copies(self.client, remote.run)
+            self.release()
         # In the partitions' order, not the order they finished: `combine` keeps the
         # order of findings that sort alike, and so must get them as `find` gives them.
         found = [frame for i in range(len(futures)) for frame in frames[i]]
@@ -184,12 +225,18 @@ def dask_audit(
 ) -> Callable[..., AuditOutputs]:
     """`audit.run_audit`, called with the same arguments, with stages 3-5 on a Dask
     cluster: the scheduler at `scheduler`, or a local cluster of `workers` processes.
-    `dataset` is where the workers open the dataset (`DaskFinder`); validation,
-    surveillance and the outputs stay on this machine."""
+    `dataset` is where the workers open the dataset (`DaskFinder`); validation's id
+    checks run on the workers too, its row checks, surveillance and the outputs on this
+    machine."""
 
     def run(dataset_path: Path, out: Path, *args: Any, **options: Any) -> AuditOutputs:
         with dask_client(scheduler, workers) as client:
             finder = DaskFinder(client, dataset)
-            return run_audit(dataset_path, out, *args, finder=finder, **options)
+            try:
+                return run_audit(
+                    dataset_path, out, *args, finder=finder, id_buckets=finder.id_buckets, **options
+                )
+            finally:
+                finder.release()  # also when validation stopped the run before the partitions
 
     return run

@@ -81,24 +81,29 @@ def audit_partition(task: PartitionTask) -> PartitionFindings:
     Pure: its result depends on the task and the files it names alone, and the files
     are checked against the client's fingerprint before any is read.
     """
-    if task.build != build_identity():
+    dataset = open_validated(task.dataset, task.files, task.build, task.remote)
+    audited = {table: audited_scan(dataset, table, task.quarantined) for table in TABLES}
+    packs = builtin_packs() if task.packs is None else task.packs
+    return find_in_partition(audited, task.partition, task.whole, packs, task.procedures)
+
+
+def open_validated(location: str, files: str, build: str, remote: RemoteDataset | None) -> Dataset:
+    """The dataset at `location` opened on a worker (from its machine's copy when
+    `remote`), refused unless the worker's auditor is the client's (`build`) and the
+    files are those the client validated (`files`)."""
+    if build != build_identity():
         raise EngineError(
             f"this worker runs auditor {__version__} with other code or rule packs than the "
             "client: install the same auditor on the client and every worker"
         )
-    if task.remote:
-        folder = worker_copy(task.dataset, task.remote.digest, task.remote.run)
-    else:
-        folder = local_path(task.dataset)
+    folder = worker_copy(location, remote.digest, remote.run) if remote else local_path(location)
     dataset = open_dataset(folder)
-    if fingerprint(dataset) != task.files:
+    if fingerprint(dataset) != files:
         raise EngineError(
-            f"{task.dataset}: the dataset's files differ from those validated (changed since "
+            f"{location}: the dataset's files differ from those validated (changed since "
             "validation, or another folder at this path on the worker); run the audit again"
         )
-    audited = {table: audited_scan(dataset, table, task.quarantined) for table in TABLES}
-    packs = builtin_packs() if task.packs is None else task.packs
-    return find_in_partition(audited, task.partition, task.whole, packs, task.procedures)
+    return dataset
 
 
 def plan(

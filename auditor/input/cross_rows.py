@@ -3,7 +3,7 @@ shoe's, the options row in force when a shoe opened."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
@@ -36,6 +36,13 @@ PARENT = "_parent"
 # hash table, a child's hash with its sorted copy.
 BYTES_PER_PARENT_ID = 80
 BYTES_PER_HASH = 32
+
+# Where the id checks' buckets run. Started with the dataset and the number of buckets,
+# it gives what waits for their quarantine rows: one frame per bucket, in bucket order.
+# In this process by default (`in_this_process`, which checks when waited for); the Dask
+# engine sends each bucket to a worker, which re-opens the dataset and runs
+# `id_checks_in_bucket` there (`engines/ids.py`), while this process checks the rows.
+IdBuckets = Callable[[Dataset, int], Callable[[], list[pl.DataFrame]]]
 
 
 def key_columns(dataset: Dataset, table: str, *columns: str) -> pl.LazyFrame:
@@ -133,15 +140,38 @@ class _HashedIds:
 
 
 def cross_row_checks(
-    dataset: Dataset, row_level: pl.DataFrame, budget_bytes: int | None = None
+    dataset: Dataset,
+    row_level: pl.DataFrame,
+    budget_bytes: int | None = None,
+    id_checks: Callable[[], list[pl.DataFrame]] | None = None,
 ) -> pl.DataFrame:
     """The cross-row checks' quarantine rows, holding about `budget_bytes` of ids at a time
-    (all at once if None)."""
+    (all at once if None). `id_checks`: the id checks as `start_id_checks` started them
+    (started here, in this process, if None)."""
     found = [_round_table_mismatch(dataset), _shoe_before_options(dataset, row_level)]
-    buckets = buckets_for(dataset, budget_bytes)
-    for bucket in range(buckets):
-        found += _id_checks(_HashedIds(dataset, bucket, buckets))
+    waiting = id_checks or start_id_checks(dataset, budget_bytes)
+    found += waiting()
     return concat_quarantine(found)
+
+
+def start_id_checks(
+    dataset: Dataset, budget_bytes: int | None, id_buckets: IdBuckets | None = None
+) -> Callable[[], list[pl.DataFrame]]:
+    """The id checks (unique ids, foreign keys) in as many buckets as keep each within
+    `budget_bytes`, started by `id_buckets` (`in_this_process` if None): what waits for
+    their quarantine rows, one frame per bucket."""
+    return (id_buckets or in_this_process)(dataset, buckets_for(dataset, budget_bytes))
+
+
+def in_this_process(dataset: Dataset, buckets: int) -> Callable[[], list[pl.DataFrame]]:
+    """`IdBuckets` in this process: each bucket checked, one after another, when waited for."""
+    return lambda: [id_checks_in_bucket(dataset, bucket, buckets) for bucket in range(buckets)]
+
+
+def id_checks_in_bucket(dataset: Dataset, bucket: int, buckets: int) -> pl.DataFrame:
+    """The id checks' quarantine rows for the ids whose hash falls in bucket `bucket` of
+    `buckets`: a pure function of the dataset's files, wherever it runs."""
+    return concat_quarantine(_id_checks(_HashedIds(dataset, bucket, buckets)))
 
 
 def _id_checks(ids: _HashedIds) -> list[pl.DataFrame]:

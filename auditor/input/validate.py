@@ -19,7 +19,13 @@ import polars as pl
 
 from auditor.contract import CARD_PATTERN, TABLES
 from auditor.errors import RulesetError
-from auditor.input.cross_rows import collect_streaming, cross_row_checks, key_columns
+from auditor.input.cross_rows import (
+    IdBuckets,
+    collect_streaming,
+    cross_row_checks,
+    key_columns,
+    start_id_checks,
+)
 from auditor.input.gather import gather_small_files
 from auditor.input.load import (
     FILE_COLUMN,
@@ -89,17 +95,21 @@ def validate(
     progress: ProgressCallback | None = None,
     id_budget_bytes: int | None = None,
     packs: LoadedPacks | None = None,
+    id_buckets: IdBuckets | None = None,
 ) -> ValidatedDataset:
     """The dataset validated: the audited rows (lazy), the quarantine and the row counts.
     The cross-row checks hold about `id_budget_bytes` of ids at a time (all if None).
-    A table in many small files is read from a copy in one file (`gather`), which the
-    result's dataset holds: read the audited rows while the result is held."""
+    `id_buckets` runs the id checks' buckets (in this process if None; an engine's workers
+    otherwise, while this process checks the rows). A table in many small files is read
+    from a copy in one file (`gather`), which the result's dataset holds: read the
+    audited rows while the result is held."""
     # Read several times over from here on, the small files are read once.
     packs = builtin_packs() if packs is None else packs
     dataset = gather_small_files(dataset)
     _reject_unknown_rulesets(dataset, packs)
+    id_checks = start_id_checks(dataset, id_budget_bytes, id_buckets)
     row_level = _cite_hand_rules(dataset, _row_checks(dataset, progress), packs)
-    cross = cross_row_checks(dataset, row_level, id_budget_bytes)
+    cross = cross_row_checks(dataset, row_level, id_checks=id_checks)
     quarantine = _dependents(dataset, concat_quarantine([row_level, cross]))
     quarantine = _sort_quarantine(quarantine)
     audited = {t: audited_scan(dataset, t, quarantine) for t in TABLES}
