@@ -90,13 +90,15 @@ class TablesModel(pa.DataFrameModel):
     seats: pl.Int8 = pa.Field(ge=1, description="numbered seat positions at the table")
     decks: pl.Int8 = pa.Field(ge=1, description="decks per dealing shoe")
     automated_shuffler: bool = pa.Field(
-        description="two batches alternate (md-mini-baccarat 12-16 decks)"
+        description="two batches alternate (where the ruleset's pack allows an automated shuffler)"
     )
     ez_baccarat: bool = pa.Field(
         description="EZ table: no commission; banker wager pushes on Dragon 7"
     )
     tie_pays: pl.Int16 = pa.Field(ge=0, description="tie wager odds, X to 1")
-    commission_percent: pl.Int8 = pa.Field(ge=0, le=100, description="5 (or 4 at ma-chemin-de-fer)")
+    commission_percent: pl.Int8 = pa.Field(
+        ge=0, le=100, description="5, or 4 where the ruleset's pack allows it"
+    )
     commission_rounding: bool = pa.Field(
         description="commission rounded up to the next multiple of 25 cents (20 cents for 4%)"
     )
@@ -118,9 +120,11 @@ class TablesModel(pa.DataFrameModel):
     royal9_paytable: str = pa.Field(
         nullable=True,
         isin=list(ROYAL9_PAYTABLES),
-        description="`1` or `2` at ma-baccarat, `midi` at ma-midi-baccarat; null: not offered",
+        description="a paytable the ruleset's pack offers (`1`, `2`, `midi`); null: not offered",
     )
-    free_hands: bool = pa.Field(description="Free Hands allowed (ma-midi-baccarat)")
+    free_hands: bool = pa.Field(
+        description="Free Hands allowed (where the ruleset's pack has them)"
+    )
 
     class Config(_Strictness):
         name = "tables"
@@ -194,15 +198,17 @@ class RoundsModel(pa.DataFrameModel):
     )
     dealer_id: str = pa.Field(description="dealer calling the game")
     curator_seat: pl.Int8 = pa.Field(
-        nullable=True, ge=1, description="ma-baccarat: seat of the curator; null: dealer deals"
+        nullable=True, ge=1, description="seat of the curator (a curator game); null: dealer deals"
     )
     banker_seat: pl.Int8 = pa.Field(
-        nullable=True, ge=1, description="ma-chemin-de-fer: seat of the Banker"
+        nullable=True,
+        ge=1,
+        description="seat of the Banker (a game whose Bank passes among the patrons)",
     )
     banker_bid: Money = pa.Field(
         nullable=True,
         ge=0,
-        description="ma-chemin-de-fer: the winning bid, on the first round of a new Bank only",
+        description="the winning bid for the Bank, on the first round of a new Bank only",
     )
 
     @pa.check("player_cards", name="card_format")
@@ -240,7 +246,7 @@ class WagersModel(pa.DataFrameModel):
     call: str = pa.Field(
         nullable=True,
         isin=list(CALLS),
-        description="ma-chemin-de-fer wagers against the Banker: `suivi`, `banco`, `partial`",
+        description="wagers against the Banker: `suivi`, `banco`, `partial`",
     )
     amount: Money = pa.Field(ge=0, description="stake placed")
     rollover: Money = pa.Field(

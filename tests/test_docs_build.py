@@ -23,8 +23,11 @@ def site(tmp_path_factory) -> Path:
             pytest.fail("CI must build the documentation: mkdocs-material is in the test extra")
         pytest.skip("mkdocs-material is not installed (pip install '.[test]')")
     folder = tmp_path_factory.mktemp("site")
+    # -P: the build's hooks import the installed auditor, not the repository's source
+    # folder (the working directory), which lacks what installing maps into the package
+    # (its built-in packs under `auditor.rules`), as `.venv/bin/mkdocs` in CI does.
     built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
+        [sys.executable, "-P", "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
         cwd=REPO,
         capture_output=True,
         text=True,
