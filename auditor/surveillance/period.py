@@ -68,7 +68,7 @@ class NightCells:
 
     folder: Path
     tables: frozenset[str] | None = None
-    patrons: bool = True
+    whole: bool = True
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def _night_part(night: NightCells, part: str) -> pl.DataFrame | None:
     again), the patrons' and tables' as kept."""
     kind, key = PARTS[part]
     path = night.folder / CELL_FILES[kind]
-    if not path.is_file() or (kind in WHOLE_RUN and not night.patrons):
+    if not path.is_file() or (kind in WHOLE_RUN and not night.whole):
         return None
     cells = pl.scan_parquet(path)
     if night.tables is not None and kind not in WHOLE_RUN:
