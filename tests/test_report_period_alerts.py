@@ -207,7 +207,9 @@ def test_the_dealers_investigation_shows_the_hold_alert_and_the_money_by_night(m
     assert [r["day"] for r in money.rows] == list(expected)
     assert [r["excess"] for r in money.rows] == pytest.approx(list(expected.values()))
     assert money.rows[-1]["to_date"] > 3_000_000  # of some $270 million wagered
-    assert "Patrons&#39; money won at the dealer" in _section(html, "against")
+    against = _section(html, "against")
+    assert "Patrons&#39; money won, beyond the game" in against
+    assert "the money the patrons won at the dealer's rounds" in against
 
 
 def test_a_clean_patron_shows_no_alert(month):

@@ -221,9 +221,8 @@ def _measures(kind: str, nights: dict[date, dict[str, float]]) -> list[Measure]:
             _measure("finding-rounds", "Rounds with a finding, beyond the night's rate",
                      "rounds", "with a finding", days, nights, "finding_rounds",
                      "expected_finding_rounds", "rounds"),
-            _measure("patrons-won", "Patrons' money won at the dealer's rounds, beyond the "
-                     "game's expectation", "money", "won", days, nights, "net", "expected",
-                     "money_n"),
+            _measure("patrons-won", "Patrons' money won, beyond the game's", "money", "won",
+                     days, nights, "net", "expected", "money_n"),
         ]  # fmt: skip
     else:
         measures = [
