@@ -21,9 +21,11 @@ magnitude out there:
   p-value would alarm on every lucky patron, so its p-value is Bernstein's bound, valid
   whatever the tail, and the z-score is reported beside it.
 
-scipy is imported by the functions that call it, not with the module: importing
-`scipy.stats` takes about a second, which every command importing the pipeline (and
-every engine worker, which only counts) would pay before any work.
+The tails come from `scipy.special` (the regularized incomplete beta function gives the
+binomial's exactly as `scipy.stats.binom` computes them; the chi-square with 2 degrees of
+freedom has the closed form exp(-x/2)), imported by the functions that call it:
+`scipy.stats` alone takes about a second to import, which every audit would pay. Only the
+hypergeometric tail, run on nights with findings, still takes it from `scipy.stats`.
 """
 
 from __future__ import annotations
@@ -44,16 +46,14 @@ def binomial_two_sided(
     The p-value doubles the smaller exact tail (capped at 1); a count inside the interval
     has p = 1 and z = 0, its own rate being a fair expectation.
     """
-    from scipy import stats
-
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
     rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
     p0 = np.clip(rate, p_low, p_high)
     inside = (rate >= p_low) & (rate <= p_high)
     sd = np.sqrt(n * p0 * (1 - p0))
     z = np.divide(k - n * p0, sd, out=np.zeros_like(k), where=sd > 0)
-    lower = stats.binom.cdf(k, n, p0)
-    upper = stats.binom.sf(k - 1, n, p0)
+    lower = binomial_cdf(k, n, p0)
+    upper = binomial_sf(k - 1, n, p0)
     p = np.minimum(1.0, 2 * np.minimum(lower, upper))
     return p0, np.where(inside, 0.0, z), np.where(inside, 1.0, p)
 
@@ -61,12 +61,32 @@ def binomial_two_sided(
 def binomial_upper(k: np.ndarray, n: np.ndarray, p0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(z, p) of at least k successes in n at chance p0: the one-sided test of winning
     more often than the game allows."""
-    from scipy import stats
-
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
     sd = np.sqrt(n * p0 * (1 - p0))
     z = np.divide(k - n * p0, sd, out=np.zeros_like(k), where=sd > 0)
-    return z, stats.binom.sf(k - 1, n, p0)
+    return z, binomial_sf(k - 1, n, p0)
+
+
+def binomial_cdf(k: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """P(X <= k) for X binomial(n, p): `scipy.stats.binom.cdf`, value for value."""
+    from scipy.special import betainc
+
+    k, n, p = np.broadcast_arrays(np.floor(k), np.asarray(n, dtype=float), p)
+    inside = (k >= 0) & (k < n)
+    with np.errstate(all="ignore"):  # outside the support, replaced below
+        tail = betainc(n - k, k + 1, 1 - p)
+    return np.where(inside, tail, np.where(k < 0, 0.0, 1.0))
+
+
+def binomial_sf(k: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """P(X > k) for X binomial(n, p): `scipy.stats.binom.sf`, value for value."""
+    from scipy.special import betainc
+
+    k, n, p = np.broadcast_arrays(np.floor(k), np.asarray(n, dtype=float), p)
+    inside = (k >= 0) & (k < n)
+    with np.errstate(all="ignore"):
+        tail = betainc(k + 1, n - k, p)
+    return np.where(inside, tail, np.where(k < 0, 1.0, 0.0))
 
 
 def hypergeometric_upper(
@@ -121,8 +141,6 @@ def chi_square(
     tail at the mix that fits best (the statistic is convex in the mix: the least
     significant mix is the nearest one).
     """
-    from scipy import stats
-
     observed = np.asarray(observed, dtype=float)
     n = observed.sum(axis=1)
     mid = (expected_a + expected_b) / 2
@@ -139,7 +157,8 @@ def chi_square(
             for w in MIX_GRID
         ]
         statistic[large] = np.min(mixes, axis=0)
-        p[large] = stats.chi2.sf(statistic[large], df=2)
+        # The chi-square survival function at 2 degrees of freedom is exp(-x / 2).
+        p[large] = np.exp(-statistic[large] / 2)
     return statistic, p
 
 
@@ -189,12 +208,19 @@ def _null_distribution(n: int, chances: tuple[float, ...]) -> tuple[np.ndarray, 
 def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
     """The BH-adjusted p-values (q-values): a test is an alert at rate q when its q-value
     is at most q, which keeps the expected share of false alerts among all alerts at
-    most q (independent or positively dependent tests). scipy's own step: the bucketed
-    night needs nothing else of it, as it looks each test's q-value up from the
-    night's sorted p-values alone (`night.q_values`)."""
-    from scipy.stats import false_discovery_control
-
+    most q (independent or positively dependent tests). `scipy.stats.false_discovery_control`'s
+    step, value for value (a test says so): the bucketed night needs nothing else of
+    it, as it looks each test's q-value up from the night's sorted p-values alone
+    (`night.q_values`)."""
     p = np.asarray(p, dtype=float)
-    if len(p) == 0:  # scipy refuses an empty set of tests; a night may have none
+    m = len(p)
+    if m <= 1:
         return p
-    return false_discovery_control(p, method="bh")
+    order = np.argsort(p)
+    adjusted = p[order] * (m / np.arange(1, m + 1, dtype=float))
+    # A test's q-value is the smallest adjusted p-value at its rank or above; ties share
+    # one, so the order among equal p-values does not matter.
+    np.minimum.accumulate(adjusted[::-1], out=adjusted[::-1])
+    q = np.empty_like(adjusted)
+    q[order] = adjusted
+    return np.clip(q, 0.0, 1.0)
