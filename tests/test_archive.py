@@ -61,6 +61,25 @@ def test_an_output_set_knows_where_and_when_its_findings_happened(nights):
     assert coverage["rounds"].sum() == rounds.height
 
 
+@pytest.mark.parametrize(
+    ("moment", "day"),
+    [
+        ("2026-11-24 11:59:59.999999+00", "2026-11-23"),
+        ("2026-11-24 12:00:00+00", "2026-11-24"),
+        ("2026-11-24 06:59:59+00", "2026-11-23"),
+        ("2026-11-24 07:30:00-05", "2026-11-24"),  # 12:30 UTC
+        ("1969-12-31 23:00:00+00", "1969-12-31"),  # before the epoch
+    ],
+)
+def test_a_gaming_day_runs_noon_to_noon_utc(moment: str, day: str) -> None:
+    from auditor.output.located import GAMING_DAY_SQL
+
+    with duckdb.connect() as con:
+        con.execute("SET TimeZone = 'America/New_York'")  # the session's zone plays no part
+        sql = GAMING_DAY_SQL.format(ts=f"TIMESTAMPTZ '{moment}'")
+        assert str(con.execute(f"SELECT {sql}").fetchone()[0]) == day
+
+
 def test_a_reaudit_supersedes_the_earlier_run_and_both_stay_queryable(nights, tmp_path):
     archive = tmp_path / "archive"
     assert run("archive", "add", archive, nights["first"]).exit_code == 0

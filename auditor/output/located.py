@@ -23,7 +23,10 @@ from auditor.output.macros import sql_literal
 
 LOCATED_FILE = "located.parquet"
 COVERAGE_FILE = "coverage.parquet"
-GAMING_DAY_SQL = "CAST(({ts}) AT TIME ZONE 'UTC' - INTERVAL 12 HOUR AS DATE)"
+# The UTC date of the moment twelve hours earlier, by arithmetic on the microseconds since
+# the epoch: `AT TIME ZONE 'UTC'` gives the same dates at four times the cost (a time zone
+# lookup per row, half a second over two million rounds).
+GAMING_DAY_SQL = "CAST(make_timestamp(epoch_us({ts}) - 43200000000) AS DATE)"
 
 _LOCATED = f"""
 WITH first_round AS (

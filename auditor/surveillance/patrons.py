@@ -16,14 +16,12 @@ wager settled short is a PAY finding anyway.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import polars as pl
 
-from auditor.money import usd_text
 from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
 from auditor.surveillance.stats import bernstein_upper, binomial_upper
+from auditor.surveillance.text import details, fixed_text, grouped_text, of_text, usd_expr
 
 FAMILIES = {
     "tie": ("tie",),
@@ -64,17 +62,21 @@ def win_rates(cells: pl.DataFrame) -> pl.DataFrame:
             "level": "patron",
             "key": g["patron_id"],
             "table_id": None,
-            "statistic": [f"{f}_win_rate" for f in g["family"]],
+            "statistic": g["family"] + "_win_rate",
             "observed": k / n,
             "expected": chance,
             "z": z,
             "p_value": p,
             "rounds": None,
             "wagers": n.astype(np.int64),
-            "detail": [
-                f"{int(a)} of {int(b)} won ({e:.1f} expected)"
-                for a, b, e in zip(k, n, chance * n, strict=True)
-            ],
+            "detail": details(
+                {"k": k, "n": n, "e": chance * n},
+                pl.concat_str(
+                    of_text(pl.col("k"), pl.col("n"), " won ("),
+                    fixed_text(pl.col("e"), 1),
+                    pl.lit(" expected)"),
+                ),
+            ),
         },
         schema=TEST_SCHEMA,
     )
@@ -111,11 +113,20 @@ def money_won(cells: pl.DataFrame) -> pl.DataFrame:
             "p_value": p,
             "rounds": None,
             "wagers": g["n"].cast(pl.Int64),
-            "detail": [
-                f"won {usd_text(f'{a:.2f}')} on {n:,} wagers ({usd_text(f'{e:.2f}')} expected, "
-                f"sd {usd_text(f'{math.sqrt(v):.2f}')})"
-                for a, n, e, v in zip(net, g["n"], expected, g["variance"], strict=True)
-            ],
+            "detail": details(
+                {"a": net, "n": g["n"], "e": expected, "v": g["variance"]},
+                pl.concat_str(
+                    pl.lit("won "),
+                    usd_expr(pl.col("a")),
+                    pl.lit(" on "),
+                    grouped_text(pl.col("n")),
+                    pl.lit(" wagers ("),
+                    usd_expr(pl.col("e")),
+                    pl.lit(" expected, sd "),
+                    usd_expr(pl.col("v").sqrt()),
+                    pl.lit(")"),
+                ),
+            ),
         },
         schema=TEST_SCHEMA,
     )

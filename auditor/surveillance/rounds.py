@@ -18,6 +18,7 @@ from auditor.packs.model import RulePack
 from auditor.surveillance.expected import OUTCOME_NAMES, in_range, round_chances
 from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
 from auditor.surveillance.stats import binomial_two_sided, chi_square, hypergeometric_upper
+from auditor.surveillance.text import details, fixed_text, of_text, whole_text
 
 LEVEL_KEYS = {"table": "table_id", "shoe": "shoe_id", "dealer": "dealer_id"}
 
@@ -111,13 +112,20 @@ def _level_tests(
     exp_b = np.stack([g[f"e_{o}_b"].to_numpy() for o in OUTCOME_NAMES], axis=1)
     rows = []
     statistic, p = chi_square(observed, exp_a, exp_b)
-    detail = [
-        ", ".join(
-            f"{name} {int(o)} ({e:.1f} expected)"
-            for name, o, e in zip(OUTCOME_NAMES, obs, (a + b) / 2, strict=True)
+    mid = (exp_a + exp_b) / 2
+    columns = {f"o{j}": observed[:, j] for j in range(len(OUTCOME_NAMES))}
+    columns |= {f"e{j}": mid[:, j] for j in range(len(OUTCOME_NAMES))}
+    parts = [
+        pl.concat_str(
+            pl.lit(f"{name} "),
+            whole_text(pl.col(f"o{j}")),
+            pl.lit(" ("),
+            fixed_text(pl.col(f"e{j}"), 1),
+            pl.lit(" expected)"),
         )
-        for obs, a, b in zip(observed, exp_a, exp_b, strict=True)
+        for j, name in enumerate(OUTCOME_NAMES)
     ]
+    detail = details(columns, pl.concat_str(parts, separator=", "))
     rows.append(_frame(level, keys, table_id, "outcomes_chi2", statistic, 2.0, None, p, n, detail))
     for j, name in enumerate(OUTCOME_NAMES):
         low = np.minimum(exp_a[:, j], exp_b[:, j]) / n
@@ -141,7 +149,7 @@ def _rate(
     high: np.ndarray,
 ) -> pl.DataFrame:
     expected, z, p = binomial_two_sided(k, n, low, high)
-    detail = [f"{int(a)} of {int(b)} rounds" for a, b in zip(k, n, strict=True)]
+    detail = details({"k": k, "n": n}, of_text(pl.col("k"), pl.col("n"), " rounds"))
     return _frame(level, keys, table_id, statistic, k / n, expected, z, p, n, detail)
 
 
@@ -159,7 +167,9 @@ def findings_rate(dealers: pl.DataFrame, totals: tuple[int, int]) -> pl.DataFram
     k = dealers["finding_rounds"].to_numpy().astype(float)
     z, p = hypergeometric_upper(k, rounds, marked, population)
     night = 1000 * marked / population
-    detail = [f"{int(a)} of {int(b)} rounds with a finding" for a, b in zip(k, rounds, strict=True)]
+    detail = details(
+        {"k": k, "n": rounds}, of_text(pl.col("k"), pl.col("n"), " rounds with a finding")
+    )
     return _frame(
         "dealer",
         dealers["dealer_id"],
@@ -184,7 +194,7 @@ def _frame(
     z: np.ndarray | None,
     p: np.ndarray,
     rounds: np.ndarray,
-    detail: list[str],
+    detail: pl.Series,
 ) -> pl.DataFrame:
     height = len(keys)
     return pl.DataFrame(

@@ -169,12 +169,11 @@ def _exact_tails(
     out = np.ones(len(observed))
     n = observed.sum(axis=1)
     # Rows sharing the rounds and the chances (a shoe's ruleset and decks) share a table.
-    groups: dict[tuple[int, tuple[float, ...]], list[int]] = {}
-    for i, (m, row) in enumerate(zip(n, probabilities, strict=True)):
-        groups.setdefault((int(m), tuple(np.round(row, 12).tolist())), []).append(i)
-    for key, members in groups.items():
-        rows = np.array(members)
-        values, tails = _null_distribution(*key)
+    keys = np.column_stack([n, np.round(probabilities, 12)])
+    distinct, group, sizes = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    members = np.split(np.argsort(group.ravel(), kind="stable"), np.cumsum(sizes)[:-1])
+    for (m, *chances), rows in zip(distinct.tolist(), members, strict=True):
+        values, tails = _null_distribution(int(m), tuple(chances))
         # The tail at the first value not below the observation, with a little slack
         # for the rounding of equal statistics computed two ways.
         at = np.searchsorted(values, statistic[rows] - 1e-9 * (1 + statistic[rows]))
