@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import tempfile
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -305,18 +306,24 @@ def run_audit(
             if progress:
                 progress("surveillance", 0)
             budget = partition_bytes(partition_rounds)
-            watched = survey(
-                tally.cells,
-                validated.audited,
-                findings,
-                Path(work) / "tests",
-                alert_fdr,
-                budget,
-                validated.packs,
-            )
             # The night's counts, summed, kept in the set: a period is tested from them.
+            # Summed beside the tests, from the same counts: both are mostly polars and
+            # Parquet, which run outside the interpreter's lock, so the two overlap.
             cells = Path(work) / "night-cells"
-            write_night_cells(tally.cells, cells, validated.packs, budget)
+            with ThreadPoolExecutor(max_workers=1) as beside:
+                summing = beside.submit(
+                    write_night_cells, tally.cells, cells, validated.packs, budget
+                )
+                watched = survey(
+                    tally.cells,
+                    validated.audited,
+                    findings,
+                    Path(work) / "tests",
+                    alert_fdr,
+                    budget,
+                    validated.packs,
+                )
+                summing.result()
             results = AuditOutputs(
                 findings,
                 validated.quarantine,
