@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import polars as pl
 
 from auditor.contract import REQUIRED_TABLES
@@ -32,6 +33,8 @@ from auditor.input.scan import scan_table
 # bucket, and each id is looked at in exactly one.
 HASH = "_hash"
 PARENT = "_parent"
+FIRST = "_first"  # a batch's row whose id differs from the row before
+RUN = "_run"  # the rows from one `FIRST` to the next
 # What the checks hold per row, measured on whole buckets (30 million rounds in three
 # buckets peaked 1.7 GB each): a parent's id with its hash and its place in the join's
 # hash table, a child's hash with its sorted copy.
@@ -75,9 +78,11 @@ def _key_hash(columns: Sequence[str]) -> pl.Expr:
 
 
 def _repeated(hashes: pl.Series) -> pl.Series:
-    """The hashes that occur more than once (sorting is far faster than `is_duplicated`)."""
-    ordered = hashes.sort()
-    return ordered.filter(ordered == ordered.shift(1)).unique()
+    """The hashes that occur more than once (sorting is far faster than `is_duplicated`,
+    and numpy's sort of integers a quarter of polars' CPU time). Hashes are never null."""
+    ordered = np.sort(hashes.to_numpy())
+    again = ordered[1:][ordered[1:] == ordered[:-1]]
+    return pl.Series(hashes.name, np.unique(again), dtype=hashes.dtype)
 
 
 def in_bucket(hashes: pl.Expr, buckets: int, index: int) -> pl.Expr:
@@ -296,23 +301,12 @@ def _missing_parent(
     contract types with provenance) if given."""
     # Only the column and provenance go through the join (32 million wager ids would
     # double its memory); the few rows found are named afterwards.
-    # Each child's id hashed once: for its bucket, and to meet its parent's.
-    rows = (
-        key_columns(ids.dataset, table, column)
-        if batch is None
-        else batch.lazy().select(FILE_COLUMN, ROW_COLUMN, column)
-    )
-    children = rows.with_columns(_key_hash([column]).alias(HASH)).filter(ids.mine(pl.col(HASH)))
-    index = ids.index(parent, parent_column)
-    if index is None:  # two parent ids share a hash: compare the ids themselves
-        parents = scan_table(ids.dataset, parent).select(pl.col(parent_column).alias(column))
-        parents = parents.filter(ids.mine(_key_hash([column])))
-        missing = children.join(parents, on=column, how="anti")
+    if batch is None:
+        children = key_columns(ids.dataset, table, column)
+        missing = _not_found(ids, children, column, parent, parent_column)
+        rows = collect_streaming(missing.select(FILE_COLUMN, ROW_COLUMN, column))
     else:
-        # A null id is missing, as in an anti-join: null equals nothing.
-        found = pl.col(column).eq(pl.col(PARENT)).fill_null(False)
-        missing = children.join(index.lazy(), on=HASH, how="left").filter(~found)
-    rows = collect_streaming(missing.select(FILE_COLUMN, ROW_COLUMN, column))
+        rows = _not_found_in_batch(ids, batch, column, parent, parent_column)
     if rows.height == 0:
         return empty_quarantine()
     if batch is not None:  # the batch holds the rows' keys already
@@ -327,6 +321,42 @@ def _missing_parent(
         value=pl.col(column),
         reason=f"{column} not found in {parent}.{parent_column}",
     )
+
+
+def _not_found(
+    ids: _HashedIds, children: pl.LazyFrame, column: str, parent: str, parent_column: str
+) -> pl.LazyFrame:
+    """The children (of this bucket) whose `column` is no parent's id."""
+    # Each child's id hashed once: for its bucket, and to meet its parent's.
+    children = children.with_columns(_key_hash([column]).alias(HASH))
+    children = children.filter(ids.mine(pl.col(HASH)))
+    index = ids.index(parent, parent_column)
+    if index is None:  # two parent ids share a hash: compare the ids themselves
+        parents = scan_table(ids.dataset, parent).select(pl.col(parent_column).alias(column))
+        parents = parents.filter(ids.mine(_key_hash([column])))
+        return children.join(parents, on=column, how="anti")
+    # A null id is missing, as in an anti-join: null equals nothing.
+    found = pl.col(column).eq(pl.col(PARENT)).fill_null(False)
+    return children.join(index.lazy(), on=HASH, how="left").filter(~found)
+
+
+def _not_found_in_batch(
+    ids: _HashedIds, batch: pl.DataFrame, column: str, parent: str, parent_column: str
+) -> pl.DataFrame:
+    """`_not_found` of a batch's rows (provenance and `column`). Whether an id is found
+    depends on the id alone, so only the first row of each run of equal ids meets the
+    parents, and its run follows it: a round's wagers come together, and the join that
+    costs is three times smaller."""
+    value = pl.col(column)
+    first = (pl.int_range(pl.len()) == 0) | value.ne_missing(value.shift(1))
+    runs = batch.select(FILE_COLUMN, ROW_COLUMN, column, first.alias(FIRST)).with_columns(
+        pl.col(FIRST).cum_sum().alias(RUN)
+    )
+    heads = runs.lazy().filter(pl.col(FIRST)).select(column, RUN)
+    missing = _not_found(ids, heads, column, parent, parent_column).select(RUN).collect()
+    if missing.height == 0:
+        return runs.clear().select(FILE_COLUMN, ROW_COLUMN, column)
+    return runs.join(missing, on=RUN, how="semi").select(FILE_COLUMN, ROW_COLUMN, column)
 
 
 def _with_row_keys(dataset: Dataset, table: str, rows: pl.DataFrame) -> pl.DataFrame:

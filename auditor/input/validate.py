@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pandera.polars as pa
 import polars as pl
 
-from auditor.contract import CARD_PATTERN, TABLES
+from auditor.contract import TABLES
 from auditor.errors import RulesetError
 from auditor.input.cross_rows import (
     BatchIds,
@@ -47,7 +47,7 @@ from auditor.input.quarantine import (
 from auditor.input.scan import raw_scan, run_batches, scan_table, table_runs
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import RulePack
-from auditor.schemas import MAX_ID_CHARS, MODELS, bounded_text_columns
+from auditor.schemas import MAX_ID_CHARS, MODELS, VALID_CARDS, bounded_text_columns
 
 COUNTS_SCHEMA = {
     "table": pl.String(),
@@ -339,7 +339,7 @@ def _name_bad_cards(batch: pl.DataFrame, cases: pl.DataFrame) -> pl.DataFrame:
         bad_cards = batch.select(
             pl.int_range(pl.len(), dtype=pl.Int64).alias("index"),
             pl.col(column)
-            .list.eval(pl.element().filter(~pl.element().str.contains(CARD_PATTERN)))
+            .list.eval(pl.element().filter(~pl.element().is_in(VALID_CARDS)))
             .list.join(" ")
             .alias("bad_cards"),
         )
