@@ -2,7 +2,9 @@
 
 Row checks run through the pandera models batch by batch, so memory stays bounded
 by the batch, not the file. Cross-row checks (unique ids, foreign keys, the options
-row in force when a shoe opened) are polars queries over the key columns only.
+row in force when a shoe opened) are polars queries over the key columns only; where
+one bucket holds every id, the id checks take their ids from the row checks' batches,
+so that each column is read from disk once.
 A quarantined row takes the rows that depend on it along (a shoe's rounds, a
 round's wagers), each with the reason. Nothing is dropped silently: for every
 table, rows in = rows audited + rows quarantined.
