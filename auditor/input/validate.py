@@ -2,7 +2,9 @@
 
 Row checks run through the pandera models batch by batch, so memory stays bounded
 by the batch, not the file. Cross-row checks (unique ids, foreign keys, the options
-row in force when a shoe opened) are polars queries over the key columns only.
+row in force when a shoe opened) are polars queries over the key columns only; where
+one bucket holds every id, the id checks take their ids from the row checks' batches,
+so that each column is read from disk once.
 A quarantined row takes the rows that depend on it along (a shoe's rounds, a
 round's wagers), each with the reason. Nothing is dropped silently: for every
 table, rows in = rows audited + rows quarantined.
@@ -17,10 +19,12 @@ from dataclasses import dataclass, field
 import pandera.polars as pa
 import polars as pl
 
-from auditor.contract import CARD_PATTERN, TABLES
+from auditor.contract import TABLES
 from auditor.errors import RulesetError
 from auditor.input.cross_rows import (
+    BatchIds,
     IdBuckets,
+    buckets_for,
     collect_streaming,
     cross_row_checks,
     key_columns,
@@ -45,7 +49,7 @@ from auditor.input.quarantine import (
 from auditor.input.scan import raw_scan, run_batches, scan_table, table_runs
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import RulePack
-from auditor.schemas import MAX_ID_CHARS, MODELS, bounded_text_columns
+from auditor.schemas import MAX_ID_CHARS, MODELS, VALID_CARDS, bounded_text_columns
 
 COUNTS_SCHEMA = {
     "table": pl.String(),
@@ -107,9 +111,15 @@ def validate(
     packs = builtin_packs() if packs is None else packs
     dataset = gather_small_files(dataset)
     _reject_unknown_rulesets(dataset, packs)
-    id_checks = start_id_checks(dataset, id_budget_bytes, id_buckets)
-    row_level = _cite_hand_rules(dataset, _row_checks(dataset, progress), packs)
-    cross = cross_row_checks(dataset, row_level, id_checks=id_checks)
+    # Where one bucket holds every id, the row checks' batches feed the id checks, which
+    # then read no id column again; buckets (and an engine's workers) read their own.
+    batch_ids = None
+    if id_buckets is None and buckets_for(dataset, id_budget_bytes) == 1:
+        batch_ids, id_checks = BatchIds(dataset), None
+    else:
+        id_checks = start_id_checks(dataset, id_budget_bytes, id_buckets)
+    row_level = _cite_hand_rules(dataset, _row_checks(dataset, progress, batch_ids), packs)
+    cross = cross_row_checks(dataset, row_level, id_checks=id_checks, batch_ids=batch_ids)
     quarantine = _dependents(dataset, concat_quarantine([row_level, cross]))
     quarantine = _sort_quarantine(quarantine)
     audited = {t: audited_scan(dataset, t, quarantine) for t in TABLES}
@@ -191,9 +201,11 @@ class _Batch:
     too_long: pl.DataFrame  # quarantine rows of ids longer than any real one
 
 
-def _row_checks(dataset: Dataset, progress: ProgressCallback | None) -> pl.DataFrame:
+def _row_checks(
+    dataset: Dataset, progress: ProgressCallback | None, batch_ids: BatchIds | None
+) -> pl.DataFrame:
     found = []
-    for batch in _read_ahead(_batches(dataset)):
+    for batch in _read_ahead(_batches(dataset, batch_ids)):
         failures = _pandera_failures(batch.source, batch.rows)
         if batch.overflows.height:
             # An overflowing integer reads as null; report the overflow, not a missing value.
@@ -208,15 +220,18 @@ def _row_checks(dataset: Dataset, progress: ProgressCallback | None) -> pl.DataF
     return concat_quarantine(found)
 
 
-def _batches(dataset: Dataset) -> Iterator[_Batch]:
+def _batches(dataset: Dataset, batch_ids: BatchIds | None) -> Iterator[_Batch]:
     # Small files of one schema share a batch: each row keeps its own `_file` and `_row`,
-    # and every check below reads the schema, never the file.
+    # and every check below reads the schema, never the file. Each batch is given to the
+    # id checks here, in the reading thread, while the batch before is checked.
     for table in dataset.tables():
         for run in table_runs(dataset, table):
             source = run.first
             normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source)]
             for raw in run_batches(run):
                 rows = raw.select(normalize)
+                if batch_ids is not None:
+                    batch_ids.add(table, rows)
                 yield _Batch(source, rows, _overflows(source, raw), _too_long(source, raw, rows))
 
 
@@ -326,7 +341,7 @@ def _name_bad_cards(batch: pl.DataFrame, cases: pl.DataFrame) -> pl.DataFrame:
         bad_cards = batch.select(
             pl.int_range(pl.len(), dtype=pl.Int64).alias("index"),
             pl.col(column)
-            .list.eval(pl.element().filter(~pl.element().str.contains(CARD_PATTERN)))
+            .list.eval(pl.element().filter(~pl.element().is_in(VALID_CARDS)))
             .list.join(" ")
             .alias("bad_cards"),
         )
