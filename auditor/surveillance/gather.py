@@ -236,13 +236,13 @@ def _round_cells(
             "player_cards",
             "banker_cards",
         )
-        .join(shoes.select("shoe_id", "decks"), on="shoe_id", how="left")
         .join(flagged, on="round_id", how="left")
         .with_columns(
             (_pair("player_cards") | _pair("banker_cards")).alias("_pair"),
             pl.col("dealer_id").fill_null(""),
         )
-        .group_by(ROUND_CELL)
+        # A shoe's decks are the same on all its rounds: joined onto the few cells, after.
+        .group_by(*(c for c in ROUND_CELL if c != "decks"))
         .agg(
             pl.len().alias("rounds"),
             REGULAR.sum().alias("n"),
@@ -253,6 +253,7 @@ def _round_cells(
             (REGULAR & pl.col("_pair")).sum().alias("pair"),
             pl.col("_finding").fill_null(False).sum().alias("finding_rounds"),
         )
+        .join(shoes.select("shoe_id", "decks"), on="shoe_id", how="left")
     )
 
 
