@@ -341,10 +341,16 @@ def _with_bank_state(
         per_round.filter(row.is_not_null())
         .sort(HELD_ROW)
         .with_columns(pl.lit(held[c]).gather(row).alias(c) for c in (*of_held, "outcome"))
+        # The ruleset's name is looked up once, for its row among the terms: each term is
+        # then a gather, not a lookup of the name of every round.
         .with_columns(
-            pl.col("ruleset").replace_strict(terms["ruleset"], terms[p], default=None).alias(p)
-            for p in BANK_TERMS
+            pl.col("ruleset")
+            .replace_strict(
+                terms["ruleset"], pl.Series(range(terms.height), dtype=pl.UInt32), default=None
+            )
+            .alias("_terms_row")
         )
+        .with_columns(pl.lit(terms[p]).gather(pl.col("_terms_row")).alias(p) for p in BANK_TERMS)
     )
     # A new shoe auctions a new Bank (Chemin de Fer's §4(b), INDEX Ambiguity 8): neither
     # the stake sequence nor the right to call Suivi carries over from the shoe before.

@@ -57,6 +57,8 @@ OPTION_COLUMNS = (
     "seats",
 )
 OPTION_SET = "_option_set"
+# A wager cell's (table, dealer, option set), numbered (`_wager_cells`).
+_PLACE = "_place"
 PRICE_KEY = ("bet", "ruleset", "decks", *OPTION_COLUMNS, "seat")
 # Per (patron or table, bet), over the priced wagers: `n` wagers, `wins` and the wins
 # expected; over those whose money is priced too (`money_n` of them), the stake, the
@@ -234,13 +236,13 @@ def _round_cells(
             "player_cards",
             "banker_cards",
         )
-        .join(shoes.select("shoe_id", "decks"), on="shoe_id", how="left")
         .join(flagged, on="round_id", how="left")
         .with_columns(
             (_pair("player_cards") | _pair("banker_cards")).alias("_pair"),
             pl.col("dealer_id").fill_null(""),
         )
-        .group_by(ROUND_CELL)
+        # A shoe's decks are the same on all its rounds: joined onto the few cells, after.
+        .group_by(*(c for c in ROUND_CELL if c != "decks"))
         .agg(
             pl.len().alias("rounds"),
             REGULAR.sum().alias("n"),
@@ -251,6 +253,7 @@ def _round_cells(
             (REGULAR & pl.col("_pair")).sum().alias("pair"),
             pl.col("_finding").fill_null(False).sum().alias("finding_rounds"),
         )
+        .join(shoes.select("shoe_id", "decks"), on="shoe_id", how="left")
     )
 
 
@@ -274,16 +277,40 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
         .group_by(ROUND_ROW)
         .agg(pl.col("amount").cast(pl.Float64).sum().alias("_covered"))
     )
-    keyed = (
-        replayed.filter(REGULAR)
-        .select(ROUND_ROW, "shoe_id", "table_id", "dealer_id")
-        .join(shoes, on="shoe_id", how="inner")
-        .join(against, on=ROUND_ROW, how="left")
-        .with_columns(
-            pl.when("_bank_covered").then(pl.col("_covered").fill_null(0.0)).alias("_cap")
-        )
-        .select(ROUND_ROW, "table_id", "dealer_id", OPTION_SET, "_cap")
+    keyed, bound = pl.collect_all(
+        [
+            replayed.filter(REGULAR)
+            .select(ROUND_ROW, "shoe_id", "table_id", "dealer_id")
+            .join(shoes, on="shoe_id", how="inner")
+            .join(against, on=ROUND_ROW, how="left")
+            .select(
+                ROUND_ROW,
+                "table_id",
+                "dealer_id",
+                OPTION_SET,
+                pl.when("_bank_covered").then(pl.col("_covered").fill_null(0.0)).alias("_cap"),
+            ),
+            replayed.select((pl.col(ROUND_ROW).max().fill_null(0) + 1).alias("bound")),
+        ]
     )
+    # The few (table, dealer, option set) a round can fall in, numbered: the wagers find
+    # theirs and their round's cap by their round's number (a gather, not a join) and
+    # group by that one integer instead of two strings and the set.
+    places = (
+        keyed.select("table_id", "dealer_id", OPTION_SET)
+        .unique(maintain_order=True)
+        .with_row_index(_PLACE)
+    )
+    keyed = keyed.join(
+        places, on=["table_id", "dealer_id", OPTION_SET], how="left", nulls_equal=True
+    )
+    rows = keyed.get_column(ROUND_ROW)
+
+    def of_round(column: str) -> pl.Expr:
+        values = keyed.get_column(column)
+        table = pl.repeat(None, bound.item(), dtype=values.dtype, eager=True).scatter(rows, values)
+        return pl.lit(table).gather(pl.col(ROUND_ROW)).alias(column)
+
     money = {c: pl.col(c).cast(pl.Float64).fill_null(0.0) for c in ("amount", "rollover")}
     stake = (
         pl.when((pl.col("bet") == "banker") & pl.col("_cap").is_not_null())
@@ -300,9 +327,10 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
     )
     royal9_seat = pl.when(pl.col("bet") == "royal9").then(pl.col("seat")).alias("seat")
     return (
-        wagers.join(keyed, on=ROUND_ROW, how="inner")
+        wagers.with_columns(of_round(_PLACE), of_round("_cap"))
+        .filter(pl.col(_PLACE).is_not_null())
         .with_columns(stake.alias("_stake"), royal9_seat)
-        .group_by("patron_id", "table_id", "dealer_id", "bet", OPTION_SET, "seat")
+        .group_by("patron_id", _PLACE, "bet", "seat")
         .agg(
             pl.len().alias("n"),
             (pl.col("result") == "win").sum().alias("wins"),
@@ -311,6 +339,8 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
             pl.col("_stake").max().alias("stake_max"),
             net.sum().alias("net"),
         )
+        .join(places.lazy(), on=_PLACE, how="left")
+        .drop(_PLACE)
     )
 
 
