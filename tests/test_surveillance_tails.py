@@ -16,6 +16,7 @@ from auditor.surveillance.stats import (
     benjamini_hochberg,
     binomial_cdf,
     binomial_sf,
+    binomial_two_sided,
     chi_square,
 )
 from tests.conftest import DatasetWriter
@@ -36,6 +37,22 @@ def test_binomial_tails_equal_scipy_stats_value_for_value() -> None:
     k, n, p = binomial_grid()
     np.testing.assert_array_equal(binomial_cdf(k, n, p), stats.binom.cdf(k, n, p))
     np.testing.assert_array_equal(binomial_sf(k - 1, n, p), stats.binom.sf(k - 1, n, p))
+
+
+def test_the_two_sided_test_doubles_the_smaller_of_scipys_tails() -> None:
+    """Computed from the upper tail alone where it is the smaller: value for value the
+    definition, both tails from scipy.stats."""
+    rng = np.random.default_rng(5)
+    n = rng.integers(0, 500, 100_000).astype(float)
+    k = np.floor(rng.uniform(0, 1, 100_000) * (n + 1))
+    low = rng.uniform(0, 1, 100_000)
+    high = np.minimum(1.0, low + rng.choice([0.0, 0.05], 100_000))
+    chance, _, p = binomial_two_sided(k, n, low, high)
+    tails = np.minimum(stats.binom.cdf(k, n, chance), stats.binom.sf(k - 1, n, chance))
+    rate = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
+    inside = (rate >= low) & (rate <= high)
+    assert 0 < inside.sum() < len(k)
+    np.testing.assert_array_equal(p, np.where(inside, 1.0, np.minimum(1.0, 2 * tails)))
 
 
 def test_binomial_tails_differ_where_the_count_differs() -> None:

@@ -52,10 +52,18 @@ def binomial_two_sided(
     inside = (rate >= p_low) & (rate <= p_high)
     sd = np.sqrt(n * p0 * (1 - p0))
     z = np.divide(k - n * p0, sd, out=np.zeros_like(k), where=sd > 0)
-    lower = binomial_cdf(k, n, p0)
-    upper = binomial_sf(k - 1, n, p0)
-    p = np.minimum(1.0, 2 * np.minimum(lower, upper))
-    return p0, np.where(inside, 0.0, z), np.where(inside, 1.0, p)
+    p = np.ones_like(k)
+    tested = ~inside
+    kt, nt, pt = k[tested], n[tested], np.broadcast_to(p0, k.shape)[tested]
+    upper = binomial_sf(kt - 1, nt, pt)
+    # The two tails overlap in P(X = k) and so add up to 1 or more: where the upper one
+    # is below a half, the lower one is above it and plays no part in the smaller.
+    # (The lower tail is the dearer to compute.)
+    lower = np.ones_like(upper)
+    needed = upper >= 0.5
+    lower[needed] = binomial_cdf(kt[needed], nt[needed], pt[needed])
+    p[tested] = np.minimum(1.0, 2 * np.minimum(lower, upper))
+    return p0, np.where(inside, 0.0, z), p
 
 
 def binomial_upper(k: np.ndarray, n: np.ndarray, p0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
