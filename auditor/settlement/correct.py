@@ -41,52 +41,29 @@ from collections.abc import Mapping
 import polars as pl
 
 from auditor.codes import code
-from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
+from auditor.contract import DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
 from auditor.input.partition import ROUND_ROW
 from auditor.packs.model import RulePack
 from auditor.packs.tables import PackTables, pack_tables
 from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
-from auditor.settlement.rounds import (
-    against_bank,
-    enum_code,
-    numbered,
-    of_round,
-    round_terms,
-)
+from auditor.settlement.rounds import against_bank, numbered, of_round, round_terms
 from auditor.settlement.royal9 import royal9_hands, royal9_lines
-from auditor.settlement.terms import cents, is_bet
+from auditor.settlement.terms import is_bet, wager_terms
 
 # Results are Int8 codes in the frame (strings cost more than the settlement itself).
 WIN, LOSE, PUSH = (code(r, RESULTS) for r in ("win", "lose", "push"))
 VOID, FREE, SIMULATED = (code(k, ROUND_KINDS) for k in ("void", "free", "simulated"))
 
-WAGER_COLUMNS = ("wager_id", "round_id", ROUND_ROW, "seat", "placed_at", "award")
 
-
-def wager_terms(wagers: pl.LazyFrame) -> pl.LazyFrame:
-    """The wagers with bet and result as codes and money in cents."""
-    return wagers.select(
-        *WAGER_COLUMNS,
-        enum_code("bet", BETS).alias("_b"),
-        enum_code("result", RESULTS).cast(pl.Int8).alias("_result"),
-        pl.col("call"),
-        cents("amount").alias("amount_c"),
-        cents("rollover").fill_null(0).alias("rollover_c"),
-        cents("payout").alias("payout_c"),
-        cents("commission").alias("commission_c"),
-    )
-
-
-# The wagers are settled in two frames, each one linear pass over its wagers: branching
-# one frame (filter + concat, or a self-join) makes polars compute the wagers-rounds
-# join once per branch (measured), while the round frame they share is cached and
-# computed once. `side` holds the few wagers that need more than their
-# own row: Royal 9 (its line, from the seat's combinations) and House Money with the
-# wagers carrying a rollover (the seat's share); its non-Royal 9 wagers are also in
-# `main`, which settles and checks them.
+# The wagers are settled in three frames, each one linear pass over its wagers, which
+# read the round terms they share by position. `main` holds every wager but Royal 9;
+# `side` the Royal 9 wagers, whose line needs the first cards and the seat's
+# combinations; `rollover` the House Money wagers and the wagers carrying a rollover, for
+# the seat's share (its wagers are also in `main` or `side`, which settle and check them).
 FRAMES = {
     "main": ~is_bet("royal9"),
-    "side": is_bet("royal9") | is_bet("house_money") | (pl.col("rollover_c") > 0),
+    "side": is_bet("royal9"),
+    "rollover": is_bet("house_money") | (pl.col("rollover_c") > 0),
 }
 
 
@@ -109,7 +86,7 @@ def settle(
     rounds = round_terms(replayed, options, tables, packs)
     # What each Chemin de Fer Bank can win or lose: the few rounds of such rulesets, held
     # now, pick their wagers against the Bank out of the wagers.
-    against = against_bank(coded, rounds, tables)
+    against = against_bank(wagers, rounds, tables)
     rounds = rounds.join(against, on=ROUND_ROW, how="left", maintain_order="left")
     terms = of_round(rounds, [name for name in rounds.columns if name != ROUND_ROW])
     frames = {}
@@ -124,7 +101,8 @@ def settle(
             )
         )
         if name == "side":
-            frame = frame.join(_royal9_rounds(replayed, coded), on=ROUND_ROW, how="left")
+            frame = frame.with_columns(_royal9_cards(replayed)).with_columns(royal9_hands())
+            frame = frame.drop("player_cards", "banker_cards")
             frame = royal9_lines(frame, royal9_seats, tables)
         else:
             # Only Royal 9 needs the cards themselves; the others' messages use totals.
@@ -136,11 +114,11 @@ def settle(
     return frames
 
 
-def _royal9_rounds(rounds: pl.LazyFrame, coded: pl.LazyFrame) -> pl.LazyFrame:
-    """The first cards of the rounds that carry a Royal 9 wager: reading the cards of
-    every round would cost as much as the rest of the round terms together."""
-    wagered = coded.filter(is_bet("royal9")).select(ROUND_ROW).unique()
-    return rounds.join(wagered, on=ROUND_ROW, how="semi").select(ROUND_ROW, *royal9_hands())
+def _royal9_cards(replayed: pl.LazyFrame) -> list[pl.Expr]:
+    """The cards of each Royal 9 wager's round, read by its round's number: reading the
+    cards of every round would cost as much as the rest of the round terms together."""
+    cards = replayed.select("player_cards", "banker_cards").collect()
+    return of_round(cards.with_row_index(ROUND_ROW), cards.columns)
 
 
 NO_CARDS = (("_p_first", pl.String), ("_b_first", pl.String))

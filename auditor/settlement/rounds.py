@@ -19,6 +19,7 @@ from auditor.packs.model import RulePack
 from auditor.packs.tables import PackTables
 from auditor.replay.decisions import event_exprs
 from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
+from auditor.settlement.terms import enum_code, wager_terms
 
 OPTION_COLUMNS = (
     "seats",
@@ -31,11 +32,6 @@ OPTION_COLUMNS = (
     "house_money_rollover_percent",
     "royal9_paytable",
 )
-
-
-def enum_code(column: str, values: tuple[str, ...]) -> pl.Expr:
-    """A string column of known values as its Int32 index in `values`."""
-    return pl.col(column).cast(pl.Enum(values)).to_physical().cast(pl.Int32)
 
 
 def numbered(wagers: pl.LazyFrame, replayed: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
@@ -172,17 +168,19 @@ def round_terms(
     return terms
 
 
-def against_bank(coded: pl.LazyFrame, rounds: pl.DataFrame, tables: PackTables) -> pl.DataFrame:
+def against_bank(wagers: pl.LazyFrame, rounds: pl.DataFrame, tables: PackTables) -> pl.DataFrame:
     """Per round (`ROUND_ROW`) of a ruleset whose Bank wins or loses only what is covered
     (Chemin de Fer; `rounds`: the round terms), the stakes (amount + rollover) of the
     wagers against the Banker together: the bets its pack lists under `covered_by`, with
     a call or without (INDEX Ambiguity 27). The Bank wins or loses min(its own stake,
     this) (§6(e), §9(b)-(c); Ambiguity 30)."""
     bets = pl.Series([BETS.index(bet) for bet in tables.covering_bets()], dtype=pl.Int32)
+    # The wagers of such rounds are picked first, and only theirs are coded.
+    covered = rounds.select(tables.r("banker_payout_covered").fill_null(False)).to_series()
     return (
-        coded.filter(pl.col("_b").is_in(pl.lit(bets).implode()))
+        wager_terms(wagers.filter(pl.lit(covered).gather(pl.col(ROUND_ROW))))
+        .filter(pl.col("_b").is_in(pl.lit(bets).implode()))
         .with_columns(of_round(rounds, ["_r"]))
-        .filter(tables.r("banker_payout_covered").fill_null(False))
         .with_columns(tables.bet_key().alias("_rb"))
         .filter(tables.rb("banker_payout_covered_by"))
         .group_by(ROUND_ROW)
