@@ -48,7 +48,7 @@ from auditor.packs.tables import PackTables, pack_tables
 from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
 from auditor.settlement.rounds import against_bank, numbered, of_round, round_terms
 from auditor.settlement.royal9 import royal9_hands, royal9_lines
-from auditor.settlement.terms import is_bet, wager_terms
+from auditor.settlement.terms import cents, is_bet, wager_terms
 
 # Results are Int8 codes in the frame (strings cost more than the settlement itself).
 WIN, LOSE, PUSH = (code(r, RESULTS) for r in ("win", "lose", "push"))
@@ -60,10 +60,12 @@ VOID, FREE, SIMULATED = (code(k, ROUND_KINDS) for k in ("void", "free", "simulat
 # `side` the Royal 9 wagers, whose line needs the first cards and the seat's
 # combinations; `rollover` the House Money wagers and the wagers carrying a rollover, for
 # the seat's share (its wagers are also in `main` or `side`, which settle and check them).
+# The frames are chosen on the logged columns, before the wagers are coded: each frame
+# codes only its own wagers (`collect_all` does not share the coding between them).
 FRAMES = {
-    "main": ~is_bet("royal9"),
-    "side": is_bet("royal9"),
-    "rollover": is_bet("house_money") | (pl.col("rollover_c") > 0),
+    "main": pl.col("bet") != "royal9",
+    "side": pl.col("bet") == "royal9",
+    "rollover": (pl.col("bet") == "house_money") | (cents("rollover").fill_null(0) > 0),
 }
 
 
@@ -79,20 +81,19 @@ def settle(
     settlement, in the frames of `FRAMES`."""
     tables = tables or pack_tables(packs)
     wagers, replayed = numbered(wagers, replayed)
-    coded = wager_terms(wagers)
-    # The round terms are held once, in round order: both frames read them by each
+    # The round terms are held once, in round order: the frames read them by each
     # wager's round number, and polars would otherwise replay the rounds once per frame.
     # They are narrow (small codes per round); the wagers stay lazy.
     rounds = round_terms(replayed, options, tables, packs)
-    # What each Chemin de Fer Bank can win or lose: the few rounds of such rulesets, held
-    # now, pick their wagers against the Bank out of the wagers.
+    # What each Chemin de Fer Bank can win or lose: the rounds of such rulesets, held now,
+    # pick their wagers against the Bank out of the wagers.
     against = against_bank(wagers, rounds, tables)
     rounds = rounds.join(against, on=ROUND_ROW, how="left", maintain_order="left")
     terms = of_round(rounds, [name for name in rounds.columns if name != ROUND_ROW])
     frames = {}
     for name, chosen in FRAMES.items():
         frame = (
-            coded.filter(chosen)
+            wager_terms(wagers.filter(chosen))
             .with_columns(terms)
             .with_columns(
                 tables.bet_key().alias("_rb"),
