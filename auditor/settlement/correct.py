@@ -41,185 +41,31 @@ from collections.abc import Mapping
 import polars as pl
 
 from auditor.codes import code
-from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, RESULTS, ROUND_KINDS
+from auditor.contract import DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
+from auditor.input.partition import ROUND_ROW
 from auditor.packs.model import RulePack
 from auditor.packs.tables import PackTables, pack_tables
-from auditor.replay.decisions import event_exprs
 from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
+from auditor.settlement.rounds import against_bank, numbered, of_round, round_terms
 from auditor.settlement.royal9 import royal9_hands, royal9_lines
-from auditor.settlement.terms import cents, is_bet
+from auditor.settlement.terms import cents, is_bet, wager_terms
 
 # Results are Int8 codes in the frame (strings cost more than the settlement itself).
 WIN, LOSE, PUSH = (code(r, RESULTS) for r in ("win", "lose", "push"))
 VOID, FREE, SIMULATED = (code(k, ROUND_KINDS) for k in ("void", "free", "simulated"))
 
-WAGER_COLUMNS = ("wager_id", "round_id", "seat", "placed_at", "award")
-OPTION_COLUMNS = (
-    "seats",
-    "decks",
-    "tie_pays",
-    "commission_percent",
-    "commission_rounding",
-    "dragon_bonus_paytable",
-    "house_money",
-    "house_money_rollover_percent",
-    "royal9_paytable",
-)
 
-
-def code(column: str, values: tuple[str, ...]) -> pl.Expr:
-    """A string column of known values as its Int32 index in `values`."""
-    return pl.col(column).cast(pl.Enum(values)).to_physical().cast(pl.Int32)
-
-
-def round_terms(
-    replayed: pl.LazyFrame,
-    options: pl.LazyFrame,
-    tables: PackTables,
-    packs: Mapping[str, RulePack],
-) -> pl.LazyFrame:
-    """Per round, what settlement needs, as small numbers: each wager joins this once.
-
-    The counts, Naturals, outcome and EZ events are those of the cards as dealt, except
-    in a round where a hand whose first two cards are a Natural holds a third card
-    (`_drawn`) and its pack settles such a round on each hand's first two cards, the
-    round as it should have been dealt (INDEX Ambiguity 28)."""
-    first_rank = [
-        pl.col(c).list.get(i, null_on_oob=True).str.head(1)
-        for c in ("player_cards", "banker_cards")
-        for i in (0, 1)
-    ]
-    player_natural = pl.col("player_natural").fill_null(False)
-    banker_natural = pl.col("banker_natural").fill_null(False)
-    drawn = (
-        tables.r("natural_drawn_two")
-        & (
-            (player_natural & (pl.col("player_count") >= 3))
-            | (banker_natural & (pl.col("banker_count") >= 3))
-        )
-    ).fill_null(False)
-    # EZ events of two-card hands, by the packs' definitions (none needs fewer than three
-    # cards in the packs as written, but the definition decides, not this module).
-    two_card_events = event_exprs(
-        packs,
-        final={"player": pl.col("player_two"), "banker": pl.col("banker_two")},
-        count={"player": pl.lit(2, dtype=pl.Int8), "banker": pl.lit(2, dtype=pl.Int8)},
-    )
-    player = pl.when("_drawn").then(pl.col("player_two")).otherwise(pl.col("player_final"))
-    banker = pl.when("_drawn").then(pl.col("banker_two")).otherwise(pl.col("banker_final"))
-    outcome = (
-        pl.when(player > banker)
-        .then(pl.lit(PLAYER_WINS, dtype=pl.Int8))
-        .when(player < banker)
-        .then(pl.lit(BANKER_WINS, dtype=pl.Int8))
-        .otherwise(pl.lit(TIE, dtype=pl.Int8))
-    )
-    return (
-        replayed.select(
-            "round_id",
-            "table_id",
-            "shoe_id",
-            "ez_baccarat",
-            "no_more_bets_at",
-            "ruleset_index",
-            code("kind", ROUND_KINDS).cast(pl.Int8).alias("_kind"),
-            tables.ruleset_index().alias("_r"),
-            "player_final",
-            "banker_final",
-            "player_two",
-            "banker_two",
-            "player_count",
-            "banker_count",
-            "player_natural",
-            "banker_natural",
-            pl.col("expected_outcome_code").alias("_outcome"),
-            *(pl.col(f"event_{name}") for name in EZ_EVENTS),
-            # House Money (§8(a)(7)): a pair of the same rank in the first two cards.
-            (
-                (first_rank[0] == first_rank[1]).cast(pl.Int8)
-                + (first_rank[2] == first_rank[3]).cast(pl.Int8)
-            )
-            .fill_null(0)
-            .alias("_pairs"),
-        )
-        .with_columns(drawn.alias("_drawn"))
-        .with_columns(
-            player.alias("player_final"),
-            banker.alias("banker_final"),
-            pl.when("_drawn").then(outcome).otherwise(pl.col("_outcome")).alias("_outcome"),
-            *(
-                pl.when("_drawn")
-                .then(two_card_events[name])
-                .otherwise(pl.col(f"event_{name}"))
-                .alias(f"event_{name}")
-                for name in EZ_EVENTS
-                if name in two_card_events
-            ),
-            player_natural.alias("_player_natural"),
-            banker_natural.alias("_banker_natural"),
-        )
-        .drop(
-            "ruleset_index",
-            "player_two",
-            "banker_two",
-            "player_count",
-            "banker_count",
-            "player_natural",
-            "banker_natural",
-        )
-        .join(options.select("shoe_id", *OPTION_COLUMNS), on="shoe_id", how="left")
-        .with_columns(
-            _ez_push(tables).alias("ez_push"),
-            code("dragon_bonus_paytable", DRAGON_BONUS_PAYTABLES).alias("_paytable"),
-            pl.col("royal9_paytable").is_not_null().alias("_royal9_offered"),
-        )
-        .drop("dragon_bonus_paytable")
-    )
-
-
-def wager_terms(wagers: pl.LazyFrame) -> pl.LazyFrame:
-    """The wagers with bet and result as codes and money in cents."""
-    return wagers.select(
-        *WAGER_COLUMNS,
-        code("bet", BETS).alias("_b"),
-        code("result", RESULTS).cast(pl.Int8).alias("_result"),
-        pl.col("call"),
-        cents("amount").alias("amount_c"),
-        cents("rollover").fill_null(0).alias("rollover_c"),
-        cents("payout").alias("payout_c"),
-        cents("commission").alias("commission_c"),
-    )
-
-
-def against_bank(coded: pl.LazyFrame, rounds: pl.DataFrame, tables: PackTables) -> pl.LazyFrame:
-    """Per round of a ruleset whose Bank wins or loses only what is covered (Chemin de
-    Fer; `rounds`: the round terms), the stakes (amount + rollover) of the wagers against
-    the Banker together: the bets its pack lists under `covered_by`, with a call or
-    without (INDEX Ambiguity 27). The Bank wins or loses min(its own stake, this)
-    (§6(e), §9(b)-(c); Ambiguity 30)."""
-    bets = pl.Series([BETS.index(bet) for bet in tables.covering_bets()], dtype=pl.Int32)
-    covered = rounds.lazy().select("round_id", "_r")
-    covered = covered.filter(tables.r("banker_payout_covered").fill_null(False))
-    return (
-        coded.filter(pl.col("_b").is_in(pl.lit(bets).implode()))
-        .join(covered, on="round_id", how="inner")
-        .with_columns(tables.bet_key().alias("_rb"))
-        .filter(tables.rb("banker_payout_covered_by"))
-        .group_by("round_id")
-        .agg((pl.col("amount_c") + pl.col("rollover_c")).sum().alias("against_c"))
-    )
-
-
-# The wagers are settled in two frames, each one linear pass over its wagers: branching
-# one frame (filter + concat, or a self-join) makes polars compute the wagers-rounds
-# join once per branch (measured), while the round frame they share is cached and
-# computed once. `side` holds the few wagers that need more than their
-# own row: Royal 9 (its line, from the seat's combinations) and House Money with the
-# wagers carrying a rollover (the seat's share); its non-Royal 9 wagers are also in
-# `main`, which settles and checks them.
+# The wagers are settled in three frames, each one linear pass over its wagers, which
+# read the round terms they share by position. `main` holds every wager but Royal 9;
+# `side` the Royal 9 wagers, whose line needs the first cards and the seat's
+# combinations; `rollover` the House Money wagers and the wagers carrying a rollover, for
+# the seat's share (its wagers are also in `main` or `side`, which settle and check them).
+# The frames are chosen on the logged columns, before the wagers are coded: each frame
+# codes only its own wagers (`collect_all` does not share the coding between them).
 FRAMES = {
-    "main": ~is_bet("royal9"),
-    "side": is_bet("royal9") | is_bet("house_money") | (pl.col("rollover_c") > 0),
+    "main": pl.col("bet") != "royal9",
+    "side": pl.col("bet") == "royal9",
+    "rollover": (pl.col("bet") == "house_money") | (cents("rollover").fill_null(0) > 0),
 }
 
 
@@ -234,20 +80,21 @@ def settle(
     """The wagers with their round's terms, their table's options and their correct
     settlement, in the frames of `FRAMES`."""
     tables = tables or pack_tables(packs)
-    coded = wager_terms(wagers)
-    # The round terms are collected once: both frames join them, and polars would
-    # otherwise replay the rounds once per frame. They are narrow (small codes per
-    # round); the wagers stay lazy and stream through the joins.
-    rounds = round_terms(replayed, options, tables, packs).collect(engine="streaming")
-    # What each Chemin de Fer Bank can win or lose: the few rounds of such rulesets, held
-    # now, pick their wagers against the Bank out of the wagers.
-    against = against_bank(coded, rounds, tables).collect(engine="streaming")
-    rounds = rounds.join(against, on="round_id", how="left").lazy()
+    wagers, replayed = numbered(wagers, replayed)
+    # The round terms are held once, in round order: the frames read them by each
+    # wager's round number, and polars would otherwise replay the rounds once per frame.
+    # They are narrow (small codes per round); the wagers stay lazy.
+    rounds = round_terms(replayed, options, tables, packs)
+    # What each Chemin de Fer Bank can win or lose: the rounds of such rulesets, held now,
+    # pick their wagers against the Bank out of the wagers.
+    against = against_bank(wagers, rounds, tables)
+    rounds = rounds.join(against, on=ROUND_ROW, how="left", maintain_order="left")
+    terms = of_round(rounds, [name for name in rounds.columns if name != ROUND_ROW])
     frames = {}
     for name, chosen in FRAMES.items():
         frame = (
-            coded.filter(chosen)
-            .join(rounds, on="round_id", how="inner")
+            wager_terms(wagers.filter(chosen))
+            .with_columns(terms)
             .with_columns(
                 tables.bet_key().alias("_rb"),
                 tables.r("banker_payout_covered").alias("_covered_basis"),
@@ -255,7 +102,8 @@ def settle(
             )
         )
         if name == "side":
-            frame = frame.join(_royal9_rounds(replayed, coded), on="round_id", how="left")
+            frame = frame.with_columns(_royal9_cards(replayed)).with_columns(royal9_hands())
+            frame = frame.drop("player_cards", "banker_cards")
             frame = royal9_lines(frame, royal9_seats, tables)
         else:
             # Only Royal 9 needs the cards themselves; the others' messages use totals.
@@ -267,11 +115,11 @@ def settle(
     return frames
 
 
-def _royal9_rounds(rounds: pl.LazyFrame, coded: pl.LazyFrame) -> pl.LazyFrame:
-    """The first cards of the rounds that carry a Royal 9 wager: reading the cards of
-    every round would cost as much as the rest of the round terms together."""
-    wagered = coded.filter(is_bet("royal9")).select("round_id").unique()
-    return rounds.join(wagered, on="round_id", how="semi").select("round_id", *royal9_hands())
+def _royal9_cards(replayed: pl.LazyFrame) -> list[pl.Expr]:
+    """The cards of each Royal 9 wager's round, read by its round's number: reading the
+    cards of every round would cost as much as the rest of the round terms together."""
+    cards = replayed.select("player_cards", "banker_cards").collect()
+    return of_round(cards.with_row_index(ROUND_ROW), cards.columns)
 
 
 NO_CARDS = (("_p_first", pl.String), ("_b_first", pl.String))
@@ -303,15 +151,6 @@ def _settled(frame: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
             _net("_due", "due_payout_c", "due_commission_c").alias("due_net_c"),
         )
     )
-
-
-def _ez_push(tables: PackTables) -> pl.Expr:
-    """The pack's event on which a Banker wager pushes at an EZ table (Dragon 7) occurred."""
-    push = tables.r("ez_push_event")
-    occurred = pl.lit(False)
-    for name in EZ_EVENTS:
-        occurred = pl.when(push == name).then(pl.col(f"event_{name}")).otherwise(occurred)
-    return pl.col("ez_baccarat") & occurred.fill_null(False)
 
 
 def _dragon_bonus_columns(tables: PackTables) -> list[pl.Expr]:

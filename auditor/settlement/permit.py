@@ -17,6 +17,7 @@ import polars as pl
 
 from auditor.contract import MOMENT_TEXT
 from auditor.findings.check import Check, CheckSet, Violation
+from auditor.input.partition import ROUND_ROW
 from auditor.money import usd
 from auditor.packs.tables import PackTables, requires_code
 from auditor.settlement.correct import FREE, SIMULATED, WIN
@@ -58,15 +59,16 @@ def permit_columns(settled: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
     )
 
 
-def rollovers(side: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
-    """The side frame (`correct.FRAMES`: House Money wagers and the wagers carrying a
-    rollover, with Royal 9) with each seat's authorised House Money share: per winning
+def rollovers(settled: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
+    """The rollover frame (`correct.FRAMES`: House Money wagers and the wagers carrying
+    a rollover) with each seat's authorised House Money share: per winning
     House Money wager, floor(payout x `house_money_rollover_percent` / 100) to the
     cent, the payout due by the cards, summed over the seat's House Money wagers of the
     round; against it, the rollover the seat's wagers of the pack's rollover bets
     (Banker, Player) carry. A rollover on any other wager is WAG010 on that wager alone
     and stays out of the seat's total (INDEX Ambiguity 29)."""
-    seat = ["round_id", "seat"]
+    # The round's number, not its string id: the same groups, cheaper to hash.
+    seat = [ROUND_ROW, "seat"]
     won = is_bet("house_money") & (pl.col("_due") == WIN)
     share = pl.col("due_payout_c") * pl.col("house_money_rollover_percent").cast(pl.Int64) // 100
     # One window yielding a struct: four windows over the same key cost three times as
@@ -82,7 +84,7 @@ def rollovers(side: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
         .alias("seat_rollover_c"),
     )
     return (
-        side.with_columns(tables.rb("house_money_rollover_target").alias("_rollover_target"))
+        settled.with_columns(tables.rb("house_money_rollover_target").alias("_rollover_target"))
         .with_columns(per_seat.over(seat).alias("_per_seat"))
         .unnest("_per_seat")
     )

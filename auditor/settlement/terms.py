@@ -13,7 +13,8 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.codes import code
-from auditor.contract import BETS
+from auditor.contract import BETS, RESULTS
+from auditor.input.partition import ROUND_ROW
 from auditor.money import usd
 
 BET_WORDS = {
@@ -27,6 +28,28 @@ BET_WORDS = {
     "house_money": "House Money wager",
     "royal9": "Royal 9 wager",
 }
+
+
+def enum_code(column: str, values: tuple[str, ...]) -> pl.Expr:
+    """A string column of known values as its Int32 index in `values`."""
+    return pl.col(column).cast(pl.Enum(values)).to_physical().cast(pl.Int32)
+
+
+WAGER_COLUMNS = ("wager_id", "round_id", ROUND_ROW, "seat", "placed_at", "award")
+
+
+def wager_terms(wagers: pl.LazyFrame) -> pl.LazyFrame:
+    """The wagers with bet and result as codes and money in cents."""
+    return wagers.select(
+        *WAGER_COLUMNS,
+        enum_code("bet", BETS).alias("_b"),
+        enum_code("result", RESULTS).cast(pl.Int8).alias("_result"),
+        pl.col("call"),
+        cents("amount").alias("amount_c"),
+        cents("rollover").fill_null(0).alias("rollover_c"),
+        cents("payout").alias("payout_c"),
+        cents("commission").alias("commission_c"),
+    )
 
 
 def cents(column: str) -> pl.Expr:

@@ -26,8 +26,7 @@ Where the due amount is unknown (a progressive Royal 9 line) the impact is null.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -71,8 +70,9 @@ def wager_findings(
     """Findings about wagers (`wager_id` set): results, payouts, commission, permission.
 
     One frame per settlement frame (`correct.FRAMES`), each checked in one pass, to
-    be collected with the other stages in one `collect_all`, which computes the round
-    frame they share once.
+    be collected with the other stages in one `collect_all`, which codes the wagers
+    they share once. The rollover frame's wagers are settled and checked in the others;
+    there only the rollovers are.
     """
     tables = pack_tables(packs)
     frames = settle(wagers, replayed, options, packs, royal9_seats, tables)
@@ -80,33 +80,13 @@ def wager_findings(
     def words(flagged: pl.LazyFrame) -> pl.LazyFrame:
         return permit_enrich(commission_enrich(enrich(flagged, tables), tables), tables)
 
-    wager_checks = WAGER_CHECKS.checks + COMMISSION_CHECKS.checks + PERMIT_CHECKS.checks
-    # The side frame's House Money wagers are checked in `main`; there only the Royal 9
-    # wagers are, besides the rollovers.
-    main = _check_set(wager_checks)
-    side = _check_set(wager_checks, only=is_bet("royal9"))
-    side.checks += ROLLOVER_CHECKS.checks
+    wager_checks = CheckSet()
+    wager_checks.checks = WAGER_CHECKS.checks + COMMISSION_CHECKS.checks + PERMIT_CHECKS.checks
     return [
-        main.emit(permit_columns(frames["main"], tables), ID_EXPRS, words),
-        side.emit(rollovers(permit_columns(frames["side"], tables), tables), ID_EXPRS, words),
+        wager_checks.emit(permit_columns(frames["main"], tables), ID_EXPRS, words),
+        wager_checks.emit(permit_columns(frames["side"], tables), ID_EXPRS, words),
+        ROLLOVER_CHECKS.emit(rollovers(frames["rollover"], tables), ID_EXPRS, words),
     ]
-
-
-def _check_set(
-    checks: list[tuple[Check, Callable[[], Violation]]], only: pl.Expr | None = None
-) -> CheckSet:
-    """The checks as one set emitted in one pass, restricted to the rows `only` selects."""
-
-    def restricted(build: Callable[[], Violation]) -> Callable[[], Violation]:
-        def violation() -> Violation:
-            built = build()
-            return built if only is None else replace(built, when=built.when & only)
-
-        return violation
-
-    out = CheckSet()
-    out.checks = [(check, restricted(build)) for check, build in checks]
-    return out
 
 
 def enrich(flagged: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
