@@ -46,7 +46,7 @@ from auditor.input.partition import ROUND_ROW
 from auditor.packs.model import RulePack
 from auditor.packs.tables import PackTables, pack_tables
 from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
-from auditor.settlement.rounds import against_bank, numbered, of_round, round_terms
+from auditor.settlement.rounds import against_bank, numbered, round_terms, with_round
 from auditor.settlement.royal9 import royal9_hands, royal9_lines
 from auditor.settlement.terms import cents, is_bet, wager_terms
 
@@ -89,22 +89,16 @@ def settle(
     # pick their wagers against the Bank out of the wagers.
     against = against_bank(wagers, rounds, tables)
     rounds = rounds.join(against, on=ROUND_ROW, how="left", maintain_order="left")
-    terms = of_round(rounds, [name for name in rounds.columns if name != ROUND_ROW])
+    terms = [name for name in rounds.columns if name != ROUND_ROW]
     frames = {}
     for name, chosen in FRAMES.items():
-        frame = (
-            wager_terms(wagers.filter(chosen))
-            .with_columns(terms)
-            .with_columns(
-                tables.bet_key().alias("_rb"),
-                tables.r("banker_payout_covered").alias("_covered_basis"),
-                (pl.col("amount_c") + pl.col("rollover_c")).alias("stake_c"),
-            )
+        frame = with_round(wager_terms(wagers.filter(chosen)), rounds, terms).with_columns(
+            tables.bet_key().alias("_rb"),
+            tables.r("banker_payout_covered").alias("_covered_basis"),
+            (pl.col("amount_c") + pl.col("rollover_c")).alias("stake_c"),
         )
         if name == "side":
-            frame = frame.with_columns(_royal9_cards(replayed)).with_columns(royal9_hands())
-            frame = frame.drop("player_cards", "banker_cards")
-            frame = royal9_lines(frame, royal9_seats, tables)
+            frame = royal9_lines(_with_royal9_hands(frame, replayed), royal9_seats, tables)
         else:
             # Only Royal 9 needs the cards themselves; the others' messages use totals.
             frame = frame.with_columns(
@@ -115,11 +109,11 @@ def settle(
     return frames
 
 
-def _royal9_cards(replayed: pl.LazyFrame) -> list[pl.Expr]:
-    """The cards of each Royal 9 wager's round, read by its round's number: reading the
-    cards of every round would cost as much as the rest of the round terms together."""
-    cards = replayed.select("player_cards", "banker_cards").collect()
-    return of_round(cards.with_row_index(ROUND_ROW), cards.columns)
+def _with_royal9_hands(frame: pl.LazyFrame, replayed: pl.LazyFrame) -> pl.LazyFrame:
+    """The first two cards of each hand of each Royal 9 wager's round (`royal9_hands`),
+    worked out per round and joined by the round's number."""
+    hands = replayed.select(ROUND_ROW, *royal9_hands()).collect()
+    return with_round(frame, hands, [name for name in hands.columns if name != ROUND_ROW])
 
 
 NO_CARDS = (("_p_first", pl.String), ("_b_first", pl.String))

@@ -1,10 +1,10 @@
 """Per round, what settlement needs, read by each wager through its round's number.
 
 The partition's replayed rounds are numbered (`input.partition.ROUND_ROW`, their row
-in the replayed frame) and every wager carries its round's number. The round terms are
-held in that order, so each wager reads its round's by position (a gather): the join on
-the string `round_id` it replaces cost as much as the rest of the settlement together
-(measured at 2 million rounds).
+in the replayed frame) and every wager carries its round's number. Each wager reads its
+round's terms by a join on that integer (`with_round`): the join on the string
+`round_id` it replaces cost as much as the rest of the settlement together (measured at
+2 million rounds).
 """
 
 from __future__ import annotations
@@ -44,10 +44,15 @@ def numbered(wagers: pl.LazyFrame, replayed: pl.LazyFrame) -> tuple[pl.LazyFrame
     return wagers_of(wagers.drop(ROUND_ROW, strict=False), rounds, whole=True), rounds.lazy()
 
 
-def of_round(rounds: pl.DataFrame, columns: Sequence[str]) -> list[pl.Expr]:
-    """The `columns` of `rounds` (held in `ROUND_ROW` order) for each row's round."""
-    row = pl.col(ROUND_ROW)
-    return [pl.lit(rounds.get_column(name)).gather(row).alias(name) for name in columns]
+def with_round(frame: pl.LazyFrame, rounds: pl.DataFrame, columns: Sequence[str]) -> pl.LazyFrame:
+    """`frame` with the `columns` of each row's round (`rounds` keyed by `ROUND_ROW`).
+
+    A join on the round's number, an integer, not on its string id. Not a gather of the
+    columns as literals by position: polars' streaming engine, which runs the stages,
+    panicked now and then on a string function over such a gathered column (polars 2.1,
+    partitions of a few hundred rounds)."""
+    keyed = rounds.lazy().select(ROUND_ROW, *columns)
+    return frame.join(keyed, on=ROUND_ROW, how="left", maintain_order="left")
 
 
 def round_terms(
@@ -178,9 +183,13 @@ def against_bank(wagers: pl.LazyFrame, rounds: pl.DataFrame, tables: PackTables)
     # The wagers of such rounds are picked first, and only theirs are coded.
     covered = rounds.select(tables.r("banker_payout_covered").fill_null(False)).to_series()
     return (
-        wager_terms(wagers.filter(pl.lit(covered).gather(pl.col(ROUND_ROW))))
-        .filter(pl.col("_b").is_in(pl.lit(bets).implode()))
-        .with_columns(of_round(rounds, ["_r"]))
+        with_round(
+            wager_terms(wagers.filter(pl.lit(covered).gather(pl.col(ROUND_ROW)))).filter(
+                pl.col("_b").is_in(pl.lit(bets).implode())
+            ),
+            rounds,
+            ["_r"],
+        )
         .with_columns(tables.bet_key().alias("_rb"))
         .filter(tables.rb("banker_payout_covered_by"))
         .group_by(ROUND_ROW)
