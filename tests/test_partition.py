@@ -114,3 +114,12 @@ def test_findings_do_not_depend_on_the_row_order_of_the_export(sample, tmp_path)
     whole = find(sample)
     assert shuffled.filter(pl.col("rule").str.starts_with("PRC")).height > 10
     assert shuffled.equals(whole)
+
+
+@pytest.mark.parametrize("partition_rounds", [100, 300])
+def test_partitions_of_a_few_hundred_rounds_find_what_one_pass_finds(sample, partition_rounds):
+    """Dozens of small partitions: settlement's round terms joined by each round's number
+    (polars' streaming engine broke, two runs in three, on those terms gathered by
+    position instead)."""
+    assert len(partitions(sample.audited, partition_rounds)) > 10
+    assert find(sample, partition_rounds=partition_rounds).equals(find(sample))
