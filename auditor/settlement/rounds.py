@@ -34,6 +34,18 @@ OPTION_COLUMNS = (
 )
 
 
+# The replay's values of the cards as dealt that the terms read to settle a round as it
+# should have been dealt, and do not keep.
+DEALT_ONLY = (
+    "player_two",
+    "banker_two",
+    "player_count",
+    "banker_count",
+    "player_natural",
+    "banker_natural",
+)
+
+
 def numbered(wagers: pl.LazyFrame, replayed: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The wagers and the replayed rounds, numbered as `audit.hold_partition` numbers
     them; frames that come without the numbers (a stage run on its own) are numbered
@@ -110,12 +122,7 @@ def round_terms(
             tables.ruleset_index().alias("_r"),
             "player_final",
             "banker_final",
-            "player_two",
-            "banker_two",
-            "player_count",
-            "banker_count",
-            "player_natural",
-            "banker_natural",
+            *DEALT_ONLY,
             pl.col("expected_outcome_code").alias("_outcome"),
             *(pl.col(f"event_{name}") for name in EZ_EVENTS),
             # House Money (§8(a)(7)): a pair of the same rank in the first two cards.
@@ -142,15 +149,7 @@ def round_terms(
             player_natural.alias("_player_natural"),
             banker_natural.alias("_banker_natural"),
         )
-        .drop(
-            "ruleset_index",
-            "player_two",
-            "banker_two",
-            "player_count",
-            "banker_count",
-            "player_natural",
-            "banker_natural",
-        )
+        .drop("ruleset_index", *DEALT_ONLY)
         .join(
             options.select("shoe_id", *OPTION_COLUMNS),
             on="shoe_id",
