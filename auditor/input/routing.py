@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -162,6 +163,7 @@ def _passes(groups: Sequence[Partition], budget_bytes: int | None) -> list[list[
     return passes
 
 
+# A batch with each row's partition (`ROUTE_KEY`, null for a row of none routed here).
 Keyed = Callable[[pl.DataFrame], pl.DataFrame]
 
 
@@ -218,8 +220,10 @@ class _RoundMap:
         if not self.shared:
             at = np.minimum(low, len(keys) - 1)
             found = keys[at] >> np.uint64(bits) == wanted >> np.uint64(bits)
-            parts = (keys[at] & self.mask).astype(np.int32)
-            return batch.with_columns(pl.Series(ROUTE_KEY, parts)).filter(pl.Series(found))
+            parts = pl.Series(ROUTE_KEY, (keys[at] & self.mask).astype(np.int32))
+            # Null where the round is of no partition of the pass: a filter would copy
+            # the whole batch once more before `partition_by` does.
+            return batch.with_columns(parts.scatter(np.flatnonzero(~found), None))
         # Shared hash bits: a row per candidate partition.
         high = _search(keys, wanted | self.mask, "right")
         spread = (
@@ -258,7 +262,19 @@ def _route_table(
     bad = quarantine.filter(pl.col("table") == name).select(
         pl.col("file").alias(FILE_COLUMN), pl.col("row").alias(ROW_COLUMN)
     )
-    held = _Held(folder / name, batch_bytes // 4)
+    with _Held(folder / name, batch_bytes // 4) as held:
+        _route_runs(dataset, bad, name, batch_bytes, progress, keyed, held)
+
+
+def _route_runs(
+    dataset: Dataset,
+    bad: pl.DataFrame,
+    name: str,
+    batch_bytes: int,
+    progress: Callable[[str, int], None] | None,
+    keyed: Keyed,
+    held: _Held,
+) -> None:
     # Small files of one schema are read together, a batch's worth at a time: a batch per
     # file would cost ten thousand small files ten thousand queries and samples.
     for run in table_runs(dataset, name):
@@ -268,28 +284,47 @@ def _route_table(
             if bad.height:
                 batch = batch.join(bad, on=[FILE_COLUMN, ROW_COLUMN], how="anti")
             rows = keyed(batch).select(*TABLES[name], ROUTE_KEY)
-            # A row's share of the batch's size: measuring each part again costs as much
-            # as a fifth of the pass on a shoe's lists.
+            # Each part sized by its rows' share of the batch: measuring every part again
+            # walks the shoes' card lists once more.
             row_bytes = memory_bytes(rows) / max(1, rows.height)
             for (index,), part in rows.partition_by(ROUTE_KEY, as_dict=True).items():
                 if index is not None:  # a table of no partition
                     held.add(index, part.drop(ROUTE_KEY), int(row_bytes * part.height))
             if progress:
                 progress("routing", 0)
-    held.flush_all()
 
 
 class _Held:
     """Each partition's routed rows, held until they are worth a file of their own: a
     file per partition and batch cost about 4 ms each, thousands of them at 10 million
     rounds. Past `limit_bytes` in all, the largest partition's rows are written; each
-    partition's files are numbered in the order its rows came."""
+    partition's files are numbered in the order its rows came.
+
+    A file is written by a thread of its own while the next batches are read and split
+    (the writer spends most of its time compressing, outside the interpreter's lock), one
+    file at a time: memory holds at most one file's rows besides `limit_bytes`. Leaving
+    the `with` block writes what is held (unless it is left by an error) and waits for
+    the last file."""
 
     def __init__(self, folder: Path, limit_bytes: int) -> None:
         self.folder, self.limit = folder, limit_bytes
         self.rows: dict[int, list[pl.DataFrame]] = {}
         self.bytes: dict[int, int] = {}
         self.written: dict[int, int] = {}
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="auditor-route")
+        self.writing: Future[None] | None = None
+
+    def __enter__(self) -> _Held:
+        return self
+
+    def __exit__(self, error: type[BaseException] | None, *_: object) -> None:
+        try:
+            if error is None:
+                for index in sorted(self.rows):
+                    self._write(index)
+                self._wait()
+        finally:
+            self.writer.shutdown(wait=True)  # after an error, its own error is the one told
 
     def add(self, index: int, rows: pl.DataFrame, size: int) -> None:
         """`rows` of partition `index`, `size` bytes in memory."""
@@ -298,10 +333,6 @@ class _Held:
         while self.bytes and sum(self.bytes.values()) > self.limit:
             self._write(max(self.bytes, key=self.bytes.__getitem__))
 
-    def flush_all(self) -> None:
-        for index in sorted(self.rows):
-            self._write(index)
-
     def _write(self, index: int) -> None:
         rows = pl.concat(self.rows.pop(index), how="vertical")
         del self.bytes[index]
@@ -309,10 +340,18 @@ class _Held:
         self.written[index] = number + 1
         target = self.folder / f"{ROUTE_KEY}={index}"
         target.mkdir(parents=True, exist_ok=True)
+        self._wait()
         # Read once, whole, and removed: Arrow IPC, which is written and read back in
         # under two thirds of the time Parquet takes, in a fast codec (files about 1.3
-        # times Parquet's; uncompressed, nine times).
-        rows.write_ipc(target / f"{number:06d}{ROUTED_SUFFIX}", compression="lz4")
+        # times Parquet's; uncompressed, six times).
+        path = target / f"{number:06d}{ROUTED_SUFFIX}"
+        self.writing = self.writer.submit(rows.write_ipc, path, compression="lz4")
+
+    def _wait(self) -> None:
+        """Until the file being written is, raising what its writing raised."""
+        if self.writing is not None:
+            writing, self.writing = self.writing, None
+            writing.result()
 
 
 def routed(folder: Path, index: int) -> dict[str, pl.LazyFrame]:
