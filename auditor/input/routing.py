@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -161,11 +162,16 @@ def _passes(groups: Sequence[Partition], budget_bytes: int | None) -> list[list[
     return passes
 
 
+# A batch with each row's partition (`ROUTE_KEY`, null for a row of none routed here).
 Keyed = Callable[[pl.DataFrame], pl.DataFrame]
 
 
 def _by_table(parts: pl.DataFrame) -> Keyed:
-    return lambda batch: batch.join(parts, on="table_id", how="inner")
+    """Each row's partition looked up by its table (null for a table of no partition): a
+    join would copy every column of the batch once more before `partition_by` does."""
+    tables, numbers = parts["table_id"], parts[ROUTE_KEY]
+    key = pl.col("table_id").replace_strict(tables, numbers, default=None, return_dtype=pl.Int32)
+    return lambda batch: batch.with_columns(key.alias(ROUTE_KEY))
 
 
 def _round_hash() -> pl.Expr:
@@ -213,8 +219,10 @@ class _RoundMap:
         if not self.shared:
             at = np.minimum(low, len(keys) - 1)
             found = keys[at] >> np.uint64(bits) == wanted >> np.uint64(bits)
-            parts = (keys[at] & self.mask).astype(np.int32)
-            return batch.with_columns(pl.Series(ROUTE_KEY, parts)).filter(pl.Series(found))
+            parts = pl.Series(ROUTE_KEY, (keys[at] & self.mask).astype(np.int32))
+            # Null where the round is of no partition of the pass: a filter would copy
+            # the whole batch once more before `partition_by` does.
+            return batch.with_columns(parts.scatter(np.flatnonzero(~found), None))
         # Shared hash bits: a row per candidate partition.
         high = _search(keys, wanted | self.mask, "right")
         spread = (
@@ -229,11 +237,16 @@ class _RoundMap:
 def _search(keys: np.ndarray, wanted: np.ndarray, side: str) -> np.ndarray:
     """`np.searchsorted`, the needles taken in order: each search starts where the last
     ended, so a batch walks the map once instead of jumping about it (measured 10 times
-    faster on a map of 10 million rounds, which does not fit the caches)."""
-    order = np.argsort(wanted)
-    found = np.empty(len(wanted), dtype=np.intp)
-    found[order] = np.searchsorted(keys, wanted[order], side=side)
-    return found
+    faster on a map of 10 million rounds, which does not fit the caches). A run of equal
+    needles (a round's wagers, which exports keep together) is searched once."""
+    if len(wanted) == 0:
+        return np.empty(0, dtype=np.intp)
+    starts = np.flatnonzero(np.concatenate(([True], wanted[1:] != wanted[:-1])))
+    distinct = wanted[starts]
+    order = np.argsort(distinct)
+    found = np.empty(len(distinct), dtype=np.intp)
+    found[order] = np.searchsorted(keys, distinct[order], side=side)
+    return np.repeat(found, np.diff(starts, append=len(wanted)))
 
 
 def _route_table(
@@ -248,7 +261,19 @@ def _route_table(
     bad = quarantine.filter(pl.col("table") == name).select(
         pl.col("file").alias(FILE_COLUMN), pl.col("row").alias(ROW_COLUMN)
     )
-    held = _Held(folder / name, batch_bytes // 4)
+    with _Held(folder / name, batch_bytes // 4) as held:
+        _route_runs(dataset, bad, name, batch_bytes, progress, keyed, held)
+
+
+def _route_runs(
+    dataset: Dataset,
+    bad: pl.DataFrame,
+    name: str,
+    batch_bytes: int,
+    progress: Callable[[str, int], None] | None,
+    keyed: Keyed,
+    held: _Held,
+) -> None:
     # Small files of one schema are read together, a batch's worth at a time: a batch per
     # file would cost ten thousand small files ten thousand queries and samples.
     for run in table_runs(dataset, name):
@@ -258,34 +283,54 @@ def _route_table(
             if bad.height:
                 batch = batch.join(bad, on=[FILE_COLUMN, ROW_COLUMN], how="anti")
             rows = keyed(batch).select(*TABLES[name], ROUTE_KEY)
+            # Each part sized by its rows' share of the batch: measuring every part again
+            # walks the shoes' card lists once more.
+            row_bytes = memory_bytes(rows) / max(1, rows.height)
             for (index,), part in rows.partition_by(ROUTE_KEY, as_dict=True).items():
-                held.add(index, part.drop(ROUTE_KEY))
+                if index is not None:  # a table of no partition
+                    held.add(index, part.drop(ROUTE_KEY), int(row_bytes * part.height))
             if progress:
                 progress("routing", 0)
-    held.flush_all()
 
 
 class _Held:
     """Each partition's routed rows, held until they are worth a file of their own: a
     file per partition and batch cost about 4 ms each, thousands of them at 10 million
     rounds. Past `limit_bytes` in all, the largest partition's rows are written; each
-    partition's files are numbered in the order its rows came."""
+    partition's files are numbered in the order its rows came.
+
+    A file is written by a thread of its own while the next batches are read and split
+    (the writer spends its time encoding and compressing, outside the interpreter's lock), one
+    file at a time: memory holds at most one file's rows besides `limit_bytes`. Leaving
+    the `with` block writes what is held (unless it is left by an error) and waits for
+    the last file."""
 
     def __init__(self, folder: Path, limit_bytes: int) -> None:
         self.folder, self.limit = folder, limit_bytes
         self.rows: dict[int, list[pl.DataFrame]] = {}
         self.bytes: dict[int, int] = {}
         self.written: dict[int, int] = {}
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="auditor-route")
+        self.writing: Future[None] | None = None
 
-    def add(self, index: int, rows: pl.DataFrame) -> None:
+    def __enter__(self) -> _Held:
+        return self
+
+    def __exit__(self, error: type[BaseException] | None, *_: object) -> None:
+        try:
+            if error is None:
+                for index in sorted(self.rows):
+                    self._write(index)
+                self._wait()
+        finally:
+            self.writer.shutdown(wait=True)  # after an error, its own error is the one told
+
+    def add(self, index: int, rows: pl.DataFrame, size: int) -> None:
+        """`rows` of partition `index`, `size` bytes in memory."""
         self.rows.setdefault(index, []).append(rows)
-        self.bytes[index] = self.bytes.get(index, 0) + memory_bytes(rows)
+        self.bytes[index] = self.bytes.get(index, 0) + size
         while self.bytes and sum(self.bytes.values()) > self.limit:
             self._write(max(self.bytes, key=self.bytes.__getitem__))
-
-    def flush_all(self) -> None:
-        for index in sorted(self.rows):
-            self._write(index)
 
     def _write(self, index: int) -> None:
         rows = pl.concat(self.rows.pop(index), how="vertical")
@@ -294,8 +339,17 @@ class _Held:
         self.written[index] = number + 1
         target = self.folder / f"{ROUTE_KEY}={index}"
         target.mkdir(parents=True, exist_ok=True)
-        # Read once and removed: the fastest codec, not the smallest files.
-        rows.write_parquet(target / f"{number:06d}.parquet", compression="lz4")
+        self._wait()
+        # Read once and removed: the fastest codec, not the smallest files. (Arrow IPC
+        # was measured writing faster but read back slower, its reader on one thread.)
+        path = target / f"{number:06d}.parquet"
+        self.writing = self.writer.submit(rows.write_parquet, path, compression="lz4")
+
+    def _wait(self) -> None:
+        """Until the file being written is, raising what its writing raised."""
+        if self.writing is not None:
+            writing, self.writing = self.writing, None
+            writing.result()
 
 
 def routed(folder: Path, index: int) -> dict[str, pl.LazyFrame]:
