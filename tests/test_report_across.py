@@ -235,6 +235,9 @@ def test_a_dealer_across_nights_has_each_nights_findings(archived, tmp_path):
         assert f'<td class="num">{n}</td><td><span class="sev' in row[: row.index("</tr>")]
     assert "tag-escalated" in html and "Paid a push as a win &lt;b&gt;twice" in html
     assert section(html, "reviews").count('<tr><td class="num">') == 1
+    # The page names both files a dealer's nights are read from.
+    assert "<code>cells_rounds.parquet</code>" in html
+    assert "<code>cells_dealers.parquet</code>" in html
 
 
 def test_a_dealers_rounds_come_from_each_nights_dataset(archived):
