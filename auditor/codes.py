@@ -23,6 +23,12 @@ def code_of(column: str, names: tuple[str, ...]) -> pl.Expr:
     return found.otherwise(pl.lit(-1, dtype=pl.Int8))
 
 
+def enum_code(column: str, values: tuple[str, ...]) -> pl.Expr:
+    """A string column of known values as its index in `values` (Int32), by a cast to
+    the enumeration: a value outside it is an error, not a code."""
+    return pl.col(column).cast(pl.Enum(values)).to_physical().cast(pl.Int32)
+
+
 def names_of(code: pl.Expr, names: tuple[str, ...]) -> pl.Expr:
     """The words for a code of `names` (null stays null)."""
     return pl.lit(pl.Series(names, dtype=pl.String)).gather(code)

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from auditor.codes import enum_code
 from auditor.contract import BETS, CALLS, DRAGON_BONUS_PAYTABLES
 from auditor.packs import rows
 from auditor.packs.model import RulePack
@@ -97,7 +98,7 @@ class PackTables:
 
     def ruleset_index(self, column: str = "ruleset") -> pl.Expr:
         """A ruleset id column as its index `_r` (Int32)."""
-        return pl.col(column).cast(pl.Enum(self.ids)).to_physical().cast(pl.Int32)
+        return enum_code(column, self.ids)
 
     @staticmethod
     def bet_key(r: pl.Expr | None = None, b: pl.Expr | None = None) -> pl.Expr:
@@ -107,7 +108,7 @@ class PackTables:
     @staticmethod
     def call_slot() -> pl.Expr:
         """The row of `calls` for a wager's `call` (the last slot: none), by its `_rb`."""
-        call = pl.col("call").cast(pl.Enum(CALLS)).to_physical().cast(pl.Int32)
+        call = enum_code("call", CALLS)
         return pl.col("_rb") * CALL_SLOTS + call.fill_null(len(CALLS))
 
     @staticmethod

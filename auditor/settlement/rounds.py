@@ -13,13 +13,14 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from auditor.codes import enum_code
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, EZ_EVENTS, ROUND_KINDS
 from auditor.input.partition import ROUND_ROW, wagers_of
 from auditor.packs.model import RulePack
 from auditor.packs.tables import PackTables
 from auditor.replay.decisions import event_exprs
 from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
-from auditor.settlement.terms import enum_code, wager_terms
+from auditor.settlement.terms import wager_terms
 
 OPTION_COLUMNS = (
     "seats",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.codes import code
+from auditor.codes import code, enum_code
 from auditor.contract import BETS, RESULTS
 from auditor.input.partition import ROUND_ROW
 from auditor.money import usd
@@ -28,11 +28,6 @@ BET_WORDS = {
     "house_money": "House Money wager",
     "royal9": "Royal 9 wager",
 }
-
-
-def enum_code(column: str, values: tuple[str, ...]) -> pl.Expr:
-    """A string column of known values as its Int32 index in `values`."""
-    return pl.col(column).cast(pl.Enum(values)).to_physical().cast(pl.Int32)
 
 
 WAGER_COLUMNS = ("wager_id", "round_id", ROUND_ROW, "seat", "placed_at", "award")
