@@ -1,5 +1,6 @@
-"""The procedure stage's shared pieces: a wager's round found by its number, and rounds
-put in dealing order by one integer key."""
+"""The stages' shared pieces: a wager's round found by its number (`partition.of_round`,
+which procedures and surveillance read), and rounds put in dealing order by one integer
+key."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from auditor.input.partition import ROUND_ROW
-from auditor.procedures.frames import HELD_ROW, deal_order, in_deal_order, of_round, round_bound
+from auditor.input.partition import ROUND_ROW, of_round, round_bound
+from auditor.procedures.frames import HELD_ROW, deal_order, in_deal_order
 
 
 def test_of_round_gives_each_wager_its_rounds_value_and_null_for_other_rounds():

@@ -127,3 +127,18 @@ def _unmarked(frame: pl.LazyFrame) -> pl.LazyFrame:
 def _between(column: str, low: object, high: object) -> pl.Expr:
     # Literals: a bare string would be read as a column name.
     return pl.col(column).is_between(pl.lit(low, dtype=pl.String), pl.lit(high, dtype=pl.String))
+
+
+def of_round(bound: int, rows: pl.Series, values: pl.Series) -> pl.Expr:
+    """Each wager's value from its round: `values[i]` for the round numbered `rows[i]`
+    (`ROUND_ROW`, below `bound`: `round_bound`), null for any other round. A
+    gather from a table of the partition's rounds: several times cheaper than a join
+    (measured)."""
+    table = pl.repeat(None, bound, dtype=values.dtype, eager=True).scatter(rows, values)
+    return pl.lit(table).gather(pl.col(ROUND_ROW))
+
+
+def round_bound(rounds: pl.DataFrame) -> int:
+    """One more than the largest round number (`ROUND_ROW`) among `rounds`, all
+    the partition's: the size of `of_round`'s tables."""
+    return int(rounds.get_column(ROUND_ROW).max() or 0) + 1

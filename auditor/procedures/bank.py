@@ -15,14 +15,13 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
-from auditor.input.partition import ROUND_ROW
+from auditor.input.partition import ROUND_ROW, of_round
 from auditor.money import usd
 from auditor.procedures.frames import (
     HELD_ROW,
     cents,
     citations,
     ids,
-    of_round,
     rulesets_with,
     suivi_keys,
 )
@@ -251,7 +250,7 @@ def bank_wagers(
 ) -> pl.LazyFrame:
     """The Banker's and the participants' wagers at the Bank tables, each with its round's
     number, Banker seat and ruleset (`rounds`: the partition's rounds, numbered; `bound`:
-    `frames.round_bound`)."""
+    `partition.round_bound`)."""
     bank = rounds.filter(pl.col("ruleset").is_in(rulesets_with(rules, "bank_stake_citation")))
 
     def of_bank_round(column: str) -> pl.Expr:
@@ -282,7 +281,7 @@ def bank_rounds(
     """The Bank tables' rounds that have a Banker's wager, in dealing order, each with
     that wager, the wagers against it together and the Bank's state (`held`:
     `frames.holder_rounds`, in dealing order; `in_rounds`: `bank_wagers`;
-    `bound`: `frames.round_bound`)."""
+    `bound`: `partition.round_bound`)."""
     bank = (
         in_rounds.filter((pl.col("bet") == "banker") & (pl.col("seat") == pl.col("banker_seat")))
         .group_by(ROUND_ROW)

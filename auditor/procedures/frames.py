@@ -90,21 +90,6 @@ def materialize(*frames: pl.LazyFrame) -> list[pl.DataFrame]:
     return [frame.rechunk() for frame in pl.collect_all(frames)]
 
 
-def of_round(bound: int, rows: pl.Series, values: pl.Series) -> pl.Expr:
-    """Each wager's value from its round: `values[i]` for the round numbered `rows[i]`
-    (`partition.ROUND_ROW`, below `bound`: `round_bound`), null for any other round. A
-    gather from a table of the partition's rounds: several times cheaper than a join
-    (measured)."""
-    table = pl.repeat(None, bound, dtype=values.dtype, eager=True).scatter(rows, values)
-    return pl.lit(table).gather(pl.col(ROUND_ROW))
-
-
-def round_bound(rounds: pl.DataFrame) -> int:
-    """One more than the largest round number (`partition.ROUND_ROW`) among `rounds`, all
-    the partition's: the size of `of_round`'s tables."""
-    return int(rounds.get_column(ROUND_ROW).max() or 0) + 1
-
-
 # Shoes in dealing order: table by table, as they opened (the id breaks a tie).
 SHOE_ORDER = ("table_id", "opened_at", "shoe_id")
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
-from auditor.input.partition import ROUND_ROW
+from auditor.input.partition import ROUND_ROW, of_round
 from auditor.money import usd
 from auditor.packs.tables import PackTables
 from auditor.procedures.frames import (
@@ -17,7 +17,6 @@ from auditor.procedures.frames import (
     beside,
     cents,
     money,
-    of_round,
     rulesets_with,
 )
 

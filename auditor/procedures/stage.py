@@ -29,7 +29,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from auditor.findings.table import FINDINGS_SCHEMA, SORT_KEY
-from auditor.input.partition import ROUND_ROW
+from auditor.input.partition import ROUND_ROW, round_bound
 from auditor.packs.model import RulePack
 from auditor.packs.tables import pack_tables
 from auditor.procedures.bank import (
@@ -62,7 +62,6 @@ from auditor.procedures.frames import (
     ids,
     in_deal_order,
     materialize,
-    round_bound,
 )
 from auditor.procedures.marker import MARKER_CHECKS, marker_frame
 from auditor.procedures.passing import PASS_CHECKS, pass_frame

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from auditor.input.partition import ROUND_ROW
+from auditor.input.partition import ROUND_ROW, of_round
 from auditor.packs.model import RulePack
 from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
 from auditor.surveillance.expected import PRICE_OPTIONS, WagerKey, wager_price
@@ -304,12 +304,10 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
     keyed = keyed.join(
         places, on=["table_id", "dealer_id", OPTION_SET], how="left", nulls_equal=True
     )
-    rows = keyed.get_column(ROUND_ROW)
 
-    def of_round(column: str) -> pl.Expr:
-        values = keyed.get_column(column)
-        table = pl.repeat(None, bound.item(), dtype=values.dtype, eager=True).scatter(rows, values)
-        return pl.lit(table).gather(pl.col(ROUND_ROW)).alias(column)
+    def of_keyed_round(column: str) -> pl.Expr:
+        rows, values = keyed.get_column(ROUND_ROW), keyed.get_column(column)
+        return of_round(bound.item(), rows, values).alias(column)
 
     money = {c: pl.col(c).cast(pl.Float64).fill_null(0.0) for c in ("amount", "rollover")}
     stake = (
@@ -327,7 +325,7 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
     )
     royal9_seat = pl.when(pl.col("bet") == "royal9").then(pl.col("seat")).alias("seat")
     return (
-        wagers.with_columns(of_round(_PLACE), of_round("_cap"))
+        wagers.with_columns(of_keyed_round(_PLACE), of_keyed_round("_cap"))
         .filter(pl.col(_PLACE).is_not_null())
         .with_columns(stake.alias("_stake"), royal9_seat)
         .group_by("patron_id", _PLACE, "bet", "seat")
