@@ -14,7 +14,6 @@ from pydantic import AfterValidator, Field, StrictBool, StrictStr, WithJsonSchem
 from auditor import contract
 from auditor.packs.entries import (
     NUMBERED_KEYS,
-    between,
     Count,
     Entry,
     Flag,
@@ -22,6 +21,7 @@ from auditor.packs.entries import (
     NonNegative,
     PackModel,
     Text,
+    between,
     first_repeat,
     keys_named,
     refuse,
@@ -36,7 +36,6 @@ from auditor.packs.vocabulary import (
     Royal9Match,
     Royal9PaytableName,
 )
-
 
 # No wager a casino offers pays more than 10,000 to 1; with the bound, any stake up to
 # $9 trillion is paid in Int64 cents.

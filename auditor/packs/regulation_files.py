@@ -102,8 +102,7 @@ _DESCRIBED = {
     "traceability": "a YAML mapping of references",
 }
 _SHAPES = {
-    "texts": lambda data: isinstance(data, dict)
-    and all(isinstance(v, str) for v in data.values()),
+    "texts": lambda data: isinstance(data, dict) and all(isinstance(v, str) for v in data.values()),
     "sections": lambda data: isinstance(data, list) and all(isinstance(r, dict) for r in data),
     "traceability": lambda data: data is None or isinstance(data, dict),
 }

@@ -189,9 +189,7 @@ class Percents(Entry):
 class Rounding(Entry):
     """The step, in cents, commission is rounded up to at each percent."""
 
-    step_cents: dict[StrictInt, between(1, MAX_STEP_CENTS)] = Field(
-        json_schema_extra=NUMBERED_KEYS
-    )
+    step_cents: dict[StrictInt, between(1, MAX_STEP_CENTS)] = Field(json_schema_extra=NUMBERED_KEYS)
 
 
 class BetList(Entry):

@@ -113,7 +113,9 @@ class _Composer:
     def _document(self, event: yaml.Event) -> None:
         self.documents += 1
         if self.documents > 1:
-            raise PackYamlError("a pack is one YAML document; a second one starts here", event.start_mark)
+            raise PackYamlError(
+                "a pack is one YAML document; a second one starts here", event.start_mark
+            )
 
     def _here(self) -> str:
         return self.stack[-1].key_path if self.stack else ""
@@ -166,7 +168,9 @@ class _Composer:
         if tag is None or tag == "!":
             tag = self.scalars.resolve(kind, None, event.implicit)
         if tag != (_MAP_TAG if mapping else _SEQ_TAG):
-            raise PackYamlError(f"tag {tag} is not accepted in a pack", event.start_mark, self._child_path())
+            raise PackYamlError(
+                f"tag {tag} is not accepted in a pack", event.start_mark, self._child_path()
+            )
         if len(self.stack) >= MAX_DEPTH:
             raise PackYamlError(
                 f"nested more than {MAX_DEPTH} levels deep: not a rule pack",
