@@ -5,8 +5,10 @@ Loaded once per command and passed down to every stage: no stage reads packs thr
 global. A pack from DIR may name a ruleset of its own (the contract's `ruleset` column
 then accepts its id); one whose id is a built-in pack's is refused unless the caller
 asks to replace the built-in pack (`--replace-builtin`), for an auditor must not swap
-the law it audits under without saying so. Each pack keeps its file and the SHA-256 of
-its bytes, which the run's record names.
+the law it audits under without saying so, and one whose id only reads as another's
+(`MA-Baccarat`, a zero-width space) is refused always. Each pack keeps its file and the
+SHA-256 of its bytes, which the run's record names. `auditor rules lint` runs this
+loading too, so that a folder it calls clean is one an audit accepts.
 """
 
 from __future__ import annotations
