@@ -361,3 +361,42 @@ def test_a_regulation_file_inside_the_folder_is_read_and_quoted(tmp_path):
     (folder / "regulations").mkdir()
     (folder / "regulations" / "texts.json").write_text('{"§1": "The words."}', encoding="utf-8")
     accepted_by_both(folder, tmp_path)
+
+
+# ---- the reader's other refusals ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "extra, key, what",
+    [
+        ("---\nruleset: again\n", "(top level)", "a pack is one YAML document"),
+        ("? [a, b]\n: 1\n", "(top level)", "a key must be a plain value"),
+        ("copied: *nowhere\n", "copied", "alias *nowhere names no anchor"),
+        ("flags: !!set {a}\n", "flags", "tag tag:yaml.org,2002:set is not accepted"),
+    ],
+    ids=["second document", "list as a key", "undefined alias", "set tag"],
+)
+def test_yaml_a_pack_cannot_be_is_refused(tmp_path, extra, key, what):
+    text = own_pack() + extra
+    folder = folder_of(tmp_path, {f"{OWN}.yaml": text})
+    where = f"{folder / OWN}.yaml:{line_of(text, extra.splitlines()[0])}: {key}:"
+    refused_by_both(folder, tmp_path, where, what)
+
+
+def test_a_moment_with_a_fraction_of_a_second_is_refused(tmp_path):
+    text = versioned("2027-01-01T06:00:00.5Z")
+    folder = folder_of(
+        tmp_path, {f"{OWN}.yaml": own_pack(), f"{OWN}@2027-01-01T06:00:00Z.yaml": text}
+    )
+    line = line_of(text, "effective_from")
+    where = f"{folder / OWN}@2027-01-01T06:00:00Z.yaml:{line}: effective_from:"
+    refused_by_both(folder, tmp_path, where, "has a fraction of a second")
+
+
+def test_two_packs_whose_ids_read_alike_are_refused(tmp_path):
+    other = OWN.upper()
+    text = own_pack()
+    folder = folder_of(tmp_path, {f"{OWN}.yaml": text, f"{other}.yaml": own_pack(other)})
+    # The folder is read in name order: the later of the two is the one refused.
+    where = f"{folder / OWN}.yaml:{line_of(text, 'ruleset:')}: ruleset:"
+    refused_by_both(folder, tmp_path, where, f"{OWN!r} reads as {other!r}")
