@@ -132,7 +132,7 @@ def file_system(location: str) -> tuple[Any, str]:
         from fsspec.core import url_to_fs
 
         return url_to_fs(location)
-    except (ImportError, ValueError) as exc:
+    except (ImportError, ValueError, OSError) as exc:  # OSError: an archive's missing file
         raise InputError(f"{location}: not a location the auditor can open ({exc})") from exc
 
 
