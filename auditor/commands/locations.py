@@ -4,8 +4,9 @@ A dataset elsewhere is copied to a temporary local folder first (`input.remote`)
 OUTDIR elsewhere (never an archive's file system, zip:// or tar://) is written to a
 temporary local folder, since the audit switches its output set into a local folder at
 once, and its files are uploaded when the run has written them all, the manifest last, so
-that a reader who finds the manifest finds the whole set. A path, or a URL of local disk (`file://`, `local://`, either behind fsspec's caches), is used
-in place, through the same checks as a path.
+that a reader who finds the manifest finds the whole set. A path, or a URL of local disk
+(`file://`, `local://`, either behind fsspec's caches), is used in place, through the
+same checks as a path.
 
 The catalog records the dataset by its URL (`runs.dataset`, `runs.inputs.path`) and its
 views name the files by URL: DuckDB reads s3://, gs://, az:// and http(s):// itself (its
