@@ -213,7 +213,10 @@ def latest_runs(archive: Path, finding_ids: set[str]) -> dict[str, str]:
     if not files or not finding_ids:
         return {}
     hits = _scan_finding_ids(files, finding_ids)
-    dated = {source: _run_of(Path(source).parents[1]) for source in hits["source"].unique()}
+    recorded = _recorded_starts(Path(archive))
+    dated = {
+        source: _run_of(Path(source).parents[1], recorded) for source in hits["source"].unique()
+    }
     latest: dict[str, tuple[datetime, str]] = {}
     for finding_id, source in hits.iter_rows():
         if finding_id not in latest or dated[source] > latest[finding_id]:
@@ -249,15 +252,47 @@ def _unreadable_findings(files: list[Path]) -> Path | None:
     return None
 
 
-def _run_of(run_folder: Path) -> tuple[datetime, str]:
-    """When the run started and its id, from its run.json."""
+def finding_runs(archive: Path, finding_ids: set[str]) -> dict[str, set[str]]:
+    """Each of `finding_ids` found in the archive, with every run whose findings hold it."""
+    files = [p for p in sorted(Path(archive).glob(RUNS_GLOB)) if _is_run(p.parents[1])]
+    if not files or not finding_ids:
+        return {}
+    held: dict[str, set[str]] = {}
+    for finding_id, source in _scan_finding_ids(files, finding_ids).iter_rows():
+        held.setdefault(finding_id, set()).add(Path(source).parents[1].name)
+    return held
+
+
+def _is_run(run_folder: Path) -> bool:
+    return not run_folder.name.startswith(".")
+
+
+def _recorded_starts(archive: Path) -> dict[str, str] | None:
+    """Each recorded run's start, as the archive's record took it when the run was added;
+    None in an archive without its record (its runs' run.json are read instead)."""
+    from auditor.archive.record import RecordMissing, recorded_runs
+
+    try:
+        return {name: entry["started_at"] for name, entry in recorded_runs(archive).items()}
+    except RecordMissing:
+        return None
+    except (AuditorError, KeyError, TypeError) as exc:
+        raise LedgerError(f"{archive}: its record cannot be read ({exc})") from exc
+
+
+def _run_of(run_folder: Path, recorded: dict[str, str] | None) -> tuple[datetime, str]:
+    """When the run started and its id: from the archive's record, else its run.json."""
+    if recorded is not None:
+        if run_folder.name not in recorded:
+            return datetime.min.replace(tzinfo=UTC), run_folder.name  # never the latest
+        return datetime.fromisoformat(recorded[run_folder.name]), run_folder.name
     path = run_folder / RUN_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path))
         run_id, started = data["run_id"], datetime.fromisoformat(data["started_at"])
         if not isinstance(run_id, str) or not run_id:
             raise ValueError("run_id is not a name")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, InputError, ValueError, KeyError, TypeError) as exc:
         raise LedgerError(f"{path}: no run_id and started_at to be read ({exc})") from exc
     if started.tzinfo is None:
         started = started.replace(tzinfo=UTC)  # run.json records UTC
@@ -372,14 +407,83 @@ def read_reviews(archive: Path) -> list[dict]:
     return [line.record for line in lines]
 
 
-def verify_ledger(archive: Path) -> list[str]:
-    """Every break in the ledger, first one first, naming its line and seq; empty when
-    intact (or when there is no ledger yet)."""
+def verify_ledger(
+    archive: Path, *, key: bytes | None = None, keyed: bool = False, head: str | None = None
+) -> list[str]:
+    """Every break in the ledger, first one first, naming its line and seq: its chain,
+    each record as `review` validates an entry, its signatures (with `key`; without it,
+    in a `keyed` archive, only that each record is signed), and a `head` kept elsewhere
+    (a record hash the ledger must still hold). Empty when intact (or no ledger yet)."""
     try:
         lines = _lines(ledger_path(archive))
     except LedgerError as exc:
         return [str(exc)]
-    return _chain_problems(lines)
+    problems = _chain_problems(lines) + _record_problems(archive, lines)
+    problems += _signature_problems(lines, key, keyed)
+    if head is not None and head not in {_hash(line) for line in lines if line.record}:
+        problems.append(
+            f"head {head}: no record of the ledger has this hash: records were removed from "
+            "its end or rewritten since it was kept"
+        )
+    return problems
+
+
+def anchor_problems(archive: Path, entries: Sequence[dict]) -> list[str]:
+    """Each ledger head the archive's record anchored (at each run added) that the ledger
+    no longer holds: records removed from its end, or rewritten."""
+    try:
+        lines = _lines(ledger_path(archive))
+    except LedgerError:
+        return []  # said by verify_ledger
+    held = {line.seq: _hash(line) for line in lines if line.record is not None}
+    return [
+        f"seq {entry['ledger_seq']}: the ledger's last record when record entry "
+        f"{entry['seq']} was written ({entry['ledger_hash'][:12]}…) is "
+        + ("gone: records were removed from its end" if seq not in held else "changed")
+        for entry in entries
+        if (seq := entry.get("ledger_seq")) and held.get(seq) != entry.get("ledger_hash")
+    ]
+
+
+def _record_problems(archive: Path, lines: list[_Line]) -> list[str]:
+    """Each record that `review` would have refused as an entry, or that names a run that
+    does not hold its finding."""
+    records = [line for line in lines if line.record is not None]
+    found = finding_runs(archive, {line.record["finding_id"] for line in records})
+    problems = []
+    for line in records:
+        record = line.record
+        entry = ReviewInput(record["finding_id"], record["status"], record["note"], record["by"])
+        runs = {fid: sorted(held)[0] for fid, held in found.items()}
+        reasons = _review_problems(entry, runs)
+        if record["finding_id"] in found and record["run_id"] not in found[record["finding_id"]]:
+            reasons.append(f"run {record['run_id']!r} holds no such finding")
+        if not _is_time(record["at"]):
+            reasons.append(f"at {record['at']!r} is not a time with its zone")
+        if reasons:
+            problems.append(f"{line.where}: {'; '.join(reasons)}")
+    return problems
+
+
+def _is_time(text: str) -> bool:
+    try:
+        return datetime.fromisoformat(text).tzinfo is not None
+    except ValueError:
+        return False
+
+
+def _signature_problems(lines: list[_Line], key: bytes | None, keyed: bool) -> list[str]:
+    problems = []
+    for line in lines:
+        if line.record is None:
+            continue
+        sig = line.record.get("sig")
+        if key is not None and sig != signature(key, _hash(line)):
+            why = "unsigned" if sig is None else "its signature is not the archive key's"
+            problems.append(f"{line.where}: {why}: written or re-chained without the key")
+        elif key is None and keyed and sig is None:
+            problems.append(f"{line.where}: unsigned, in an archive whose records are signed")
+    return problems
 
 
 def current_status(records: Sequence[dict]) -> dict[str, dict]:
