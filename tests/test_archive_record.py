@@ -91,7 +91,7 @@ def test_a_redefined_findings_view_is_named_and_never_read(archive: Path) -> Non
 
 
 def test_a_superseded_run_dated_2099_in_its_run_json_stays_superseded(archive: Path) -> None:
-    first, second = run_ids(archive)
+    first, _ = run_ids(archive)
     run_json = archive / "runs" / first / "run.json"
     data = json.loads(run_json.read_text())
     run_json.write_text(json.dumps(data | {"started_at": "2099-01-01T00:00:00+00:00"}))
