@@ -265,6 +265,11 @@ def view_problems(archive: Path) -> list[str]:
     target = archive / CATALOG_FILE
     if regular_file_problem(target) is not None:
         return [f"{CATALOG_FILE}: {regular_file_problem(target)}"]
+    built_for = _built_for(target)
+    if built_for is not None and built_for != str(archive):
+        # Built for another folder (the archive was moved or copied): every reader rebuilds
+        # it before use (`current_catalog`), so its views, whatever they say, are never read.
+        return []
     expected = dict(_split_view(s) for s in view_statements(archive))
     try:
         con = duckdb.connect(str(target), read_only=True)
