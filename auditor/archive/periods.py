@@ -24,10 +24,18 @@ from pathlib import Path
 
 import duckdb
 
-from auditor.archive.catalog import PERIODS, RUNS, SET, current_catalog, rebuild_catalog
+from auditor.archive.catalog import (
+    PERIODS,
+    RUNS,
+    SET,
+    current_catalog,
+    is_run_id,
+    rebuild_catalog,
+)
 from auditor.archive.store import ArchiveError, open_archive
 from auditor.defaults import ALERT_FDR
 from auditor.output.lock import waiting
+from auditor.output.sandbox import sandboxed
 from auditor.output.verify import read_manifest
 from auditor.surveillance.cells import CELL_FILES
 from auditor.surveillance.period import NightCells, PeriodSurveillance, survey_period
@@ -49,9 +57,38 @@ def period_name(start: date, end: date) -> str:
 def nights_in_force(archive: Path, start: date, end: date) -> tuple[list[NightCells], list[str]]:
     """The counts of the runs in force for the period, and a note for each run, or part
     of one, left out."""
-    con = duckdb.connect(str(current_catalog(archive)), read_only=True)
+    catalog = current_catalog(archive)
     try:
-        rows = con.execute(
+        rows = _runs_in_force(catalog, archive, start, end)
+    except duckdb.Error as exc:
+        raise ArchiveError(f"{catalog}: cannot be read as the archive's catalog ({exc})") from exc
+    nights, notes = [], []
+    for run_id, kept, left in rows:
+        if not is_run_id(run_id):
+            raise ArchiveError(f"{catalog}: names a run {run_id!r} that is no run id")
+        kept, left = kept or [], left or []
+        folder = archive / RUNS / run_id / SET
+        named = read_manifest(folder).files
+        if not all(name in named for name in CELL_FILES.values()):
+            notes.append(f"run {run_id}: its set keeps no surveillance counts (an earlier auditor)")
+            continue
+        if not kept:
+            continue
+        if left:
+            notes.append(
+                f"run {run_id}: counts of {', '.join(left)} and of its patrons and dealers "
+                "left out (superseded, or audited on days outside the period)"
+            )
+        nights.append(NightCells(folder, None if not left else frozenset(kept), not left))
+    return nights, notes
+
+
+def _runs_in_force(catalog: Path, archive: Path, start: date, end: date) -> list[tuple]:
+    """Each run in force for some table-day of the period, with the tables it is in force
+    for at every day it audited and those it is not; read in the sandbox, for the
+    catalog is a file of the archive's folder that anyone who can write there may replace."""
+    with sandboxed(catalog, [archive]) as con:
+        return con.execute(
             """
 WITH current AS (
   SELECT run_id, table_id, gaming_day FROM coverage_current
@@ -70,25 +107,6 @@ SELECT run_id, list(table_id ORDER BY table_id) FILTER (WHERE in_force),
 FROM mine GROUP BY run_id ORDER BY run_id""",
             {"start": start, "end": end},
         ).fetchall()
-    finally:
-        con.close()
-    nights, notes = [], []
-    for run_id, kept, left in rows:
-        kept, left = kept or [], left or []
-        folder = archive / RUNS / run_id / SET
-        named = read_manifest(folder).files
-        if not all(name in named for name in CELL_FILES.values()):
-            notes.append(f"run {run_id}: its set keeps no surveillance counts (an earlier auditor)")
-            continue
-        if not kept:
-            continue
-        if left:
-            notes.append(
-                f"run {run_id}: counts of {', '.join(left)} and of its patrons and dealers "
-                "left out (superseded, or audited on days outside the period)"
-            )
-        nights.append(NightCells(folder, None if not left else frozenset(kept), not left))
-    return nights, notes
 
 
 def surveil(
