@@ -16,8 +16,6 @@ said.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -34,6 +32,7 @@ from auditor.archive.catalog import (
 )
 from auditor.archive.store import ArchiveError, open_archive
 from auditor.defaults import ALERT_FDR
+from auditor.output.leftovers import claimed_folder, sweep
 from auditor.output.lock import waiting
 from auditor.output.sandbox import sandboxed
 from auditor.output.verify import read_manifest
@@ -41,6 +40,7 @@ from auditor.surveillance.cells import CELL_FILES
 from auditor.surveillance.period import NightCells, PeriodSurveillance, survey_period
 
 SURVEIL_WAIT_SECONDS = 300.0
+WORK_PREFIX = ".surveil-"  # a surveil's working folder in periods/
 
 
 @dataclass(frozen=True)
@@ -126,8 +126,10 @@ def surveil(
     if periods.is_symlink() or (periods.exists() and not periods.is_dir()):
         raise ArchiveError(f"{periods}: not a folder of the archive's own (a link or a file)")
     periods.mkdir(exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".surveil-", dir=periods))
-    try:
+    # A killed surveil's working folder stays in periods/: removed here unless a live
+    # surveil claims it (`output.leftovers`).
+    sweep(periods, WORK_PREFIX)
+    with claimed_folder(periods, WORK_PREFIX) as work:
         result = survey_period(nights, start, end, work / "period", alert_fdr, budget_bytes)
         place = periods / period_name(start, end)
         with waiting(folder, "a period's surveillance", SURVEIL_WAIT_SECONDS):
@@ -137,7 +139,5 @@ def surveil(
                 os.rename(place, work / "earlier")
             os.rename(work / "period", place)
             rebuild_catalog(folder)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     moved = PeriodSurveillance(place / result.tests.name, result.alerts, result.nights)
     return PeriodRun(moved, place, notes)
