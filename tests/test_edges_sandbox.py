@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pytest
 from click.testing import CliRunner
 
@@ -336,3 +337,29 @@ def test_a_folder_not_yet_claimed_is_swept_only_once_old(tmp_path: Path) -> None
     assert sweep(tmp_path, SURVEY_PREFIX) == [old]
 
     assert young.is_dir() and link.is_symlink() and not old.exists()
+
+
+# ---- 15: an audit that audited nothing says so --------------------------------------
+
+
+def test_an_audit_whose_every_row_was_quarantined_says_so_and_exits_1(tmp_path: Path) -> None:
+    dataset = tmp_path / "data"
+    shutil.copytree(SAMPLE, dataset)
+    tables = pl.read_parquet(dataset / "tables.parquet")
+    # No table has a seat: every table is quarantined, and with it every row that names one.
+    tables.with_columns(pl.lit(-1).cast(tables["seats"].dtype).alias("seats")).write_parquet(
+        dataset / "tables.parquet"
+    )
+
+    result = run("audit", dataset, "--out", tmp_path / "out")
+
+    assert result.exit_code == 1, result.output
+    assert "Nothing audited: every one of the" in result.output
+    summary = (tmp_path / "out" / "summary.txt").read_text()
+    assert "Nothing audited: every one of the" in summary
+    assert "Findings: 0" in summary
+    assert run("audit", dataset, "--out", tmp_path / "again", "--exit-zero").exit_code == 0
+
+
+def test_an_audit_with_rows_audited_does_not_say_nothing_was(audited: Path) -> None:
+    assert "Nothing audited" not in (audited / "summary.txt").read_text()
