@@ -168,12 +168,18 @@ def input_problems(manifest: Manifest) -> list[str]:
     (`input_files`: path and size) does not, and the reverse. The manifest is not hashed
     by itself: without this, a manifest edited to name `/etc/passwd` would read as
     intact and lend its folder to the query sandbox."""
+    catalog = manifest.folder.resolve() / DUCKDB_FILE
     try:
-        recorded = _recorded_inputs(manifest.folder.resolve() / DUCKDB_FILE)
+        recorded = _recorded_inputs(catalog)
     except duckdb.Error as exc:
         first = str(exc).splitlines()[0]
         return [
-            f"changed: {MANIFEST_FILE} (its inputs cannot be compared with the catalog's: {first})"
+            f"changed: {MANIFEST_FILE} (its inputs cannot be checked against {catalog}: {first})"
+        ]
+    if recorded is None:
+        return [
+            f"changed: {MANIFEST_FILE} (its inputs cannot be checked against {catalog}: the "
+            "catalog lacks runs.inputs; written by another version, or edited)"
         ]
     named = Counter(manifest.inputs)
     problems = [
@@ -188,16 +194,22 @@ def input_problems(manifest: Manifest) -> list[str]:
     return problems
 
 
-def _recorded_inputs(catalog: Path) -> Counter[tuple[str, int]]:
+def _recorded_inputs(catalog: Path) -> Counter[tuple[str, int]] | None:
     """The input files the catalog's `runs` records, in the sandbox reaching nothing: a
     catalog's `runs` may be a view that reads files. None recorded without `runs` (a set
-    written by a library caller with frames only)."""
+    written by a library caller with frames only); None returned when `runs` lacks its
+    `inputs`."""
     with sandboxed(catalog) as con:
-        has_runs = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'runs'"
-        ).fetchone()
-        if not has_runs or not has_runs[0]:
+        columns = {
+            name
+            for (name,) in con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs'"
+            ).fetchall()
+        }
+        if not columns:
             return Counter()
+        if "inputs" not in columns:
+            return None
         rows = con.execute(
             "SELECT i.path, i.bytes FROM (SELECT unnest(inputs) AS i FROM runs)"
         ).fetchall()
