@@ -140,7 +140,10 @@ def test_an_archived_manifest_is_held_to_the_sha256_recorded_when_it_was_added(
 
     verified = run("verify", archive)
     assert verified.exit_code == 1
-    assert f"run {added.run_id}: changed: set/{MANIFEST_FILE} (not the manifest" in verified.output
+    assert (
+        f"run {added.run_id}: set/{MANIFEST_FILE}: not as recorded when it was added"
+        in verified.output
+    )
     queried = run("query", archive, "SELECT count(*) FROM read_text('/etc/passwd')")
     assert queried.exit_code == 2
     assert "not the manifest the run was added with" in queried.output
@@ -224,9 +227,11 @@ def test_surveil_reads_a_crafted_archive_catalog_in_the_sandbox(
 
     surveyed = run("surveil", archive, "--from", NIGHT, "--to", NIGHT)
 
-    assert surveyed.exit_code == 2, surveyed.output
+    # Its views are not the code's own: the catalog is written anew before it is read, and
+    # the file outside never is.
+    assert surveyed.exit_code == 0, surveyed.output
     assert token not in surveyed.output
-    assert "cannot be read as the archive's catalog" in surveyed.output
+    assert not any(token.encode() in p.read_bytes() for p in archive.rglob("*") if p.is_file())
 
 
 def test_the_sandbox_reads_only_below_the_folders_named(tmp_path, secret) -> None:
