@@ -59,6 +59,12 @@ class _Commands(click.Group):
             _reader_gone()
         except Exception as error:  # every unexpected error, by design
             crash(error)
+        except BaseException as error:
+            # polars' PanicException derives from BaseException, not Exception: a panic
+            # is a defect, exit 3, while a signal's or an exit's own status stands.
+            if isinstance(error, SystemExit | GeneratorExit):
+                raise
+            crash(error)
 
 
 def _reader_gone() -> NoReturn:
