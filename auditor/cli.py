@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import date, timedelta
 from pathlib import Path
 from typing import NoReturn
 
@@ -22,6 +23,7 @@ from auditor.commands.archive import add_after_audit, archive, review
 from auditor.commands.diff import diff
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
 from auditor.commands.options import (
+    FiniteFloatRange,
     alert_fdr_option,
     loaded_packs,
     old_out_spelling,
@@ -358,7 +360,7 @@ def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
 @click.option(
     "--faults",
     "fault_rate",
-    type=click.FloatRange(0.0, 1.0),
+    type=FiniteFloatRange(0.0, 1.0),
     default=0.0,
     show_default=True,
     help="Share of rounds (and shoes) that receive one injected fault.",
@@ -366,7 +368,7 @@ def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
 @click.option(
     "--shoe-faults",
     "shoe_fault_rate",
-    type=click.FloatRange(0.0, 1.0),
+    type=FiniteFloatRange(0.0, 1.0),
     help="Share of shoes that receive one injected shoe fault (default: --faults).",
 )
 @click.option(
@@ -397,17 +399,29 @@ def simulate(out: Path, rounds: int, seed: int, start, nights: int, **rates) -> 
       auditor simulate --out night --rounds 2000 --faults 0.02
       auditor simulate -o nights --rounds 5000 --start 2026-11-01 --nights 30
     """
-    from auditor.simulator.nights import deal
+    from auditor.simulator.nights import DEFAULT_START, deal
 
     archive = start is not None or nights > 1  # click gives --start as a datetime
     label = f"dealing {nights:,} night{'s' * (nights > 1)}" if archive else "dealing"
     day = start and start.date()
+    _check_last_night(day or DEFAULT_START, nights)
     try:
         with progress_bar(label, rounds * nights, unit="rounds") as advance:
             summary = deal(out, rounds, seed, day, nights, archive, advance, **rates)
     except AuditorError as error:
         fail(error)
     click.echo(summary.text())
+
+
+def _check_last_night(first: date, nights: int) -> None:
+    """The nights end by 9999-12-31, the last day a date can name."""
+    try:
+        first + timedelta(days=nights - 1)
+    except OverflowError:
+        raise click.BadParameter(
+            f"{nights:,} nights from {first} run past 9999-12-31",
+            param_hint="'--nights'",
+        ) from None
 
 
 @main.command()

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from auditor.commands.formats import file_format, stdout_is_terminal
-from auditor.commands.options import old_out_spelling, out_option
+from auditor.commands.options import FiniteFloatRange, old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, visible
 from auditor.errors import AuditorError
 
@@ -43,7 +43,7 @@ EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 @old_out_spelling("--output", metavar="FILE", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0),
+    type=FiniteFloatRange(min=0),
     default=DEFAULT_TIMEOUT_SECONDS,
     show_default=True,
     metavar="SECONDS",

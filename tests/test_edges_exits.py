@@ -1,0 +1,133 @@
+"""Exit statuses at the edges: a crash never reads as "findings" (exit 1), bad input or
+arguments are exit 2 and never an internal error, Ctrl-C is 130 at every moment, and a
+query's result is held to --memory-limit. Each case run for real: real datasets, real
+subprocesses, real panics and real signals."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from auditor.cli import main
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
+AUDITOR = str(Path(sys.executable).with_name("auditor"))
+
+
+def cli(*args: object) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+# ---- a crash is exit 3, whatever it derives from ---------------------------------------
+
+# The command line with one more command, which fails as a defect of the product would:
+# a real polars panic, a real MemoryError, a real ZeroDivisionError.
+_FAILING_COMMAND = textwrap.dedent(
+    """
+    import sys
+    import click
+    import polars as pl
+    from auditor.cli import main
+
+    @main.command()
+    @click.argument("how")
+    def fail_now(how):
+        if how == "panic":
+            pl.DataFrame({"b": [b"x"]}).write_json()  # not implemented: a Rust panic
+        if how == "memory":
+            bytearray(2**62)
+        if how == "defect":
+            1 / 0
+        if how == "exit":
+            sys.exit(5)
+
+    main(prog_name="auditor")
+    """
+)
+
+
+def _fail_now(how: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    script = tmp_path / "failing.py"
+    script.write_text(_FAILING_COMMAND)
+    return subprocess.run(
+        [sys.executable, str(script), "fail-now", how],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path)},
+    )
+
+
+@pytest.mark.parametrize(
+    ("how", "error"),
+    [("panic", "PanicException"), ("memory", "MemoryError"), ("defect", "ZeroDivisionError")],
+)
+def test_a_panic_or_memory_error_exits_3_with_its_traceback(
+    how: str, error: str, tmp_path: Path
+) -> None:
+    done = _fail_now(how, tmp_path)
+    assert done.returncode == 3, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"internal error: {error}")
+    details = Path(last.rsplit("details in ", 1)[1])
+    assert details.parent == tmp_path and "Traceback" in details.read_text()
+
+
+def test_an_exit_of_its_own_keeps_its_status(tmp_path: Path) -> None:
+    done = _fail_now("exit", tmp_path)
+    assert done.returncode == 5 and "internal error" not in done.stderr
+
+
+# ---- arguments that cannot be used are exit 2 ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--start", "9999-12-30", "--nights", "5"], "run past 9999-12-31"),
+        (["--nights", "99999999"], "run past 9999-12-31"),
+        (["--faults", "nan"], "not a finite number"),
+        (["--shoe-faults", "inf"], "not a finite number"),
+    ],
+)
+def test_simulate_refuses_arguments_it_cannot_use(
+    arguments: list[str], message: str, tmp_path: Path
+) -> None:
+    result = cli("simulate", "-o", tmp_path / "night", "--rounds", 10, *arguments)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not (tmp_path / "night").exists()
+
+
+def test_simulate_deals_the_last_night_a_date_can_name(tmp_path: Path) -> None:
+    result = cli("simulate", "-o", tmp_path / "nights", "--rounds", 5, "--start", "9999-12-31")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "nights" / "9999-12-31").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--memory-limit", "1e400GB"], "memory limit '1e400GB'"),
+        (["--memory-limit", "1e9TB"], "larger than any machine's"),
+        (["--memory-limit", "nanGB"], "memory limit 'nanGB'"),
+        (["--alert-fdr", "nan"], "not a finite number"),
+    ],
+)
+def test_audit_refuses_arguments_it_cannot_use(
+    arguments: list[str], message: str, tmp_path: Path
+) -> None:
+    result = cli("audit", SAMPLE, "-o", tmp_path / "out", "--quiet", *arguments)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_audit_takes_a_usable_limit_and_rate(tmp_path: Path) -> None:
+    arguments = ["--memory-limit", "1000TB", "--alert-fdr", "0.05", "--exit-zero", "--quiet"]
+    result = cli("audit", SAMPLE, "-o", tmp_path / "out", *arguments)
+    assert result.exit_code == 0, result.output
