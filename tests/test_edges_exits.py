@@ -5,11 +5,13 @@ subprocesses, real panics and real signals."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import polars as pl
 import pytest
 from click.testing import CliRunner, Result
 
@@ -131,3 +133,43 @@ def test_audit_takes_a_usable_limit_and_rate(tmp_path: Path) -> None:
     arguments = ["--memory-limit", "1000TB", "--alert-fdr", "0.05", "--exit-zero", "--quiet"]
     result = cli("audit", SAMPLE, "-o", tmp_path / "out", *arguments)
     assert result.exit_code == 0, result.output
+
+
+# ---- a path is a name, never a pattern -------------------------------------------------
+
+
+def test_a_dataset_folder_named_like_a_glob_is_audited_and_queried(tmp_path: Path) -> None:
+    dataset = tmp_path / "ds_night [1]"
+    shutil.copytree(SAMPLE, dataset)
+    (tmp_path / "ds_night 1").mkdir()  # what `[1]` would match as a pattern
+    out = tmp_path / "out"
+    audited = cli("audit", dataset, "-o", out, "--quiet", "--exit-zero")
+    assert audited.exit_code == 0, audited.output
+    counted = cli("query", out, "SELECT count(*) AS n FROM rounds", "--format", "csv")
+    assert counted.exit_code == 0, counted.output
+    assert counted.output.splitlines()[1] == str(pl.read_parquet(SAMPLE / "rounds.parquet").height)
+
+
+def test_verify_reads_out_star_as_its_own_name_beside_out_1(tmp_path: Path) -> None:
+    for name in ("out*", "out [1]"):
+        audited = cli("audit", SAMPLE, "-o", tmp_path / name, "--quiet", "--exit-zero")
+        assert audited.exit_code == 0, audited.output
+    for name in ("out*", "out [1]"):
+        checked = cli("verify", tmp_path / name)
+        assert checked.exit_code == 0, checked.output
+        assert "intact" in checked.output
+
+
+def test_verify_still_finds_a_difference_in_a_folder_named_like_a_glob(tmp_path: Path) -> None:
+    out = tmp_path / "out*"
+    assert cli("audit", SAMPLE, "-o", out, "--quiet", "--exit-zero").exit_code == 0
+    (out / "findings.parquet").write_bytes(b"not parquet")
+    assert cli("verify", out).exit_code == 1
+
+
+@pytest.mark.parametrize("name", ["out?q", "out\\b"])
+def test_an_outdir_duckdb_cannot_name_is_refused_with_exit_2(name: str, tmp_path: Path) -> None:
+    result = cli("audit", SAMPLE, "-o", tmp_path / name, "--quiet")
+    assert result.exit_code == 2, result.output
+    assert "DuckDB cannot open a catalog" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -44,6 +44,7 @@ from auditor.defaults import parse_size
 from auditor.errors import AuditorError
 from auditor.input.remote import is_remote
 from auditor.output.files import DUCKDB_FILE
+from auditor.output.macros import admitted_folders
 from auditor.output.verify import Manifest, verified
 from auditor.output.views import INPUT_VIEWS
 
@@ -180,7 +181,7 @@ def _sandboxed(
     # The dataset's root is not admitted: the views read its files, whose folders are.
     folders = [path.parent.resolve(), scratch]
     folders += {Path(p).parent for p, ok in audited.items() if ok}
-    allowed = sorted({str(folder.resolve()).rstrip("/") + "/" for folder in folders})
+    allowed = sorted({a for folder in folders for a in admitted_folders(str(folder.resolve()))})
     # The order matters: allowed_directories cannot be set once external access is off,
     # and nothing can be set once the configuration is locked.
     con.execute("SET temp_directory = $dir", {"dir": str(scratch)})

@@ -33,7 +33,7 @@ from auditor.output.files import (
     QUARANTINE_FILE,
     SURVEILLANCE_FILE,
 )
-from auditor.output.macros import sql_literal
+from auditor.output.macros import admitted_folders, literal_path, sql_literal
 from auditor.output.outdir import TOOL
 
 # Each catalog table and the Parquet file of the set it was loaded from.
@@ -151,7 +151,7 @@ def table_problems(manifest: Manifest) -> list[str]:
     except duckdb.Error as exc:
         return [f"changed: {DUCKDB_FILE} (cannot be opened: {exc})"]
     try:
-        con.execute("SET allowed_directories = $dirs", {"dirs": [f"{folder}/"]})
+        con.execute("SET allowed_directories = $dirs", {"dirs": admitted_folders(str(folder))})
         con.execute("SET enable_external_access = false")
         return [
             p for table, file in TABLE_FILES.items() if (p := _differs(con, table, folder / file))
@@ -170,7 +170,7 @@ _SAFE = {
 
 def _differs(con: duckdb.DuckDBPyConnection, table: str, file: Path) -> str | None:
     # `table` is one of this module's own names; the file's path is quoted by DuckDB.
-    source = f"read_parquet({sql_literal(str(file))})"
+    source = f"read_parquet({sql_literal(literal_path(str(file)))})"
     try:
         row = con.execute(
             f"SELECT (SELECT count(*) FROM {table}), (SELECT count(*) FROM {source}), "
