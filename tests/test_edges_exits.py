@@ -5,17 +5,22 @@ subprocesses, real panics and real signals."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 from click.testing import CliRunner, Result
 
 from auditor.cli import main
+from auditor.output.files import DUCKDB_FILE
+from auditor.output.outdir import MANIFEST_FILE
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 AUDITOR = str(Path(sys.executable).with_name("auditor"))
@@ -173,3 +178,76 @@ def test_an_outdir_duckdb_cannot_name_is_refused_with_exit_2(name: str, tmp_path
     assert result.exit_code == 2, result.output
     assert "DuckDB cannot open a catalog" in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+# ---- a set or an archive written by something else is exit 2 ---------------------------
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("audited") / "out"
+    assert cli("audit", SAMPLE, "-o", out, "--quiet", "--exit-zero").exit_code == 0
+    return out
+
+
+@pytest.fixture
+def copy_of(audited: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    shutil.copytree(audited, out, symlinks=True)
+    return out
+
+
+def _edit_manifest(out: Path, edit) -> None:
+    manifest = json.loads((out / MANIFEST_FILE).read_text())
+    edit(manifest)
+    (out / MANIFEST_FILE).write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("where", ["files", "inputs"])
+@pytest.mark.parametrize("command", ["verify", "query"])
+def test_a_manifest_size_that_is_not_a_number_is_refused_with_exit_2(
+    copy_of: Path, where: str, command: str
+) -> None:
+    def spoil(manifest: dict) -> None:
+        entry = manifest["files"][DUCKDB_FILE] if where == "files" else manifest["inputs"][0]
+        entry["bytes"] = "x"
+
+    arguments = [command, copy_of] + (["SELECT 1"] if command == "query" else [])
+    assert cli(*arguments).exit_code == 0
+    _edit_manifest(copy_of, spoil)
+    result = cli(*arguments)
+    assert result.exit_code == 2, result.output
+    assert "malformed" in result.output
+
+
+@pytest.mark.parametrize("marker", ["[]", '"archive"', "null", "3"])
+def test_an_archive_marker_that_is_not_an_object_is_exit_2(
+    audited: Path, tmp_path: Path, marker: str
+) -> None:
+    archive = tmp_path / "archive"
+    assert cli("archive", "add", archive, audited).exit_code == 0
+    assert cli("archive", "list", archive).exit_code == 0
+    (archive / "archive.json").write_text(marker)
+    before = sorted(p.relative_to(archive) for p in archive.rglob("*"))
+    result = cli("archive", "add", archive, audited)
+    assert result.exit_code == 2, result.output
+    assert "not an archive of auditor" in result.output
+    assert sorted(p.relative_to(archive) for p in archive.rglob("*")) == before
+
+
+def test_a_run_id_no_audit_writes_is_refused_with_exit_2(copy_of: Path, tmp_path: Path) -> None:
+    with duckdb.connect(str(copy_of / DUCKDB_FILE)) as con:
+        con.execute("UPDATE runs SET run_id = $id", {"id": "a" * 300})
+    data = (copy_of / DUCKDB_FILE).read_bytes()
+    _edit_manifest(
+        copy_of,
+        lambda m: m["files"].update(
+            {DUCKDB_FILE: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}}
+        ),
+    )
+    assert cli("verify", copy_of).exit_code == 0  # the set is consistent: only its id is odd
+    archive = tmp_path / "archive"
+    result = cli("archive", "add", archive, copy_of)
+    assert result.exit_code == 2, result.output
+    assert "records no run" in result.output
+    assert not (archive / "runs").exists() or not any((archive / "runs").iterdir())

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -43,6 +44,9 @@ ADD_WAIT_SECONDS = 300.0
 # What an archive being made holds before its marker (an add killed while making it).
 _PARTS = {RUNS, LEDGER_FILE, f".{ARCHIVE_FILE}.tmp"}  # and .adding-* folders
 TOOL = "auditor"
+# A run's id as the audit writes it (32 hex digits), and a folder name of the archive: a
+# longer or stranger one was written by something else and would make no folder.
+_RUN_ID = re.compile(r"[0-9a-f]{32}")
 
 
 class ArchiveError(AuditorError):
@@ -88,7 +92,7 @@ def _check_marker(marker: Path) -> None:
         data = json.loads(marker.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ArchiveError(f"{marker}: unreadable ({exc})") from exc
-    if data.get("tool") != TOOL or data.get("kind") != "archive":
+    if not isinstance(data, dict) or data.get("tool") != TOOL or data.get("kind") != "archive":
         raise ArchiveError(f"{marker}: not an archive of {TOOL}")
     if data.get("format") != ARCHIVE_FORMAT:
         raise ArchiveError(
@@ -153,7 +157,7 @@ def _run_id(outdir: Path) -> str:
         raise ArchiveError(f"{outdir}: its catalog records no run ({exc})") from exc
     finally:
         con.close()
-    if row is None or not str(row[0]).isalnum():
+    if row is None or not _RUN_ID.fullmatch(str(row[0])):
         raise ArchiveError(f"{outdir}: its catalog records no run")
     return str(row[0])
 

@@ -79,18 +79,27 @@ def read_manifest(folder: Path) -> Manifest:
     if not isinstance(data, dict) or data.get("tool") != TOOL:
         raise NotAnOutputSet(f"{path}: not a manifest written by {TOOL}", path=str(path))
     files = data.get("files")
-    if not isinstance(files, dict) or not all(_inside_set(name) for name in files):
+    if not isinstance(files, dict) or not all(
+        _inside_set(name) and _sized(entry) for name, entry in files.items()
+    ):
         raise NotAnOutputSet(
             f"{path}: its file list is malformed or names a file outside the set",
             path=str(path),
         )
-    inputs = tuple(
-        (str(entry["path"]), int(entry["bytes"]))
-        for entry in data.get("inputs") or ()
-        if isinstance(entry, dict) and "path" in entry and "bytes" in entry
-    )
+    recorded = data.get("inputs") or ()
+    if not isinstance(recorded, list) or not all(_sized(entry) for entry in recorded):
+        raise NotAnOutputSet(f"{path}: its list of input files is malformed", path=str(path))
+    inputs = tuple((str(entry["path"]), entry["bytes"]) for entry in recorded if "path" in entry)
     dataset = data.get("dataset")
     return Manifest(folder, files, str(dataset) if dataset else None, inputs)
+
+
+def _sized(entry: object) -> bool:
+    """An entry whose `bytes` is a count of bytes: a whole number, not text or a flag."""
+    if not isinstance(entry, dict):
+        return False
+    size = entry.get("bytes")
+    return isinstance(size, int) and not isinstance(size, bool) and size >= 0
 
 
 def _inside_set(name: object) -> bool:
