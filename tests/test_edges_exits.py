@@ -11,16 +11,23 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from auditor.schemas import MONEY_BOUND
 from click.testing import CliRunner, Result
 
 from auditor.cli import main
 from auditor.output.files import DUCKDB_FILE
 from auditor.output.outdir import MANIFEST_FILE
+
+from .conftest import base_rows, contract_frame
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 AUDITOR = str(Path(sys.executable).with_name("auditor"))
@@ -251,3 +258,97 @@ def test_a_run_id_no_audit_writes_is_refused_with_exit_2(copy_of: Path, tmp_path
     assert result.exit_code == 2, result.output
     assert "records no run" in result.output
     assert not (archive / "runs").exists() or not any((archive / "runs").iterdir())
+
+
+# ---- values past what the audit can compute with are quarantined -----------------------
+
+
+def _validate_json(dataset: Path) -> tuple[int, list[dict]]:
+    result = cli("validate", dataset, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.output)["quarantine"]
+
+
+def _with_dealt_at(write_dataset, unit: str, first_value: int) -> Path:
+    """The base dataset with the first round's dealt_at stored in `unit` as `first_value`."""
+    dataset = write_dataset()
+    rounds = pq.read_table(dataset / "rounds.parquet")
+    at = rounds.schema.get_field_index("dealt_at")
+    values = rounds.column(at).cast(pa.timestamp(unit, "UTC")).cast(pa.int64()).to_pylist()
+    values[0] = first_value
+    stored = pa.array(values, pa.int64()).cast(pa.timestamp(unit, "UTC"))
+    pq.write_table(
+        rounds.set_column(at, pa.field("dealt_at", stored.type), stored), dataset / "rounds.parquet"
+    )
+    return dataset
+
+
+@pytest.mark.parametrize(
+    ("unit", "value"), [("us", 2**63 - 1), ("ms", 2**62), ("us", -(2**63) + 1)]
+)
+def test_a_timestamp_outside_years_1_to_9999_is_quarantined(
+    write_dataset, tmp_path: Path, unit: str, value: int
+) -> None:
+    dataset = _with_dealt_at(write_dataset, unit, value)
+    status, quarantine = _validate_json(dataset)
+    assert status == 1
+    entry = next(q for q in quarantine if q["column"] == "dealt_at")
+    assert entry["reason"] == "out of range: a timestamp outside the years 1 to 9999"
+    assert entry["value"] == f"{value} {unit} from 1970-01-01"
+    audited = cli("audit", dataset, "-o", tmp_path / "out", "--quiet", "--exit-zero")
+    assert audited.exit_code == 0, audited.output
+
+
+def test_a_timestamp_in_year_9999_passes_validation(write_dataset) -> None:
+    last_second = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()) * 10**6
+    dataset = _with_dealt_at(write_dataset, "us", last_second)
+    _, quarantine = _validate_json(dataset)
+    assert [q for q in quarantine if q["column"] == "dealt_at"] == []
+
+
+def test_a_wider_decimal_too_large_is_out_of_range_not_missing(write_dataset) -> None:
+    wagers = contract_frame("wagers", base_rows()["wagers"])
+    wider = pl.Decimal(38, 2)
+    huge = pl.lit(Decimal("1e30")).cast(wider)
+    wagers = wagers.with_columns(
+        pl.when(pl.int_range(pl.len()) == 0)
+        .then(huge)
+        .otherwise(pl.col("amount").cast(wider))
+        .alias("amount")
+    )
+    status, quarantine = _validate_json(write_dataset(frames={"wagers": wagers}))
+    assert status == 1
+    assert [
+        (q["column"], q["reason"].split(":")[0]) for q in quarantine if q["table"] == "wagers"
+    ] == [("amount", "out of range")]
+
+
+def test_a_wider_decimal_that_fits_passes(write_dataset) -> None:
+    wagers = contract_frame("wagers", base_rows()["wagers"])
+    wagers = wagers.with_columns(pl.col("amount").cast(pl.Decimal(38, 2)))
+    assert _validate_json(write_dataset(frames={"wagers": wagers})) == (0, [])
+
+
+def test_payouts_at_the_largest_decimal_are_quarantined_not_a_crash(
+    write_dataset, tmp_path: Path
+) -> None:
+    rows = base_rows()
+    largest = Decimal("9999999999999999.99")  # what decimal(18,2) holds
+    for wager in rows["wagers"]:
+        wager.update(amount=largest, payout=largest, result="win")
+    dataset = write_dataset(rows)
+    status, quarantine = _validate_json(dataset)
+    assert status == 1
+    reasons = {(q["column"], q["reason"]) for q in quarantine if q["table"] == "wagers"}
+    assert {column for column, _ in reasons} == {"amount", "payout"}
+    assert all(
+        reason.startswith("out of range: more than 10,000,000,000.00") for _, reason in reasons
+    )
+    audited = cli("audit", dataset, "-o", tmp_path / "out", "--quiet", "--exit-zero")
+    assert audited.exit_code == 0, audited.output
+
+
+def test_money_at_the_bound_is_audited(write_dataset) -> None:
+    rows = base_rows()
+    rows["wagers"][0]["amount"] = MONEY_BOUND
+    assert _validate_json(write_dataset(rows)) == (0, [])
