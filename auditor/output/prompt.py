@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pyarrow as pa
-
-from auditor.output.query import Catalog, QueryError, QueryInterrupted, query
+from auditor.output.query import Catalog, QueryError, QueryInterrupted, Streamed, results
 
 # ---- what is there ------------------------------------------------------------------
 
@@ -54,7 +52,7 @@ findings_located adds the table, shoe, property, ruleset, dealer and patron."""
 def prompt_loop(
     catalog: Catalog,
     read: Callable[[str], str],
-    show: Callable[[pa.Table], None],
+    show: Callable[[Streamed], None],
     say: Callable[[str], None],
     interactive: bool,
 ) -> int:
@@ -102,14 +100,14 @@ def prompt_loop(
 def _run_and_show(
     catalog: Catalog,
     text: str,
-    show: Callable[[pa.Table], None],
+    show: Callable[[Streamed], None],
     say: Callable[[str], None],
     interactive: bool,
 ) -> bool:
     """Run and show the statements of `text`; False when one failed. An interrupted one
     did not fail: the person at the prompt stopped it."""
     try:
-        for result in query(catalog, text):
+        for result in results(catalog, text, as_text=True):
             show(result)
     except (QueryInterrupted, KeyboardInterrupt):
         if not interactive:

@@ -24,7 +24,6 @@ parameters.
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import stat
@@ -32,12 +31,16 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import BinaryIO, TypeVar
 
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from auditor.defaults import parse_size
@@ -49,6 +52,7 @@ from auditor.output.verify import Manifest, verified
 from auditor.output.views import INPUT_VIEWS
 
 FORMATS = ("table", "csv", "json", "parquet")
+T = TypeVar("T")
 # How often the thread waiting on a statement wakes: a Ctrl-C may be delivered to one of
 # DuckDB's threads, and Python acts on it only once the main thread runs again.
 WAKE_SECONDS = 0.1
@@ -79,6 +83,9 @@ class Catalog:
     scratch: Path | None = None  # DuckDB's temporary folder, ours alone
     timeout: float | None = None  # seconds a statement may run
     memory_limit: str | None = None  # as given, e.g. "2GB"
+    # Results being streamed: closed with the catalog, whether read to their end or not
+    # (an open one keeps DuckDB's database, and its locked configuration, in the process).
+    readers: list[pa.RecordBatchReader] = field(default_factory=list)
 
     def moved_warning(self) -> str:
         return (
@@ -100,6 +107,8 @@ class Catalog:
         )
 
     def close(self) -> None:
+        for reader in self.readers:
+            reader.close()
         self.con.close()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
@@ -251,11 +260,68 @@ def statements(catalog: Catalog, sql: str) -> list[duckdb.Statement]:
     return found
 
 
-def run(catalog: Catalog, statement: duckdb.Statement) -> pa.Table:
-    """One checked statement's result. A statement past the catalog's timeout or memory
-    limit, or interrupted by Ctrl-C (`QueryInterrupted`), is stopped with one message."""
+def stream(catalog: Catalog, statement: duckdb.Statement, *, as_text: bool) -> Streamed:
+    """One checked statement's result, read a batch at a time as it is consumed: DuckDB
+    holds what the statement needs within the memory limit, and this process one batch.
+    `as_text`: for csv, json or a table, every column of a type those cannot show
+    (VARIANT, BLOB, BIT, ...) arrives as DuckDB's own text of it. The timeout counts from
+    the statement's start, through every batch. A statement past the catalog's timeout or
+    memory limit, or interrupted by Ctrl-C (`QueryInterrupted`), is stopped with one
+    message."""
+    deadline = None if catalog.timeout is None else time.monotonic() + catalog.timeout
+    with _statement_errors(catalog):
+        reader = _interruptible(
+            catalog, lambda: _reader(catalog.con, statement.query, as_text), deadline
+        )
+    catalog.readers.append(reader)
+    return Streamed(reader.schema, _batches(catalog, reader, deadline, as_text))
+
+
+@dataclass
+class Streamed:
+    """A statement's result: its columns, and its rows batch by batch (read once)."""
+
+    schema: pa.Schema
+    batches: Iterator[pa.RecordBatch]
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.schema.names)
+
+
+BATCH_ROWS = 64 * 1024
+
+
+def _reader(con: duckdb.DuckDBPyConnection, sql: str, as_text: bool) -> pa.RecordBatchReader:
+    relation = con.sql(sql)
+    if as_text:
+        relation = _shown_as_text(relation)
+    return relation.to_arrow_reader(BATCH_ROWS)
+
+
+def _batches(
+    catalog: Catalog, reader: pa.RecordBatchReader, deadline: float | None, as_text: bool
+) -> Iterator[pa.RecordBatch]:
+    while True:
+        with _statement_errors(catalog):
+            batch = _interruptible(catalog, lambda: _next_batch(reader), deadline)
+        if batch is None:
+            return
+        yield _infinite_times_as_text(batch) if as_text else batch
+
+
+def _next_batch(reader: pa.RecordBatchReader) -> pa.RecordBatch | None:
     try:
-        return _interruptible(catalog, statement.query)
+        return reader.read_next_batch()
+    except StopIteration:
+        return None
+
+
+@contextmanager
+def _statement_errors(catalog: Catalog) -> Iterator[None]:
+    """DuckDB's errors of a running statement as one `QueryError` each."""
+    try:
+        yield
     except duckdb.OutOfMemoryException as exc:
         if catalog.memory_limit is None:
             raise QueryError(str(exc)) from exc
@@ -277,25 +343,27 @@ def run(catalog: Catalog, statement: duckdb.Statement) -> pa.Table:
         raise QueryError(str(exc)) from exc
 
 
-def _interruptible(catalog: Catalog, sql: str) -> pa.Table:
-    """Run `sql` in a worker thread while this one waits: DuckDB has no statement timeout,
-    and a signal reaches Python only between bytecodes, never inside DuckDB. Waiting here,
-    the timeout and Ctrl-C (KeyboardInterrupt) both end in `connection.interrupt()`."""
-    outcome: dict[str, pa.Table | BaseException] = {}
+def _interruptible(catalog: Catalog, work: Callable[[], T], deadline: float | None) -> T:
+    """Run `work` in a worker thread while this one waits: DuckDB has no statement
+    timeout, and a signal reaches Python only between bytecodes, never inside DuckDB.
+    Waiting here, the timeout and Ctrl-C (KeyboardInterrupt) both end in
+    `connection.interrupt()`."""
+    outcome: dict[str, object] = {}
     finished = threading.Event()
 
-    def work() -> None:
+    def run_work() -> None:
         try:
-            outcome["result"] = catalog.con.sql(sql).to_arrow_table()
+            outcome["result"] = work()
         except BaseException as exc:  # handed to the waiting thread
             outcome["error"] = exc
         finally:
             finished.set()
 
-    threading.Thread(target=work, name="auditor-query", daemon=True).start()
+    threading.Thread(target=run_work, name="auditor-query", daemon=True).start()
     stopped: QueryError | None = None
     try:
-        if not _wait(finished, catalog.timeout):
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        if not _wait(finished, left):
             stopped = QueryError(f"query stopped after {catalog.timeout:g} s (--timeout)")
     except KeyboardInterrupt:
         stopped = QueryInterrupted("query interrupted (Ctrl-C)")
@@ -303,11 +371,10 @@ def _interruptible(catalog: Catalog, sql: str) -> pa.Table:
         _interrupt_until_finished(catalog.con, finished)
         if "error" in outcome:  # else it finished as it was stopped: its result stands
             raise stopped from outcome["error"]
-    if "error" in outcome:
-        raise outcome["error"]
-    result = outcome["result"]
-    assert isinstance(result, pa.Table)
-    return result
+    error = outcome.get("error")
+    if isinstance(error, BaseException):
+        raise error
+    return outcome["result"]  # type: ignore[return-value]
 
 
 def _wait(finished: threading.Event, timeout: float | None) -> bool:
@@ -334,26 +401,190 @@ def _interrupt_until_finished(con: duckdb.DuckDBPyConnection, finished: threadin
 
 
 def query(catalog: Catalog, sql: str) -> list[pa.Table]:
-    """Every result of `sql`, one per statement, after all of them passed the gate."""
-    return [run(catalog, statement) for statement in statements(catalog, sql)]
+    """Every result of `sql` whole, one per statement, after all of them passed the gate."""
+    return [
+        pa.Table.from_batches(list(result.batches), result.schema)
+        for result in results(catalog, sql, as_text=False)
+    ]
+
+
+def results(catalog: Catalog, sql: str, *, as_text: bool) -> Iterator[Streamed]:
+    """Every result of `sql` as it streams, one per statement, once all of them passed
+    the gate; each runs when the one before has been read to its end (a connection
+    streams one result at a time)."""
+    gated = statements(catalog, sql)
+    return (stream(catalog, statement, as_text=as_text) for statement in gated)
+
+
+# ---- showing results as text ----------------------------------------------------------
+
+# The DuckDB types polars writes as csv and json and shows in a table cell; every other
+# (VARIANT, BLOB, BIT, BIGNUM, UNION, MAP, INTERVAL, HUGEINT past 38 digits, TIME WITH
+# TIME ZONE, fixed-size arrays) is cast to VARCHAR by DuckDB, its own text of the value.
+_SHOWN_AS_IS = {
+    "boolean",
+    "tinyint",
+    "smallint",
+    "integer",
+    "bigint",
+    "utinyint",
+    "usmallint",
+    "uinteger",
+    "ubigint",
+    "float",
+    "double",
+    "decimal",
+    "varchar",
+    "uuid",
+    "enum",
+    "date",
+    "time",
+    "timestamp",
+    "timestamp_s",
+    "timestamp_ms",
+    "timestamp_ns",
+    "timestamp with time zone",
+}
+
+
+def _shown_as_is(dtype: duckdb.sqltype.DuckDBPyType) -> bool:
+    if dtype.id in ("list", "struct"):
+        return all(_shown_as_is(child) for _, child in dtype.children)
+    return dtype.id in _SHOWN_AS_IS
+
+
+def _shown_as_text(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """`relation` with each column polars cannot write cast to VARCHAR, by DuckDB's
+    expressions, never by SQL text built from the user's names."""
+    odd = [not _shown_as_is(dtype) for dtype in relation.types]
+    if not any(odd):
+        return relation
+    names = relation.columns
+    if len(set(names)) < len(names):
+        raise QueryError(
+            "the result has columns of the same name and one of a type shown as text: "
+            "give the columns distinct names (AS)"
+        )
+    return relation.select(
+        *(
+            duckdb.ColumnExpression(name).cast(duckdb.sqltypes.VARCHAR).alias(name)
+            if cast
+            else duckdb.ColumnExpression(name)
+            for name, cast in zip(names, odd, strict=True)
+        )
+    )
+
+
+def _infinite_times_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch, with each timestamp or date column that holds a value no datetime can
+    name (DuckDB's infinities, a year past 9999) as text: 'infinity', '-infinity', the
+    number and its unit, and the other values as dates and times. Polars, converting
+    such a value, panics."""
+    columns, fields = list(batch.columns), list(batch.schema)
+    for index, column in enumerate(fields):
+        if not (pa.types.is_timestamp(column.type) or pa.types.is_date32(column.type)):
+            continue
+        if pa.types.is_timestamp(column.type) and column.type.unit == "ns":
+            continue  # 64-bit nanoseconds reach years 1677 to 2262 only
+        stored_as = pa.int32() if pa.types.is_date32(column.type) else pa.int64()
+        numbers = columns[index].cast(stored_as).cast(pa.int64())
+        low, high = (bound.as_py() for bound in pc.min_max(numbers).values())
+        first, last = _shown_range(column.type)
+        if low is None or (first <= low and high <= last):
+            continue
+        columns[index] = pa.array(
+            [_instant_text(n, column.type) for n in numbers.to_pylist()], pa.string()
+        )
+        fields[index] = pa.field(column.name, pa.string())
+    return pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
+
+
+_EPOCH = datetime(1970, 1, 1)
+_STEPS = {
+    "s": timedelta(seconds=1),
+    "ms": timedelta(milliseconds=1),
+    "us": timedelta(microseconds=1),
+}
+_DAY = timedelta(days=1)
+
+
+def _step(dtype: pa.DataType) -> timedelta:
+    return _DAY if pa.types.is_date32(dtype) else _STEPS[dtype.unit]
+
+
+def _shown_range(dtype: pa.DataType) -> tuple[int, int]:
+    """The integers of `dtype` that a datetime (years 1 to 9999) can name."""
+    step = _step(dtype)
+    return (datetime.min - _EPOCH) // step, (datetime.max - _EPOCH) // step
+
+
+def _instant_text(number: int | None, dtype: pa.DataType) -> str | None:
+    if number is None:
+        return None
+    # DuckDB's infinities: the type's largest integer and its negation.
+    largest = 2**31 - 1 if pa.types.is_date32(dtype) else 2**63 - 1
+    if abs(number) == largest:
+        return "infinity" if number > 0 else "-infinity"
+    first, last = _shown_range(dtype)
+    if not first <= number <= last:
+        unit = "days" if pa.types.is_date32(dtype) else dtype.unit
+        return f"{number} {unit} from 1970-01-01"
+    instant = _EPOCH + number * _step(dtype)
+    if pa.types.is_date32(dtype):
+        return instant.date().isoformat()
+    return instant.isoformat(sep=" ") + ("+00:00" if dtype.tz else "")
 
 
 # ---- writing results ----------------------------------------------------------------
 
 
-def encode(result: pa.Table, fmt: str) -> bytes:
-    """A result as csv, json (an array of objects) or parquet bytes."""
-    frame = pl.from_arrow(result)
+def write_result(result: Streamed, fmt: str, sink: BinaryIO) -> None:
+    """A result as csv, json (an array of objects) or parquet, written to `sink` a batch
+    at a time: what is held is one batch, never the whole result."""
+    if fmt not in FORMATS[1:]:
+        raise QueryError(f"unknown format {fmt!r}; one of {', '.join(FORMATS[1:])}")
+    try:
+        if fmt == "parquet":
+            _write_parquet(result, sink)
+        elif fmt == "json":
+            _write_json(result, sink)
+        else:
+            _write_csv(result, sink)
+    except (pa.ArrowException, pl.exceptions.PolarsError) as exc:
+        raise QueryError(f"the result cannot be written as {fmt}: {exc}") from exc
+
+
+def _write_parquet(result: Streamed, sink: BinaryIO) -> None:
+    with pq.ParquetWriter(sink, result.schema, compression="zstd") as writer:
+        for batch in result.batches:
+            writer.write_batch(batch)
+
+
+def _write_json(result: Streamed, sink: BinaryIO) -> None:
+    # One array, as polars' write_json writes a frame: its objects, batch by batch.
+    sink.write(b"[")
+    first = True
+    for batch in result.batches:
+        lines = _frame(batch).write_ndjson().encode().splitlines()
+        if lines:
+            sink.write((b"" if first else b",") + b",".join(lines))
+            first = False
+    sink.write(b"]\n")
+
+
+def _write_csv(result: Streamed, sink: BinaryIO) -> None:
+    header = True
+    for batch in result.batches:
+        sink.write(_flat(_frame(batch)).write_csv(include_header=header).encode())
+        header = False
+    if header:  # no rows: the header alone
+        sink.write(_flat(_frame(result.schema.empty_table())).write_csv().encode())
+
+
+def _frame(batch: pa.RecordBatch | pa.Table) -> pl.DataFrame:
+    frame = pl.from_arrow(batch)
     assert isinstance(frame, pl.DataFrame)
-    if fmt == "parquet":
-        sink = io.BytesIO()
-        pq.write_table(result, sink, compression="zstd")
-        return sink.getvalue()
-    if fmt == "json":
-        return frame.write_json().encode() + b"\n"
-    if fmt == "csv":
-        return _flat(frame).write_csv().encode()
-    raise QueryError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+    return frame
 
 
 def _flat(frame: pl.DataFrame) -> pl.DataFrame:
@@ -364,12 +595,17 @@ def _flat(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def cells(result: pa.Table, limit: int) -> Iterator[list[str | None]]:
-    """The first `limit` rows as text, NULL as None."""
-    frame = pl.from_arrow(result.slice(0, limit))
-    assert isinstance(frame, pl.DataFrame)
-    for row in frame.iter_rows():
-        yield [None if v is None else _text(v) for v in row]
+def first_rows(result: Streamed, limit: int) -> tuple[list[list[str | None]], int]:
+    """The first `limit` rows as text (NULL as None), and how many rows the result has:
+    the rest are counted as they stream past, never held."""
+    shown: list[list[str | None]] = []
+    rows = 0
+    for batch in result.batches:
+        rows += batch.num_rows
+        if len(shown) < limit:
+            for row in _frame(batch.slice(0, limit - len(shown))).iter_rows():
+                shown.append([None if v is None else _text(v) for v in row])
+    return shown, rows
 
 
 def _text(value: object) -> str:
