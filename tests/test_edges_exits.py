@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -352,3 +353,95 @@ def test_money_at_the_bound_is_audited(write_dataset) -> None:
     rows = base_rows()
     rows["wagers"][0]["amount"] = MONEY_BOUND
     assert _validate_json(write_dataset(rows)) == (0, [])
+
+
+# ---- query: every type shown or written, the result held to --memory-limit -----------
+
+
+@pytest.mark.parametrize(
+    ("sql", "shown"),
+    [
+        ("SELECT 1::VARIANT AS v", "1"),
+        ("SELECT 'a\\x00'::BLOB AS v", "a\\x00"),
+        ("SELECT '101'::BIT AS v", "101"),
+        ("SELECT 'infinity'::TIMESTAMP AS v", "infinity"),
+        ("SELECT '-infinity'::TIMESTAMPTZ AS v", "-infinity"),
+        ("SELECT 'infinity'::DATE AS v", "infinity"),
+        ("SELECT map([1], [2]) AS v", "{1=2}"),
+        ("SELECT INTERVAL 3 DAY AS v", "3 days"),
+    ],
+)
+def test_query_writes_every_type_as_text(audited: Path, sql: str, shown: str) -> None:
+    as_json = cli("query", audited, sql, "--format", "json")
+    assert as_json.exit_code == 0, as_json.output
+    assert json.loads(as_json.output) == [{"v": shown}]
+    as_csv = cli("query", audited, sql, "--format", "csv")
+    assert as_csv.exit_code == 0, as_csv.output
+    assert as_csv.output.splitlines() == ["v", shown]
+    as_table = cli("query", audited, sql)
+    assert as_table.exit_code == 0, as_table.output
+    assert shown in as_table.output
+
+
+def test_query_keeps_ordinary_values_typed(audited: Path) -> None:
+    sql = (
+        "SELECT 1 AS n, 'x' AS s, TIMESTAMPTZ '2026-11-24 18:00:00+00' AS t, "
+        "2.50::DECIMAL(18,2) AS d"
+    )
+    result = cli("query", audited, sql, "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == [
+        {"n": 1, "s": "x", "t": "2026-11-24T18:00:00+00:00", "d": "2.50"}
+    ]
+
+
+def test_a_result_shown_as_text_needs_distinct_column_names(audited: Path) -> None:
+    result = cli("query", audited, "SELECT 1::VARIANT AS a, 2 AS a", "--format", "json")
+    assert result.exit_code == 2, result.output
+    assert "distinct names" in result.output
+
+
+def test_a_query_written_to_parquet_keeps_the_infinite_timestamp(
+    audited: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "r.parquet"
+    result = cli("query", audited, "SELECT 'infinity'::TIMESTAMP AS t", "-o", target)
+    assert result.exit_code == 0, result.output
+    assert pq.read_table(target).column("t").cast(pa.int64()).to_pylist() == [2**63 - 1]
+
+
+def test_a_stopped_query_leaves_the_file_it_would_replace(audited: Path, tmp_path: Path) -> None:
+    target = tmp_path / "r.csv"
+    target.write_text("before\n")
+    result = cli(
+        "query",
+        audited,
+        "SELECT list(range) FROM range(100000000)",
+        "-o",
+        target,
+        "--memory-limit",
+        "100MB",
+    )
+    assert result.exit_code == 2, result.output
+    assert target.read_text() == "before\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv"]
+
+
+ONE_GB = "SELECT repeat('x', 1000) AS s FROM range(1000000)"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_a_1gb_result_is_written_within_a_fraction_of_its_size(audited: Path, fmt: str) -> None:
+    """Before, the whole result was fetched, converted and encoded at once: 3.1 GB of
+    memory for this 1 GB result under --memory-limit 100MB. Streamed, about 0.3 GB, most
+    of it the libraries' own."""
+    child = subprocess.Popen(
+        [AUDITOR, "query", str(audited), ONE_GB, "--format", fmt, "--memory-limit", "100MB"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    assert child.returncode == 0, child.stderr.read() if child.stderr else ""
+    peak_bytes = usage.ru_maxrss * 1024  # kilobytes on Linux
+    assert peak_bytes < 600 * 2**20, f"peak {peak_bytes / 2**20:.0f} MiB"

@@ -289,7 +289,7 @@ class Streamed:
         return list(self.schema.names)
 
 
-BATCH_ROWS = 64 * 1024
+BATCH_ROWS = 8 * 1024
 
 
 def _reader(con: duckdb.DuckDBPyConnection, sql: str, as_text: bool) -> pa.RecordBatchReader:
