@@ -10,7 +10,10 @@ positional OUT of `simulate`) still work, with a one-line note on stderr.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
+from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
 from typing import NoReturn
@@ -43,30 +46,96 @@ from auditor.errors import AuditorError
 EXIT_READER_GONE = 141  # 128 + SIGPIPE, as a shell reports `yes | head`
 
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C ended
+
+
 class _Commands(click.Group):
     """The commands, with one answer to what none of them expected: exit 3 and the
-    traceback in a file, never exit 1, which a scheduler reads as "findings written"."""
+    traceback in a file, never exit 1, which a scheduler reads as "findings written";
+    and one answer to Ctrl-C, whatever a library turned it into: exit 130."""
+
+    def main(self, *args, **kwargs):
+        if not kwargs.get("standalone_mode", True):
+            return super().main(*args, **kwargs)
+        # Noted as it arrives: DuckDB turns the KeyboardInterrupt it raises into an error of
+        # its own ("Query interrupted"), a clean-up may raise another while it unwinds,
+        # and click's own handling of one says "Aborted!" with exit 1.
+        _interrupt.arm()
+        try:
+            try:
+                super().main(*args, **kwargs)
+                status: int | str | None = 0
+            except SystemExit as done:
+                status = done.code
+        except KeyboardInterrupt:
+            status = EXIT_INTERRUPTED
+        if _interrupt.noted and status != EXIT_INTERRUPTED:
+            status = EXIT_INTERRUPTED
+            click.echo("interrupted", err=True)
+        # Run as the process (click reads its arguments from sys.argv), the status is
+        # decided: a Ctrl-C while the interpreter shuts down would end it by the signal
+        # instead. Called with arguments (a test, a program), the caller's handler is back.
+        _interrupt.disarm(ignore_later=not args and kwargs.get("args") is None)
+        raise SystemExit(status)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
-        except AuditorError as error:
-            fail(error)
         except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
+            _interrupted()
+        except AuditorError as error:
+            if _interrupt.noted:
+                _interrupted()
+            fail(error)
         except BrokenPipeError:
             _reader_gone()
         except Exception as error:  # every unexpected error, by design
+            if _interrupt.noted:
+                _interrupted()
             crash(error)
         except BaseException as error:
             # polars' PanicException derives from BaseException, not Exception: a panic
             # is a defect, exit 3, while a signal's or an exit's own status stands.
             if isinstance(error, SystemExit | GeneratorExit):
                 raise
+            if _interrupt.noted:
+                _interrupted()
             crash(error)
+
+
+class _InterruptNote:
+    """Ctrl-C (SIGINT), noted when it arrives and then raised as Python does."""
+
+    def __init__(self) -> None:
+        self.noted = False
+        self._before: Callable | int | None = None
+
+    def arm(self) -> None:
+        """Note each Ctrl-C from now on (signals reach the main thread only)."""
+        self.noted = False
+        if threading.current_thread() is threading.main_thread():
+            self._before = signal.signal(signal.SIGINT, self._on_signal)
+
+    def disarm(self, ignore_later: bool) -> None:
+        """The handler there was before, or none with `ignore_later`: the status is
+        decided."""
+        if self._before is not None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_later else self._before)
+            self._before = None
+
+    def _on_signal(self, _signum: int, _frame: object) -> None:
+        self.noted = True
+        raise KeyboardInterrupt
+
+
+_interrupt = _InterruptNote()
+
+
+def _interrupted() -> NoReturn:
+    click.echo("interrupted", err=True)
+    sys.exit(EXIT_INTERRUPTED)
 
 
 def _reader_gone() -> NoReturn:

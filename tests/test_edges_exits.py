@@ -9,9 +9,11 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -445,3 +447,59 @@ def test_a_1gb_result_is_written_within_a_fraction_of_its_size(audited: Path, fm
     assert child.returncode == 0, child.stderr.read() if child.stderr else ""
     peak_bytes = usage.ru_maxrss * 1024  # kilobytes on Linux
     assert peak_bytes < 600 * 2**20, f"peak {peak_bytes / 2**20:.0f} MiB"
+
+
+# ---- Ctrl-C in the audit's output phase is 130 -----------------------------------------
+
+# Moments after the output phase begins (its staging folder appears beside OUTDIR), each
+# tried while the set is being written (the staging folder still there).
+SIGINT_DELAYS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0)
+
+
+@pytest.fixture(scope="module")
+def night(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("night") / "night"
+    dealt = cli("simulate", "-o", folder, "--rounds", 500, "--faults", 0.05)
+    assert dealt.exit_code == 0, dealt.output
+    return folder
+
+
+def _interrupt_output_phase(dataset: Path, out: Path, delay: float) -> tuple[int, str] | None:
+    """Audit `dataset` into `out` and send SIGINT `delay` seconds into the output phase;
+    the exit status and stderr, or None when the set was written before the signal."""
+    audit = subprocess.Popen(
+        [AUDITOR, "audit", str(dataset), "-o", str(out), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    def staging() -> list[Path]:
+        return list(out.parent.glob(f".{out.name}.run-*"))
+
+    while audit.poll() is None and not staging():
+        time.sleep(0.001)
+    time.sleep(delay)
+    if audit.poll() is not None or not staging():  # the set is written: the run is over
+        audit.communicate()
+        return None
+    audit.send_signal(signal.SIGINT)
+    _, err = audit.communicate()
+    return audit.returncode, err
+
+
+def test_ctrl_c_in_the_output_phase_exits_130_every_time(night: Path, tmp_path: Path) -> None:
+    signalled = 0
+    for attempt, delay in enumerate(SIGINT_DELAYS):
+        out = tmp_path / f"out{attempt}"
+        outcome = _interrupt_output_phase(night, out, delay)
+        if outcome is None:
+            continue
+        signalled += 1
+        status, err = outcome
+        assert status == 130, f"after {delay} s: exit {status}\n{err}"
+        assert err.strip().splitlines()[-1] == "interrupted"
+        assert "internal error" not in err
+        assert not list(tmp_path.glob(f".{out.name}.run-*")), "staging left behind"
+        # Interrupted before its switch, the set is not there; just after it, it is whole.
+        assert not out.exists() or cli("verify", out).exit_code == 0
+    assert signalled >= len(SIGINT_DELAYS) // 2
