@@ -10,10 +10,7 @@ positional OUT of `simulate`) still work, with a one-line note on stderr.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
-from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
 from typing import NoReturn
@@ -42,6 +39,7 @@ from auditor.commands.terminal import crash, fail, stdout, visible
 from auditor.commands.verify import verify
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
+from auditor.interrupts import InterruptNote
 
 EXIT_READER_GONE = 141  # 128 + SIGPIPE, as a shell reports `yes | head`
 
@@ -105,32 +103,7 @@ class _Commands(click.Group):
             crash(error)
 
 
-class _InterruptNote:
-    """Ctrl-C (SIGINT), noted when it arrives and then raised as Python does."""
-
-    def __init__(self) -> None:
-        self.noted = False
-        self._before: Callable | int | None = None
-
-    def arm(self) -> None:
-        """Note each Ctrl-C from now on (signals reach the main thread only)."""
-        self.noted = False
-        if threading.current_thread() is threading.main_thread():
-            self._before = signal.signal(signal.SIGINT, self._on_signal)
-
-    def disarm(self, ignore_later: bool) -> None:
-        """The handler there was before, or none with `ignore_later`: the status is
-        decided."""
-        if self._before is not None:
-            signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_later else self._before)
-            self._before = None
-
-    def _on_signal(self, _signum: int, _frame: object) -> None:
-        self.noted = True
-        raise KeyboardInterrupt
-
-
-_interrupt = _InterruptNote()
+_interrupt = InterruptNote()
 
 
 def _interrupted() -> NoReturn:

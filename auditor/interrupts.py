@@ -1,11 +1,12 @@
-"""Ctrl-C held back for the few steps that must not stop halfway: a clean-up that an
-interrupt would leave half done (a staging folder half removed) is finished first."""
+"""Ctrl-C: noted as it arrives, whatever a library turns it into, so that the command
+line exits 130; and held back for the few steps that must not stop halfway, a clean-up
+that an interrupt would leave half done (a staging folder half removed)."""
 
 from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
@@ -27,3 +28,40 @@ def interrupts_deferred() -> Iterator[None]:
             before(signal.SIGINT, None)
         elif arrived and before == signal.SIG_DFL:
             raise KeyboardInterrupt
+
+
+class InterruptNote:
+    """Ctrl-C (SIGINT), noted when it arrives and then raised as Python does."""
+
+    def __init__(self) -> None:
+        self._before: Callable | int | None = None
+
+    @property
+    def noted(self) -> bool:
+        return _noted.is_set()
+
+    def arm(self) -> None:
+        """Note each Ctrl-C from now on (signals reach the main thread only)."""
+        _noted.clear()
+        if threading.current_thread() is threading.main_thread():
+            self._before = signal.signal(signal.SIGINT, self._on_signal)
+
+    def disarm(self, ignore_later: bool) -> None:
+        """The handler there was before, or none with `ignore_later`: the status is
+        decided."""
+        if self._before is not None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_later else self._before)
+            self._before = None
+
+    def _on_signal(self, _signum: int, _frame: object) -> None:
+        _noted.set()
+        raise KeyboardInterrupt
+
+
+_noted = threading.Event()
+
+
+def interrupt_handled() -> None:
+    """A Ctrl-C was answered in full (a prompt stopped its statement and goes on): it no
+    longer decides the exit status."""
+    _noted.clear()

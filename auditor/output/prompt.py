@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from auditor.interrupts import interrupt_handled
 from auditor.output.query import Catalog, QueryError, QueryInterrupted, Streamed, results
 
 # ---- what is there ------------------------------------------------------------------
@@ -72,6 +73,7 @@ def prompt_loop(
         except KeyboardInterrupt:
             if not interactive:
                 raise
+            interrupt_handled()
             buffer = []
             say("")
             continue
@@ -112,6 +114,7 @@ def _run_and_show(
     except (QueryInterrupted, KeyboardInterrupt):
         if not interactive:
             raise
+        interrupt_handled()
         say("query interrupted (Ctrl-C)")
     except QueryError as error:
         say(f"error: {error}")
