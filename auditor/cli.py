@@ -9,11 +9,9 @@ positional OUT of `simulate`) still work, with a one-line note on stderr.
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import date, timedelta
 from pathlib import Path
-from typing import NoReturn
 
 import click
 from rich.table import Table
@@ -21,6 +19,7 @@ from rich.table import Table
 from auditor import __version__
 from auditor.commands.archive import add_after_audit, archive, review
 from auditor.commands.diff import diff
+from auditor.commands.exits import Commands
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
 from auditor.commands.options import (
     FiniteFloatRange,
@@ -35,92 +34,13 @@ from auditor.commands.query import query
 from auditor.commands.report import report
 from auditor.commands.rules import rules
 from auditor.commands.surveil import surveil
-from auditor.commands.terminal import crash, fail, stdout, visible
+from auditor.commands.terminal import fail, stdout, visible
 from auditor.commands.verify import verify
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
-from auditor.interrupts import InterruptNote
-
-EXIT_READER_GONE = 141  # 128 + SIGPIPE, as a shell reports `yes | head`
 
 
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C ended
-
-
-class _Commands(click.Group):
-    """The commands, with one answer to what none of them expected: exit 3 and the
-    traceback in a file, never exit 1, which a scheduler reads as "findings written";
-    and one answer to Ctrl-C, whatever a library turned it into: exit 130."""
-
-    def main(self, *args, **kwargs):
-        if not kwargs.get("standalone_mode", True):
-            return super().main(*args, **kwargs)
-        # Noted as it arrives: DuckDB turns the KeyboardInterrupt it raises into an error of
-        # its own ("Query interrupted"), a clean-up may raise another while it unwinds,
-        # and click's own handling of one says "Aborted!" with exit 1.
-        _interrupt.arm()
-        try:
-            try:
-                super().main(*args, **kwargs)
-                status: int | str | None = 0
-            except SystemExit as done:
-                status = done.code
-        except KeyboardInterrupt:
-            status = EXIT_INTERRUPTED
-        if _interrupt.noted and status != EXIT_INTERRUPTED:
-            status = EXIT_INTERRUPTED
-            click.echo("interrupted", err=True)
-        # Run as the process (click reads its arguments from sys.argv), the status is
-        # decided: a Ctrl-C while the interpreter shuts down would end it by the signal
-        # instead. Called with arguments (a test, a program), the caller's handler is back.
-        _interrupt.disarm(ignore_later=not args and kwargs.get("args") is None)
-        raise SystemExit(status)
-
-    def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
-            raise
-        except KeyboardInterrupt:
-            _interrupted()
-        except AuditorError as error:
-            if _interrupt.noted:
-                _interrupted()
-            fail(error)
-        except BrokenPipeError:
-            _reader_gone()
-        except Exception as error:  # every unexpected error, by design
-            if _interrupt.noted:
-                _interrupted()
-            crash(error)
-        except BaseException as error:
-            # polars' PanicException derives from BaseException, not Exception: a panic
-            # is a defect, exit 3, while a signal's or an exit's own status stands.
-            if isinstance(error, SystemExit | GeneratorExit):
-                raise
-            if _interrupt.noted:
-                _interrupted()
-            crash(error)
-
-
-_interrupt = InterruptNote()
-
-
-def _interrupted() -> NoReturn:
-    click.echo("interrupted", err=True)
-    sys.exit(EXIT_INTERRUPTED)
-
-
-def _reader_gone() -> NoReturn:
-    """The reader of a pipe stopped reading (`auditor rules --format csv | head`): stop
-    quietly, with the status a shell gives a command that SIGPIPE ended. Whatever is
-    still buffered goes nowhere, so that exiting does not fail on the closed pipe too."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    sys.exit(EXIT_READER_GONE)
-
-
-@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="auditor")
 def main() -> None:
     """Compliance hand-history auditor for casino baccarat.

@@ -152,7 +152,8 @@ def _check_folder_of(target: Path) -> None:
 def _write_file(target: Path, result, fmt: str) -> None:
     """The result into a file beside `target`, which replaces it once whole: a statement
     stopped midway (--memory-limit, Ctrl-C) leaves `target` as it was."""
-    from auditor.output.query import QueryError, write_result
+    from auditor.output.query import QueryError
+    from auditor.output.results import write_result
 
     try:
         handle, staged = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -180,7 +181,8 @@ def _write_data(result, fmt: str) -> None:
     """A result as it is to a file or a pipe (machine formats); to a terminal, csv or json
     with the data's control and bidirectional characters escaped, and no parquet. Either
     way a batch at a time."""
-    from auditor.output.query import QueryError, write_result
+    from auditor.output.query import QueryError
+    from auditor.output.results import write_result
 
     if not stdout_is_terminal():
         sys.stdout.flush()  # text already printed goes first
@@ -205,7 +207,7 @@ class _EscapedTerminal(io.RawIOBase):
 
 
 def _show_result(result) -> None:
-    from auditor.output.query import first_rows
+    from auditor.output.results import first_rows
 
     table = Table(show_lines=False)
     for name in result.column_names:

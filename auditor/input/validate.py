@@ -46,19 +46,11 @@ from auditor.input.quarantine import (
     quarantine_rows,
     shortened_text,
 )
+from auditor.input.ranges import out_of_range
 from auditor.input.scan import raw_scan, run_batches, scan_table, table_runs
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import RulePack
-from auditor.schemas import (
-    MAX_ID_CHARS,
-    MODELS,
-    MONEY_BOUND,
-    VALID_CARDS,
-    bounded_text_columns,
-    money_columns,
-    timestamp_columns,
-    within_years,
-)
+from auditor.schemas import MAX_ID_CHARS, MODELS, VALID_CARDS, bounded_text_columns
 
 COUNTS_SCHEMA = {
     "table": pl.String(),
@@ -242,7 +234,7 @@ def _batches(dataset: Dataset, batch_ids: BatchIds | None) -> Iterator[_Batch]:
                 if batch_ids is not None:
                     batch_ids.add(table, rows)
                 overflows = concat_quarantine(
-                    [_overflows(source, raw), _out_of_range(source, raw, rows)]
+                    [_overflows(source, raw), out_of_range(source.table, raw)]
                 )
                 yield _Batch(source, rows, overflows, _too_long(source, raw, rows))
 
@@ -277,47 +269,6 @@ def _overflows(source: SourceFile, raw: pl.DataFrame) -> pl.DataFrame:
                     check="fits_type",
                     value=pl.col(column).cast(pl.String),
                     reason=f"value does not fit the contract type {dtype}",
-                )
-            )
-    return concat_quarantine(frames)
-
-
-def _out_of_range(source: SourceFile, raw: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    """Quarantine rows of money past `MONEY_BOUND` (measured in the file's own column: a
-    wider decimal's value would read as missing once cast) and of timestamps outside the
-    years 1 to 9999, which no later stage could compute with or show."""
-    frames = []
-    for column in money_columns(source.table):
-        if column not in raw.columns:
-            continue
-        past = raw.filter(pl.col(column).abs() > MONEY_BOUND)
-        if past.height:
-            frames.append(
-                quarantine_rows(
-                    source.table,
-                    past,
-                    column=column,
-                    check="in_range",
-                    value=pl.col(column),
-                    reason=f"out of range: more than {MONEY_BOUND:,} dollars, past what the "
-                    "settlement's arithmetic in cents holds",
-                )
-            )
-    for column in timestamp_columns(source.table):
-        if column not in raw.columns:
-            continue
-        unit = raw.schema[column].time_unit
-        outside = raw.filter(pl.col(column).is_not_null() & ~within_years(pl.col(column), unit))
-        if outside.height:
-            frames.append(
-                quarantine_rows(
-                    source.table,
-                    outside,
-                    column=column,
-                    check="in_range",
-                    # As the number the file holds: the timestamp itself has no text.
-                    value=pl.format(f"{{}} {unit} from 1970-01-01", pl.col(column).dt.epoch(unit)),
-                    reason="out of range: a timestamp outside the years 1 to 9999",
                 )
             )
     return concat_quarantine(frames)
