@@ -473,6 +473,7 @@ def _interrupt_output_phase(dataset: Path, out: Path, delay: float) -> tuple[int
         stderr=subprocess.PIPE,
         text=True,
     )
+
     def staging() -> list[Path]:
         return list(out.parent.glob(f".{out.name}.run-*"))
 
