@@ -359,5 +359,7 @@ def run_audit(
         # The night's tests are not held in memory: the result reads OUTDIR's file, the working
         # copy being gone.
         return replace(
-            results, surveillance=pl.scan_parquet(written / SURVEILLANCE_FILE), cells=None
+            results,
+            surveillance=pl.scan_parquet(written / SURVEILLANCE_FILE, glob=False),
+            cells=None,
         )

@@ -9,10 +9,9 @@ positional OUT of `simulate`) still work, with a one-line note on stderr.
 
 from __future__ import annotations
 
-import os
 import sys
+from datetime import date, timedelta
 from pathlib import Path
-from typing import NoReturn
 
 import click
 from rich.table import Table
@@ -20,8 +19,10 @@ from rich.table import Table
 from auditor import __version__
 from auditor.commands.archive import add_after_audit, archive, review
 from auditor.commands.diff import diff
+from auditor.commands.exits import Commands
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
 from auditor.commands.options import (
+    FiniteFloatRange,
     alert_fdr_option,
     loaded_packs,
     old_out_spelling,
@@ -33,44 +34,13 @@ from auditor.commands.query import query
 from auditor.commands.report import report
 from auditor.commands.rules import rules
 from auditor.commands.surveil import surveil
-from auditor.commands.terminal import crash, fail, stdout, visible
+from auditor.commands.terminal import fail, stdout, visible
 from auditor.commands.verify import verify
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
 
-EXIT_READER_GONE = 141  # 128 + SIGPIPE, as a shell reports `yes | head`
 
-
-class _Commands(click.Group):
-    """The commands, with one answer to what none of them expected: exit 3 and the
-    traceback in a file, never exit 1, which a scheduler reads as "findings written"."""
-
-    def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
-            raise
-        except AuditorError as error:
-            fail(error)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
-        except BrokenPipeError:
-            _reader_gone()
-        except Exception as error:  # every unexpected error, by design
-            crash(error)
-
-
-def _reader_gone() -> NoReturn:
-    """The reader of a pipe stopped reading (`auditor rules --format csv | head`): stop
-    quietly, with the status a shell gives a command that SIGPIPE ended. Whatever is
-    still buffered goes nowhere, so that exiting does not fail on the closed pipe too."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    sys.exit(EXIT_READER_GONE)
-
-
-@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="auditor")
 def main() -> None:
     """Compliance hand-history auditor for casino baccarat.
@@ -357,7 +327,7 @@ def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
 @click.option(
     "--faults",
     "fault_rate",
-    type=click.FloatRange(0.0, 1.0),
+    type=FiniteFloatRange(0.0, 1.0),
     default=0.0,
     show_default=True,
     help="Share of rounds (and shoes) that receive one injected fault.",
@@ -365,7 +335,7 @@ def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
 @click.option(
     "--shoe-faults",
     "shoe_fault_rate",
-    type=click.FloatRange(0.0, 1.0),
+    type=FiniteFloatRange(0.0, 1.0),
     help="Share of shoes that receive one injected shoe fault (default: --faults).",
 )
 @click.option(
@@ -396,17 +366,29 @@ def simulate(out: Path, rounds: int, seed: int, start, nights: int, **rates) -> 
       auditor simulate --out night --rounds 2000 --faults 0.02
       auditor simulate -o nights --rounds 5000 --start 2026-11-01 --nights 30
     """
-    from auditor.simulator.nights import deal
+    from auditor.simulator.nights import DEFAULT_START, deal
 
     archive = start is not None or nights > 1  # click gives --start as a datetime
     label = f"dealing {nights:,} night{'s' * (nights > 1)}" if archive else "dealing"
     day = start and start.date()
+    _check_last_night(day or DEFAULT_START, nights)
     try:
         with progress_bar(label, rounds * nights, unit="rounds") as advance:
             summary = deal(out, rounds, seed, day, nights, archive, advance, **rates)
     except AuditorError as error:
         fail(error)
     click.echo(summary.text())
+
+
+def _check_last_night(first: date, nights: int) -> None:
+    """The nights end by 9999-12-31, the last day a date can name."""
+    try:
+        first + timedelta(days=nights - 1)
+    except OverflowError:
+        raise click.BadParameter(
+            f"{nights:,} nights from {first} run past 9999-12-31",
+            param_hint="'--nights'",
+        ) from None
 
 
 @main.command()

@@ -4,6 +4,8 @@ polars, pandera and scipy to learn a default."""
 
 from __future__ import annotations
 
+import math
+
 from auditor.errors import InputError
 
 DEFAULT_MEMORY_LIMIT = "2GB"
@@ -11,6 +13,9 @@ DEFAULT_MEMORY_LIMIT = "2GB"
 # the expected share raised on fair play is at most this.
 ALERT_FDR = 0.01
 _UNITS = {"": 1, "B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
+# Far above any machine's memory, and within the 64-bit sizes DuckDB and the partition
+# arithmetic hold: "1e400GB" is a typing error, not a limit.
+LARGEST_SIZE = 2**60
 
 
 def parse_size(text: str) -> int:
@@ -22,6 +27,9 @@ def parse_size(text: str) -> int:
         value = float(number)
     except ValueError:
         value = -1.0
-    if unit not in _UNITS or value <= 0:
+    if unit not in _UNITS or not math.isfinite(value) or value <= 0:
         raise InputError(f"memory limit {text!r}: expected a size such as 2GB or 1500MB")
-    return int(value * _UNITS[unit])
+    size = value * _UNITS[unit]
+    if size > LARGEST_SIZE:
+        raise InputError(f"memory limit {text!r}: larger than any machine's (at most 1024PB)")
+    return int(size)

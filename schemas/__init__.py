@@ -1,8 +1,11 @@
 """pandera models of the hand-history contract, one per table."""
 
 from auditor.schemas.models import (
+    EARLIEST,
+    LATEST,
     MAX_ID_CHARS,
     MODELS,
+    MONEY_BOUND,
     SHOWN_CHARS,
     VALID_CARDS,
     CommissionCollectionsModel,
@@ -12,12 +15,18 @@ from auditor.schemas.models import (
     TablesModel,
     WagersModel,
     bounded_text_columns,
+    money_columns,
     shown_past_bound,
+    timestamp_columns,
+    within_years,
 )
 
 __all__ = [
+    "EARLIEST",
+    "LATEST",
     "MAX_ID_CHARS",
     "MODELS",
+    "MONEY_BOUND",
     "SHOWN_CHARS",
     "VALID_CARDS",
     "CommissionCollectionsModel",
@@ -27,5 +36,8 @@ __all__ = [
     "TablesModel",
     "WagersModel",
     "bounded_text_columns",
+    "money_columns",
     "shown_past_bound",
+    "timestamp_columns",
+    "within_years",
 ]

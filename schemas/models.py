@@ -9,6 +9,9 @@ check and that does not scale.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
 import pandera.polars as pa
 import polars as pl
 
@@ -33,6 +36,29 @@ Money = pl.Decimal(18, 2)
 Timestamp = pl.Datetime("us", "UTC")
 Cards = pl.List(pl.String)
 
+# The largest sum of money a row may hold. decimal(18,2) holds ten thousand times more,
+# but the settlement multiplies a stake by its odds (up to thousands to one) and sums a
+# night's nets in integer cents and decimal(18,2) dollars: past this bound that
+# arithmetic would overflow. No real stake, payout or commission comes near it.
+MONEY_BOUND = Decimal("10000000000.00")
+# The instants a timestamp can name as a date and time (years 1 to 9999); Parquet's
+# 64-bit microseconds reach year 294,247, which no report, query or reader can show.
+EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+_UNIT = {"ms": timedelta(milliseconds=1), "us": timedelta(microseconds=1), "ns": None}
+
+
+def within_years(column: pl.Expr, unit: str) -> pl.Expr:
+    """Whether a timestamp of `unit` ("ms", "us", "ns") lies within `EARLIEST` and
+    `LATEST`, compared as the integer the file holds: converting a value outside them to
+    another unit is what fails."""
+    step = _UNIT[unit]
+    if step is None:  # 64-bit nanoseconds reach years 1677 to 2262 only
+        return column.is_not_null()
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    return column.dt.epoch(unit).is_between((EARLIEST - epoch) // step, (LATEST - epoch) // step)
+
+
 # Ids are short in every real log (a few dozen characters at most). A longer value is not
 # an id: one 100 MB dealer_id shared by a few hundred rounds took the surveillance's sort
 # past 7 GB. Row checks quarantine it (`auditor.input.validate`, one vectorized pass per
@@ -49,6 +75,14 @@ def shown_past_bound(start: pl.Expr, length: pl.Expr) -> pl.Expr:
     """How a value longer than `MAX_ID_CHARS` is shown, from its first `SHOWN_CHARS`
     characters and its length: `DDDD… (104857600 characters)`."""
     return pl.format("{}… ({} characters)", start, length)
+
+
+def money_columns(table: str) -> list[str]:
+    return [c for c, (t, _) in TABLES[table].items() if t == Money]
+
+
+def timestamp_columns(table: str) -> list[str]:
+    return [c for c, (t, _) in TABLES[table].items() if t == Timestamp]
 
 
 def bounded_text_columns(table: str) -> list[str]:

@@ -138,7 +138,7 @@ def _check_marker(marker: Path) -> None:
         data = json.loads(read_regular_text(marker))
     except (AuditorError, OSError, ValueError) as exc:
         raise ArchiveError(f"{marker}: unreadable ({exc})") from exc
-    if data.get("tool") != TOOL or data.get("kind") != "archive":
+    if not isinstance(data, dict) or data.get("tool") != TOOL or data.get("kind") != "archive":
         raise ArchiveError(f"{marker}: not an archive of {TOOL}")
     if data.get("format") != ARCHIVE_FORMAT:
         raise ArchiveError(

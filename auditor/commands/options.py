@@ -4,6 +4,7 @@ spellings it had before, which keep working with a one-line note on stderr."""
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -114,8 +115,19 @@ def alert_fdr_option(help_text: str):
     """`--alert-fdr`: the false-discovery rate surveillance holds its alerts to."""
     return click.option(
         "--alert-fdr",
-        type=click.FloatRange(0, 1, min_open=True, max_open=True),
+        type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
         default=ALERT_FDR,
         show_default=True,
         help=help_text,
     )
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange, which lets NaN through (every comparison with it is false):
+    a NaN or an infinity is refused as a bad parameter (exit 2) before any range check."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return super().convert(number, param, ctx)

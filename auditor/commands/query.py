@@ -4,7 +4,10 @@ to its commands; the sandbox itself is `auditor.output.query`."""
 
 from __future__ import annotations
 
+import io
+import os
 import sys
+import tempfile
 from contextlib import suppress
 from pathlib import Path
 
@@ -13,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from auditor.commands.formats import file_format, stdout_is_terminal
-from auditor.commands.options import old_out_spelling, out_option
+from auditor.commands.options import FiniteFloatRange, old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, visible
 from auditor.errors import AuditorError
 
@@ -43,7 +46,7 @@ EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 @old_out_spelling("--output", metavar="FILE", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0),
+    type=FiniteFloatRange(min=0),
     default=DEFAULT_TIMEOUT_SECONDS,
     show_default=True,
     metavar="SECONDS",
@@ -123,18 +126,18 @@ def _run_query(
             if _query_prompt(catalog, fmt):
                 sys.exit(2)
             return
-        results = catalog_query.query(catalog, sql)
+        results = catalog_query.results(catalog, sql, as_text=fmt != "parquet")
         if fmt == "table":
             for result in results:
                 _show_result(result)
             return
-        if len(results) != 1:
+        if len(catalog_query.statements(catalog, sql)) != 1:
             raise catalog_query.QueryError(f"--format {fmt} writes one result: give one statement")
-        data = catalog_query.encode(results[0], fmt)
+        result = next(results)
         if output is not None:
-            _write_file(output, data)
+            _write_file(output, result, fmt)
         else:
-            _write_data(data, fmt)
+            _write_data(result, fmt)
     except AuditorError as error:
         fail(error)
     finally:
@@ -148,45 +151,75 @@ def _check_folder_of(target: Path) -> None:
         raise QueryError(f"--out {target}: there is no folder {target.parent}")
 
 
-def _write_file(target: Path, data: bytes) -> None:
+def _write_file(target: Path, result, fmt: str) -> None:
+    """The result into a file beside `target`, which replaces it once whole: a statement
+    stopped midway (--memory-limit, Ctrl-C) leaves `target` as it was."""
     from auditor.output.query import QueryError
+    from auditor.output.results import write_result
 
     try:
-        target.write_bytes(data)
+        handle, staged = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     except OSError as exc:
         raise QueryError(f"--out {target}: cannot be written ({exc.strerror or exc})") from exc
+    try:
+        with os.fdopen(handle, "wb") as sink:
+            write_result(result, fmt, sink)
+        os.chmod(staged, 0o666 & ~_umask())
+        os.replace(staged, target)
+    except OSError as exc:
+        raise QueryError(f"--out {target}: cannot be written ({exc.strerror or exc})") from exc
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(staged)
 
 
-def _write_data(data: bytes, fmt: str) -> None:
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _write_data(result, fmt: str) -> None:
     """A result as it is to a file or a pipe (machine formats); to a terminal, csv or json
-    with the data's control and bidirectional characters escaped, and no parquet."""
+    with the data's control and bidirectional characters escaped, and no parquet. Either
+    way a batch at a time."""
     from auditor.output.query import QueryError
+    from auditor.output.results import write_result
 
     if not stdout_is_terminal():
-        _write_binary(data)
+        sys.stdout.flush()  # text already printed goes first
+        write_result(result, fmt, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
     elif fmt == "parquet":
         raise QueryError("parquet is binary: use --out FILE or redirect stdout")
     else:
-        click.echo(visible(data.decode("utf-8", errors="replace"), lines=True), nl=False)
+        write_result(result, fmt, _EscapedTerminal())
 
 
-def _write_binary(data: bytes) -> None:
-    sys.stdout.flush()  # text already printed goes first
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+class _EscapedTerminal(io.RawIOBase):
+    """What a result writes, shown at a terminal with the data's control and
+    bidirectional characters escaped; each write is whole rows, whole characters."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        click.echo(visible(bytes(data).decode("utf-8", errors="replace"), lines=True), nl=False)
+        return len(data)
 
 
 def _show_result(result) -> None:
-    from auditor.output.query import cells
+    from auditor.output.results import first_rows
 
     table = Table(show_lines=False)
     for name in result.column_names:
         table.add_column(escape(visible(name)), overflow="fold")
-    for row in cells(result, TABLE_ROWS_SHOWN):
+    shown, count = first_rows(result, TABLE_ROWS_SHOWN)
+    for row in shown:
         table.add_row(*("[dim]NULL[/]" if v is None else escape(visible(v)) for v in row))
     stdout.print(table)
-    more = result.num_rows - TABLE_ROWS_SHOWN
-    rows = f"{result.num_rows:,} row{'' if result.num_rows == 1 else 's'}" + (
+    more = count - TABLE_ROWS_SHOWN
+    rows = f"{count:,} row{'' if count == 1 else 's'}" + (
         f" ({more:,} not shown; --format csv writes all)" if more > 0 else ""
     )
     stdout.print(rows, style="dim", highlight=False)
@@ -195,7 +228,6 @@ def _show_result(result) -> None:
 def _query_prompt(catalog, fmt: str) -> int:
     """Run the prompt; how many statements failed."""
     from auditor.output.prompt import prompt_loop
-    from auditor.output.query import encode
 
     interactive = sys.stdin.isatty()
     history = Path.home() / ".auditor_query_history"
@@ -215,7 +247,7 @@ def _query_prompt(catalog, fmt: str) -> int:
         if fmt == "table":
             _show_result(result)
         else:
-            _write_data(encode(result, fmt), fmt)
+            _write_data(result, fmt)
 
     def say(text: str) -> None:
         click.echo(visible(text, lines=True))  # errors and .tables quote the catalog

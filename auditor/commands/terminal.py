@@ -73,10 +73,21 @@ def crash(error: BaseException) -> NoReturn:
     """An error no command expected: one line on stderr, the traceback in a file of its
     own, exit 3 (not 1, which says "findings written"). A run's OUTDIR is as it was: the
     set is written into a staging folder that a failed run removes."""
+    try:
+        path = _write_details(error)
+        summary = visible(f"{type(error).__name__}: {error}".splitlines()[0][:300])
+        click.echo(f"internal error: {summary}; details in {path}", err=True)
+    except Exception:
+        # Out of memory, or a full disk, again while reporting it: the status must still
+        # say "internal error", never 1 ("findings written").
+        os.write(2, f"internal error: {type(error).__name__}\n".encode())
+    sys.exit(3)
+
+
+def _write_details(error: BaseException) -> str:
+    """The command and the traceback in a file of its own; its path."""
     handle, path = tempfile.mkstemp(prefix="auditor-internal-error-", suffix=".txt")
     with os.fdopen(handle, "w", encoding="utf-8") as details:
         details.write(f"auditor {' '.join(sys.argv[1:])}\n\n")
         traceback.print_exception(error, file=details)
-    summary = visible(f"{type(error).__name__}: {error}".splitlines()[0][:300])
-    click.echo(f"internal error: {summary}; details in {path}", err=True)
-    sys.exit(3)
+    return path

@@ -40,7 +40,7 @@ from auditor.input.folders import (
     partitions,
     table_paths,
 )
-from auditor.schemas import MAX_ID_CHARS, SHOWN_CHARS, shown_past_bound
+from auditor.schemas import MAX_ID_CHARS, SHOWN_CHARS, shown_past_bound, within_years
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,11 @@ def normalize_exprs(source: SourceFile) -> list[pl.Expr]:
             continue
         col = pl.col(column)
         if dtype == TIMESTAMP:
-            tz = source.arrow_schema.field(column).type.tz
+            stored = source.arrow_schema.field(column).type
+            tz = stored.tz
+            # A value outside the years 1 to 9999 cannot be converted: null here, it is
+            # quarantined from the file's own value (`validate._out_of_range`).
+            col = pl.when(within_years(col, _polars_unit(stored.unit))).then(col)
             # Naive timestamps are UTC by the contract.
             col = col.dt.replace_time_zone("UTC") if tz is None else col.dt.convert_time_zone("UTC")
             exprs.append(col.dt.cast_time_unit("us").alias(column))
@@ -266,6 +270,11 @@ def normalize_exprs(source: SourceFile) -> list[pl.Expr]:
             # caught by `validate._overflows` before this cast hides it.
             exprs.append(col.cast(dtype, strict=False).alias(column))
     return exprs
+
+
+def _polars_unit(arrow_unit: str) -> str:
+    """The unit polars reads a Parquet timestamp of `arrow_unit` in (seconds as ms)."""
+    return "ms" if arrow_unit == "s" else arrow_unit
 
 
 def _dictionary_text(col: pl.Expr) -> pl.Expr:

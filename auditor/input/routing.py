@@ -125,7 +125,11 @@ HASH = "_round_hash"
 def _batch_rows(source: SourceFile, batch_bytes: int) -> int:
     """The rows of `source` a batch may hold within `batch_bytes`, from a sample of its
     rows' size in memory: a shoe's cards make its row a hundred times a wager's."""
-    sample = pl.scan_parquet(source.path, hive_partitioning=False).head(SAMPLE_ROWS).collect()
+    sample = (
+        pl.scan_parquet(source.path, hive_partitioning=False, glob=False)
+        .head(SAMPLE_ROWS)
+        .collect()
+    )
     row_bytes = BATCH_COPIES * memory_bytes(sample) / max(1, sample.height)
     return int(
         max(SAMPLE_ROWS, min(BATCH_ROWS, batch_bytes // max(row_bytes, BYTES_PER_BATCH_ROW)))
@@ -359,7 +363,7 @@ def routed(folder: Path, index: int) -> dict[str, pl.LazyFrame]:
     for name in (*TABLE_KEYED, "wagers"):
         files = sorted((folder / name / f"{ROUTE_KEY}={index}").glob("*.parquet"))
         if files:
-            frames[name] = pl.scan_parquet(files, hive_partitioning=False)
+            frames[name] = pl.scan_parquet(files, hive_partitioning=False, glob=False)
         else:
             frames[name] = empty_frame(name).lazy()
         frames[name] = frames[name].select(list(TABLES[name]))

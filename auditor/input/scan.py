@@ -84,11 +84,13 @@ def raw_scan(run: Run) -> pl.LazyFrame:
     than a mapping of paths: a mapping is built again for every file's chunk (100 million
     steps for 10,000 files), a join's table once."""
     if run.gathered is not None:
-        return pl.scan_parquet(run.gathered, hive_partitioning=False)
+        return pl.scan_parquet(run.gathered, hive_partitioning=False, glob=False)
     columns = [c for c in TABLES[run.first.table] if c in run.first.arrow_schema.names]
     if len(run.files) == 1:
         source = run.first
-        scan = pl.scan_parquet(source.path, hive_partitioning=False, row_index_name=ROW_COLUMN)
+        scan = pl.scan_parquet(
+            source.path, hive_partitioning=False, row_index_name=ROW_COLUMN, glob=False
+        )
         return scan.select(pl.lit(source.name).alias(FILE_COLUMN), _int64(ROW_COLUMN), *columns)
     paths = [str(source.path) for source in run.files]
     files = pl.LazyFrame(
@@ -148,7 +150,7 @@ def iter_batches(source: SourceFile, batch_rows: int = BATCH_ROWS) -> Iterator[p
     chunk, and validation runs dozens of them per batch.
     """
     columns = [c for c in TABLES[source.table] if c in source.arrow_schema.names]
-    scan = pl.scan_parquet(source.path, hive_partitioning=False).select(columns)
+    scan = pl.scan_parquet(source.path, hive_partitioning=False, glob=False).select(columns)
     for offset in range(0, source.rows, batch_rows):
         batch = scan.slice(offset, batch_rows).with_columns(
             pl.lit(source.name).alias(FILE_COLUMN),

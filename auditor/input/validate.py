@@ -46,6 +46,7 @@ from auditor.input.quarantine import (
     quarantine_rows,
     shortened_text,
 )
+from auditor.input.ranges import out_of_range
 from auditor.input.scan import raw_scan, run_batches, scan_table, table_runs
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import RulePack
@@ -232,7 +233,10 @@ def _batches(dataset: Dataset, batch_ids: BatchIds | None) -> Iterator[_Batch]:
                 rows = raw.select(normalize)
                 if batch_ids is not None:
                     batch_ids.add(table, rows)
-                yield _Batch(source, rows, _overflows(source, raw), _too_long(source, raw, rows))
+                overflows = concat_quarantine(
+                    [_overflows(source, raw), out_of_range(source.table, raw)]
+                )
+                yield _Batch(source, rows, overflows, _too_long(source, raw, rows))
 
 
 def _read_ahead(batches: Iterator[_Batch]) -> Iterator[_Batch]:

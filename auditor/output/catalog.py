@@ -41,7 +41,7 @@ from auditor.findings.check import FAMILIES, Check
 from auditor.input.load import Dataset, SourceFile, sha256_files
 from auditor.input.remote import file_system
 from auditor.output import traceability
-from auditor.output.macros import macro_statements, sql_literal
+from auditor.output.macros import literal_path, macro_statements, sql_literal
 from auditor.output.views import unreadable_view_statements, view_statements
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import RulePack
@@ -149,7 +149,8 @@ def write_catalog(
 def _create_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame | Path) -> None:
     # `name` is one of this module's own table names, never input.
     if isinstance(frame, Path):
-        con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_parquet({sql_literal(str(frame))})")
+        source = sql_literal(literal_path(str(frame)))
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_parquet({source})")
         return
     con.register("_frame", frame.to_arrow())
     try:

@@ -19,6 +19,7 @@ import polars as pl
 
 from auditor import __version__
 from auditor.findings.check import Check
+from auditor.interrupts import interrupts_deferred
 from auditor.money import usd_text
 from auditor.output import outdir
 from auditor.output.catalog import (
@@ -99,8 +100,10 @@ def _write_set(
 ) -> Path:
     # Checked again under the lock, just before the set replaces what is there.
     out = outdir.prepare(out, dataset)
-    staging = outdir.staging_folder(out)
+    staging: Path | None = None
     try:
+        with interrupts_deferred():  # a folder made is a folder named, to be removed
+            staging = outdir.staging_folder(out)
         _write_parquet(results.findings, staging / FINDINGS_FILE)
         _write_parquet(results.quarantine, staging / QUARANTINE_FILE)
         _write_parquet(results.counts, staging / COUNTS_FILE)
@@ -133,8 +136,10 @@ def _write_set(
         )
         outdir.switch_in(staging, out)
     finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+        # Removed whole even when Ctrl-C is what stopped the writing, or arrives again.
+        with interrupts_deferred():
+            if staging is not None and staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
     return out
 
 

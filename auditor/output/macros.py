@@ -22,6 +22,7 @@ Every literal goes through `duckdb.ConstantExpression`, so DuckDB quotes it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import duckdb
@@ -34,6 +35,23 @@ _STOOD = 10  # position of "the Player stood" in a row of the Banker's table
 def sql_literal(value: object) -> str:
     """`value` as a SQL literal, quoted by DuckDB itself."""
     return str(duckdb.ConstantExpression(value))
+
+
+def literal_path(path: str) -> str:
+    """`path` as DuckDB's file readers take it literally: each glob character (`*`, `?`,
+    `[`) bracketed, so that a folder named `out*` or `night [1]` is read, not matched."""
+    return _GLOB_CHARACTER.sub(lambda found: f"[{found.group()}]", path)
+
+
+def admitted_folders(folder: str) -> list[str]:
+    """`folder` as DuckDB's allowed_directories must name it to admit `literal_path`'s
+    spelling of its files (its check compares the path as written, before any glob is
+    expanded): as it is and, when it holds glob characters, bracketed."""
+    folder = folder.rstrip("/") + "/"
+    return sorted({folder, literal_path(folder)})
+
+
+_GLOB_CHARACTER = re.compile(r"[*?\[]")
 
 
 def macro_statements(packs: Mapping[str, RulePack]) -> list[str]:

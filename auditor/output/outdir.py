@@ -33,6 +33,11 @@ _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
+# DuckDB reads `?` in a database's path as the start of its options and `\\` as a folder
+# separator: the catalog would be written elsewhere, or not at all.
+UNNAMEABLE_BY_DUCKDB = "?\\"
+
+
 class OutdirError(InputError):
     """OUTDIR cannot take a run's outputs; nothing was written or removed."""
 
@@ -78,6 +83,12 @@ def resolved(path: Path | str) -> Path:
     path = Path(path).expanduser().resolve()
     if path == Path(path.anchor):
         raise OutdirError(f"{path}: the root folder cannot be an output folder")
+    unusable = sorted(set(str(path)) & set(UNNAMEABLE_BY_DUCKDB))
+    if unusable:
+        raise OutdirError(
+            f"{path}: DuckDB cannot open a catalog in a folder whose path holds "
+            f"{' or '.join(repr(c) for c in unusable)}; choose another name"
+        )
     return path
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pyarrow as pa
-
-from auditor.output.query import Catalog, QueryError, QueryInterrupted, query
+from auditor.interrupts import interrupt_handled
+from auditor.output.query import Catalog, QueryError, QueryInterrupted, Streamed, results
 
 # ---- what is there ------------------------------------------------------------------
 
@@ -54,7 +53,7 @@ findings_located adds the table, shoe, property, ruleset, dealer and patron."""
 def prompt_loop(
     catalog: Catalog,
     read: Callable[[str], str],
-    show: Callable[[pa.Table], None],
+    show: Callable[[Streamed], None],
     say: Callable[[str], None],
     interactive: bool,
 ) -> int:
@@ -74,6 +73,7 @@ def prompt_loop(
         except KeyboardInterrupt:
             if not interactive:
                 raise
+            interrupt_handled()
             buffer = []
             say("")
             continue
@@ -102,18 +102,19 @@ def prompt_loop(
 def _run_and_show(
     catalog: Catalog,
     text: str,
-    show: Callable[[pa.Table], None],
+    show: Callable[[Streamed], None],
     say: Callable[[str], None],
     interactive: bool,
 ) -> bool:
     """Run and show the statements of `text`; False when one failed. An interrupted one
     did not fail: the person at the prompt stopped it."""
     try:
-        for result in query(catalog, text):
+        for result in results(catalog, text, as_text=True):
             show(result)
     except (QueryInterrupted, KeyboardInterrupt):
         if not interactive:
             raise
+        interrupt_handled()
         say("query interrupted (Ctrl-C)")
     except QueryError as error:
         say(f"error: {error}")

@@ -24,44 +24,35 @@ parameters.
 
 from __future__ import annotations
 
-import io
-import json
 import shutil
 import stat
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
-import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from auditor.defaults import parse_size
-from auditor.errors import AuditorError
 from auditor.input.remote import is_remote
 from auditor.output.files import DUCKDB_FILE
+from auditor.output.macros import admitted_folders
+from auditor.output.query_errors import QueryError, QueryInterrupted
+from auditor.output.results import Streamed, infinite_times_as_text, shown_as_text
 from auditor.output.sandbox import SAFE_CONFIG
 from auditor.output.verify import Manifest, verified
 from auditor.output.views import INPUT_VIEWS
 
 FORMATS = ("table", "csv", "json", "parquet")
+T = TypeVar("T")
 # How often the thread waiting on a statement wakes: a Ctrl-C may be delivered to one of
 # DuckDB's threads, and Python acts on it only once the main thread runs again.
 WAKE_SECONDS = 0.1
-
-
-class QueryError(AuditorError):
-    """A statement refused by the sandbox, or one that failed; exit status 2."""
-
-
-class QueryInterrupted(QueryError):
-    """A statement stopped by Ctrl-C; exit status 130, as a shell reports SIGINT."""
-
-    exit_code = 130
 
 
 @dataclass
@@ -73,6 +64,9 @@ class Catalog:
     scratch: Path | None = None  # DuckDB's temporary folder, ours alone
     timeout: float | None = None  # seconds a statement may run
     memory_limit: str | None = None  # as given, e.g. "2GB"
+    # Results being streamed: closed with the catalog, whether read to their end or not
+    # (an open one keeps DuckDB's database, and its locked configuration, in the process).
+    readers: list[pa.RecordBatchReader] = field(default_factory=list)
 
     def moved_warning(self) -> str:
         return (
@@ -94,6 +88,8 @@ class Catalog:
         )
 
     def close(self) -> None:
+        for reader in self.readers:
+            reader.close()
         self.con.close()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
@@ -175,7 +171,7 @@ def _sandboxed(
     # The dataset's root is not admitted: the views read its files, whose folders are.
     folders = [path.parent.resolve(), scratch]
     folders += {Path(p).parent for p, ok in audited.items() if ok}
-    allowed = sorted({str(folder.resolve()).rstrip("/") + "/" for folder in folders})
+    allowed = sorted({a for folder in folders for a in admitted_folders(str(folder.resolve()))})
     # The order matters: allowed_directories cannot be set once external access is off,
     # and nothing can be set once the configuration is locked.
     con.execute("SET temp_directory = $dir", {"dir": str(scratch)})
@@ -245,11 +241,56 @@ def statements(catalog: Catalog, sql: str) -> list[duckdb.Statement]:
     return found
 
 
-def run(catalog: Catalog, statement: duckdb.Statement) -> pa.Table:
-    """One checked statement's result. A statement past the catalog's timeout or memory
-    limit, or interrupted by Ctrl-C (`QueryInterrupted`), is stopped with one message."""
+def stream(catalog: Catalog, statement: duckdb.Statement, *, as_text: bool) -> Streamed:
+    """One checked statement's result, read a batch at a time as it is consumed: DuckDB
+    holds what the statement needs within the memory limit, and this process one batch.
+    `as_text`: for csv, json or a table, every column of a type those cannot show
+    (VARIANT, BLOB, BIT, ...) arrives as DuckDB's own text of it. The timeout counts from
+    the statement's start, through every batch. A statement past the catalog's timeout or
+    memory limit, or interrupted by Ctrl-C (`QueryInterrupted`), is stopped with one
+    message."""
+    deadline = None if catalog.timeout is None else time.monotonic() + catalog.timeout
+    with _statement_errors(catalog):
+        reader = _interruptible(
+            catalog, lambda: _reader(catalog.con, statement.query, as_text), deadline
+        )
+    catalog.readers.append(reader)
+    return Streamed(reader.schema, _batches(catalog, reader, deadline, as_text))
+
+
+BATCH_ROWS = 8 * 1024
+
+
+def _reader(con: duckdb.DuckDBPyConnection, sql: str, as_text: bool) -> pa.RecordBatchReader:
+    relation = con.sql(sql)
+    if as_text:
+        relation = shown_as_text(relation)
+    return relation.to_arrow_reader(BATCH_ROWS)
+
+
+def _batches(
+    catalog: Catalog, reader: pa.RecordBatchReader, deadline: float | None, as_text: bool
+) -> Iterator[pa.RecordBatch]:
+    while True:
+        with _statement_errors(catalog):
+            batch = _interruptible(catalog, lambda: _next_batch(reader), deadline)
+        if batch is None:
+            return
+        yield infinite_times_as_text(batch) if as_text else batch
+
+
+def _next_batch(reader: pa.RecordBatchReader) -> pa.RecordBatch | None:
     try:
-        return _interruptible(catalog, statement.query)
+        return reader.read_next_batch()
+    except StopIteration:
+        return None
+
+
+@contextmanager
+def _statement_errors(catalog: Catalog) -> Iterator[None]:
+    """DuckDB's errors of a running statement as one `QueryError` each."""
+    try:
+        yield
     except duckdb.OutOfMemoryException as exc:
         if catalog.memory_limit is None:
             raise QueryError(str(exc)) from exc
@@ -271,25 +312,27 @@ def run(catalog: Catalog, statement: duckdb.Statement) -> pa.Table:
         raise QueryError(str(exc)) from exc
 
 
-def _interruptible(catalog: Catalog, sql: str) -> pa.Table:
-    """Run `sql` in a worker thread while this one waits: DuckDB has no statement timeout,
-    and a signal reaches Python only between bytecodes, never inside DuckDB. Waiting here,
-    the timeout and Ctrl-C (KeyboardInterrupt) both end in `connection.interrupt()`."""
-    outcome: dict[str, pa.Table | BaseException] = {}
+def _interruptible(catalog: Catalog, work: Callable[[], T], deadline: float | None) -> T:
+    """Run `work` in a worker thread while this one waits: DuckDB has no statement
+    timeout, and a signal reaches Python only between bytecodes, never inside DuckDB.
+    Waiting here, the timeout and Ctrl-C (KeyboardInterrupt) both end in
+    `connection.interrupt()`."""
+    outcome: dict[str, object] = {}
     finished = threading.Event()
 
-    def work() -> None:
+    def run_work() -> None:
         try:
-            outcome["result"] = catalog.con.sql(sql).to_arrow_table()
+            outcome["result"] = work()
         except BaseException as exc:  # handed to the waiting thread
             outcome["error"] = exc
         finally:
             finished.set()
 
-    threading.Thread(target=work, name="auditor-query", daemon=True).start()
+    threading.Thread(target=run_work, name="auditor-query", daemon=True).start()
     stopped: QueryError | None = None
     try:
-        if not _wait(finished, catalog.timeout):
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        if not _wait(finished, left):
             stopped = QueryError(f"query stopped after {catalog.timeout:g} s (--timeout)")
     except KeyboardInterrupt:
         stopped = QueryInterrupted("query interrupted (Ctrl-C)")
@@ -297,11 +340,10 @@ def _interruptible(catalog: Catalog, sql: str) -> pa.Table:
         _interrupt_until_finished(catalog.con, finished)
         if "error" in outcome:  # else it finished as it was stopped: its result stands
             raise stopped from outcome["error"]
-    if "error" in outcome:
-        raise outcome["error"]
-    result = outcome["result"]
-    assert isinstance(result, pa.Table)
-    return result
+    error = outcome.get("error")
+    if isinstance(error, BaseException):
+        raise error
+    return outcome["result"]  # type: ignore[return-value]
 
 
 def _wait(finished: threading.Event, timeout: float | None) -> bool:
@@ -328,45 +370,16 @@ def _interrupt_until_finished(con: duckdb.DuckDBPyConnection, finished: threadin
 
 
 def query(catalog: Catalog, sql: str) -> list[pa.Table]:
-    """Every result of `sql`, one per statement, after all of them passed the gate."""
-    return [run(catalog, statement) for statement in statements(catalog, sql)]
+    """Every result of `sql` whole, one per statement, after all of them passed the gate."""
+    return [
+        pa.Table.from_batches(list(result.batches), result.schema)
+        for result in results(catalog, sql, as_text=False)
+    ]
 
 
-# ---- writing results ----------------------------------------------------------------
-
-
-def encode(result: pa.Table, fmt: str) -> bytes:
-    """A result as csv, json (an array of objects) or parquet bytes."""
-    frame = pl.from_arrow(result)
-    assert isinstance(frame, pl.DataFrame)
-    if fmt == "parquet":
-        sink = io.BytesIO()
-        pq.write_table(result, sink, compression="zstd")
-        return sink.getvalue()
-    if fmt == "json":
-        return frame.write_json().encode() + b"\n"
-    if fmt == "csv":
-        return _flat(frame).write_csv().encode()
-    raise QueryError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
-
-
-def _flat(frame: pl.DataFrame) -> pl.DataFrame:
-    """CSV holds no lists or structs: those cells become JSON text."""
-    nested = [n for n, t in frame.schema.items() if isinstance(t, pl.List | pl.Struct | pl.Array)]
-    return frame.with_columns(
-        pl.Series(n, [None if v is None else _text(v) for v in frame[n].to_list()]) for n in nested
-    )
-
-
-def cells(result: pa.Table, limit: int) -> Iterator[list[str | None]]:
-    """The first `limit` rows as text, NULL as None."""
-    frame = pl.from_arrow(result.slice(0, limit))
-    assert isinstance(frame, pl.DataFrame)
-    for row in frame.iter_rows():
-        yield [None if v is None else _text(v) for v in row]
-
-
-def _text(value: object) -> str:
-    if isinstance(value, list | dict):
-        return json.dumps(value, default=str, ensure_ascii=False)
-    return str(value)
+def results(catalog: Catalog, sql: str, *, as_text: bool) -> Iterator[Streamed]:
+    """Every result of `sql` as it streams, one per statement, once all of them passed
+    the gate; each runs when the one before has been read to its end (a connection
+    streams one result at a time)."""
+    gated = statements(catalog, sql)
+    return (stream(catalog, statement, as_text=as_text) for statement in gated)

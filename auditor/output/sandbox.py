@@ -18,6 +18,8 @@ from pathlib import Path
 
 import duckdb
 
+from auditor.output.macros import admitted_folders
+
 SAFE_CONFIG = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
@@ -40,8 +42,11 @@ def sandboxed(path: Path, readable: Iterable[Path] = ()) -> Iterator[duckdb.Duck
 
 def lock_down(con: duckdb.DuckDBPyConnection, readable: Iterable[Path] = ()) -> None:
     """Limit `con` to reading below `readable`, then lock its configuration."""
-    # A trailing slash, so that /data/night does not admit /data/night2.
-    folders = sorted({str(Path(folder).resolve()).rstrip("/") + "/" for folder in readable})
+    # A trailing slash, so that /data/night does not admit /data/night2; a folder whose
+    # name holds glob characters, in the bracketed spelling its files are read by too.
+    folders = sorted(
+        {name for folder in readable for name in admitted_folders(str(Path(folder).resolve()))}
+    )
     # The order matters: allowed_directories cannot be set once external access is off,
     # and nothing can be set once the configuration is locked.
     con.execute("SET temp_directory = ''")

@@ -37,7 +37,7 @@ from auditor.output.files import (
     QUARANTINE_FILE,
     SURVEILLANCE_FILE,
 )
-from auditor.output.macros import sql_literal
+from auditor.output.macros import literal_path, sql_literal
 from auditor.output.outdir import TOOL
 from auditor.output.sandbox import sandboxed
 from auditor.regular_files import read_regular
@@ -85,18 +85,27 @@ def read_manifest(folder: Path) -> Manifest:
     if not isinstance(data, dict) or data.get("tool") != TOOL:
         raise NotAnOutputSet(f"{path}: not a manifest written by {TOOL}", path=str(path))
     files = data.get("files")
-    if not isinstance(files, dict) or not all(_inside_set(name) for name in files):
+    if not isinstance(files, dict) or not all(
+        _inside_set(name) and _sized(entry) for name, entry in files.items()
+    ):
         raise NotAnOutputSet(
             f"{path}: its file list is malformed or names a file outside the set",
             path=str(path),
         )
-    inputs = tuple(
-        (str(entry["path"]), int(entry["bytes"]))
-        for entry in data.get("inputs") or ()
-        if isinstance(entry, dict) and "path" in entry and "bytes" in entry
-    )
+    recorded = data.get("inputs") or ()
+    if not isinstance(recorded, list) or not all(_sized(entry) for entry in recorded):
+        raise NotAnOutputSet(f"{path}: its list of input files is malformed", path=str(path))
+    inputs = tuple((str(entry["path"]), entry["bytes"]) for entry in recorded if "path" in entry)
     dataset = data.get("dataset")
     return Manifest(folder, files, str(dataset) if dataset else None, inputs)
+
+
+def _sized(entry: object) -> bool:
+    """An entry whose `bytes` is a count of bytes: a whole number, not text or a flag."""
+    if not isinstance(entry, dict):
+        return False
+    size = entry.get("bytes")
+    return isinstance(size, int) and not isinstance(size, bool) and size >= 0
 
 
 def _inside_set(name: object) -> bool:
@@ -218,7 +227,7 @@ def _recorded_inputs(catalog: Path) -> Counter[tuple[str, int]] | None:
 
 def _differs(con: duckdb.DuckDBPyConnection, table: str, file: Path) -> str | None:
     # `table` is one of this module's own names; the file's path is quoted by DuckDB.
-    source = f"read_parquet({sql_literal(str(file))})"
+    source = f"read_parquet({sql_literal(literal_path(str(file)))})"
     try:
         row = con.execute(
             f"SELECT (SELECT count(*) FROM {table}), (SELECT count(*) FROM {source}), "

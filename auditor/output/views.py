@@ -21,7 +21,7 @@ import polars as pl
 from auditor.contract import MONEY, TABLES, TIMESTAMP
 from auditor.input.load import FILE_COLUMN, ROW_COLUMN, Dataset, SourceFile
 from auditor.input.scan import table_runs
-from auditor.output.macros import sql_literal
+from auditor.output.macros import literal_path, sql_literal
 
 INPUT_VIEWS = tuple(TABLES)
 GATHERED_PROVENANCE = f"{FILE_COLUMN}, {ROW_COLUMN}"
@@ -65,7 +65,8 @@ def _gathered_relation(
     for run in runs:
         if run.gathered is not None:
             # The copy adds each row's provenance, which the files themselves do not hold.
-            copy = f"read_parquet({sql_literal([str(run.gathered)])}, hive_partitioning = false)"
+            gathered = sql_literal([literal_path(str(run.gathered))])
+            copy = f"read_parquet({gathered}, hive_partitioning = false)"
             selects.append(f"SELECT * EXCLUDE ({GATHERED_PROVENANCE}) FROM {copy}")
         else:
             paths = [where(s) for s in run.files]
@@ -131,7 +132,8 @@ def _read_parquet(paths: list[str], one_schema: bool = False) -> str:
     # union_by_name reads every file's footer whenever a query binds the view (a second
     # for ten thousand files); files that share one schema need none of it.
     by_name = "" if one_schema else ", union_by_name = true"
-    return f"read_parquet({sql_literal(paths)}, hive_partitioning = false{by_name})"
+    literal = [literal_path(path) for path in paths]
+    return f"read_parquet({sql_literal(literal)}, hive_partitioning = false{by_name})"
 
 
 def _one_schema(sources: Sequence[SourceFile]) -> bool:

@@ -80,7 +80,7 @@ def survey(
         )
     target = folder / TESTS_FILE
     judge(parts, alert_fdr, target, folder / "sort", budget_bytes)
-    tests = pl.scan_parquet(target)
+    tests = pl.scan_parquet(target, glob=False)
     alerts = tests.filter(pl.col("alert")).drop("alert").collect()
     return Surveillance(tests, alerts_of(alerts, audited, findings), alert_fdr)
 
@@ -128,12 +128,14 @@ def judge(
     if not parts:
         empty_surveillance().write_parquet(target)
         return
-    q_of = q_values(pl.scan_parquet(parts).select("p_value").collect()["p_value"].to_numpy())
-    tests = pl.scan_parquet(parts).select(pl.len()).collect().item()
+    q_of = q_values(
+        pl.scan_parquet(parts, glob=False).select("p_value").collect()["p_value"].to_numpy()
+    )
+    tests = pl.scan_parquet(parts, glob=False).select(pl.len()).collect().item()
     if budget_bytes is None or tests * TEST_BYTES <= budget_bytes // 2:
         # A night's tests are a few hundred bytes each: held at once, they are judged and
         # sorted in memory, without the external sort's files.
-        judged = _judged(pl.read_parquet(parts), q_of, alert_fdr)
+        judged = _judged(pl.read_parquet(parts, glob=False), q_of, alert_fdr)
         judged.sort(
             night_order(), "key", "statistic", nulls_last=False, maintain_order=True
         ).write_parquet(target, compression="zstd")
@@ -141,7 +143,7 @@ def judge(
     files = []
     for part in parts:
         files.append(part.with_name(f"judged-{part.name}"))
-        _judged(pl.read_parquet(part), q_of, alert_fdr).write_parquet(files[-1])
+        _judged(pl.read_parquet(part, glob=False), q_of, alert_fdr).write_parquet(files[-1])
         part.unlink()
     _sort(files, target, spill, budget_bytes)
     for part in files:

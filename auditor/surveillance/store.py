@@ -62,7 +62,7 @@ class CellStore:
         files = sorted(self.folder.glob(f"{kind}-*.parquet"))
         if not files:
             return pl.LazyFrame(schema=KINDS[kind])
-        return pl.scan_parquet(files)
+        return pl.scan_parquet(files, glob=False)
 
     def buckets(self, kind: str, budget_bytes: int | None) -> int:
         """How many buckets `kind`'s cells are tested in to keep within `budget_bytes`
