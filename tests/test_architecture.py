@@ -21,9 +21,10 @@ PACKAGE = Path(auditor.__file__).parent
 # floor; the simulator is a second product apart, standing on the contract alone.
 FLOORS = (
     ("auditor", "auditor.contract", "auditor.errors", "auditor.codes"),
-    # What the commands need without the pipeline (defaults, the checks' documentation)
-    # and the one money formatter every stage writes with.
-    ("auditor.defaults", "auditor.money", "auditor.check_docs"),
+    # What the commands need without the pipeline (defaults, the checks' documentation),
+    # the one money formatter every stage writes with, and the one way to read a file of
+    # a folder someone else may have edited.
+    ("auditor.defaults", "auditor.money", "auditor.check_docs", "auditor.regular_files"),
     # The pandera models read the contract; installed, they live in auditor.schemas.
     ("auditor.schemas", "auditor.packs"),
     ("auditor.findings",),

@@ -17,14 +17,16 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from auditor.cli import main
+from auditor.commands.locations import output_folder
+from auditor.errors import InputError
 from auditor.input.load import open_dataset
 from auditor.output.catalog import RunInfo
 from auditor.output.files import AuditOutputs, write_outputs
-from auditor.output.outdir import MANIFEST_FILE, OutdirError
+from auditor.output.outdir import MANIFEST_FILE
 from auditor.output.verify import verify_set
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
@@ -306,19 +308,28 @@ def test_readers_refuse_a_set_whose_findings_were_deleted(copy_of, tmp_path, com
 # ---- the property: no spelling of OUTDIR harms the dataset ------------------------------
 
 SEGMENTS = st.sampled_from(["..", ".", "", "data", "wagers.parquet", "out", "link", "x"])
+# How the folder is named: a path, a URL of local disk (plain, or behind fsspec's caches),
+# or a folder inside an archive file (zip://, tar://) planted beside the dataset.
+SCHEMES = st.sampled_from(
+    ["", "file://", "local://", "simplecache::file://", "filecache::local://", "zip", "tar"]
+)
 
 
 @settings(
-    max_examples=40,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
-    base=st.sampled_from(["data", "link/data", "parent", "link", "data/."]),
+    base=st.sampled_from(["data", "link/data", "parent", "link", "data/.", "x"]),
     tail=st.lists(SEGMENTS, max_size=4),
     trailing=st.booleans(),
+    scheme=SCHEMES,
+    linked=st.booleans(),
 )
-def test_no_spelling_of_outdir_changes_the_dataset(tmp_path_factory, base, tail, trailing):
+def test_no_spelling_of_outdir_changes_the_dataset(
+    tmp_path_factory, base, tail, trailing, scheme, linked
+):
     root = tmp_path_factory.mktemp("spell")
     parent = root / "parent"
     data = parent / "data"
@@ -329,21 +340,37 @@ def test_no_spelling_of_outdir_changes_the_dataset(tmp_path_factory, base, tail,
     (data / MANIFEST_FILE).write_text(PLANTED_MANIFEST)
     (parent / MANIFEST_FILE).write_text(PLANTED_MANIFEST)
     (parent / "link").symlink_to(parent, target_is_directory=True)
+    if linked:
+        # An input that is a link into a folder an OUTDIR may name (parent/x).
+        (parent / "x").mkdir()
+        (data / "wagers.parquet").rename(parent / "x" / "wagers.parquet")
+        (data / "wagers.parquet").symlink_to(parent / "x" / "wagers.parquet")
+    for kind in ("zip", "tar"):
+        shutil.make_archive(str(parent / "night"), kind, root_dir=data)
     before = snapshot(parent)
     spelled = "/".join([str(parent / base), *tail]) + ("/" if trailing else "")
+    if scheme in ("zip", "tar"):
+        location = f"{scheme}://{'/'.join(tail)}::{parent}/night.{scheme}"
+    else:
+        location = f"{scheme}{spelled}"
     run = RunInfo(open_dataset(data), (), (), datetime.now(UTC))
     try:
-        written = write_outputs(Path(spelled), AuditOutputs(*_empty_outputs()), run)
-    except OutdirError:
+        with output_folder(location) as folder:
+            written = write_outputs(folder, AuditOutputs(*_empty_outputs()), run)
+    except InputError:
+        event("refused")
         after = snapshot(parent)
         assert after == before
         return
+    event("written")
     after = snapshot(parent)
     for name, digest in before.items():
-        if name.startswith("data/") or name == "data":
+        if name.startswith(("data/", "x/", "night.")) or name == "data":
             assert after.get(name) == digest, name
     assert not written.is_relative_to(data.resolve())
     assert not data.resolve().is_relative_to(written)
+    if linked:
+        assert not (parent / "x" / "wagers.parquet").resolve().is_relative_to(written)
 
 
 def _empty_outputs():

@@ -360,23 +360,17 @@ def test_a_truncated_last_line_is_named(archive: Path, keep: int) -> None:
         read_reviews(archive)
 
 
-def test_no_append_after_a_torn_line_until_it_is_cut(archive: Path) -> None:
+def test_the_next_append_cuts_a_torn_line_and_keeps_it(archive: Path) -> None:
     lines = six_records(archive)
     lines[-1] = lines[-1][:50]
     write_lines(archive, lines)
-    torn = ledger_bytes(archive)
-    with pytest.raises(LedgerError) as refused:
-        append_reviews(archive, [review(F1)])
-    message = str(refused.value)
-    assert refused.value.exit_code == 2
-    assert "line 6, the last, is incomplete" in message
-    assert ledger_bytes(archive) == torn
-    # Following its advice: cut back to the complete lines, then go on.
-    size = int(message.split("truncate -s ")[1].split()[0])
-    assert size == len(b"".join(lines[:-1]))
-    (archive / LEDGER_FILE).write_bytes(torn[:size])
-    assert append_reviews(archive, [review(F1)])[0]["seq"] == 6
+    said: list[str] = []
+    written = append_reviews(archive, [review(F1)], notify=said.append)
+    assert written[0]["seq"] == 6
     assert verify_ledger(archive) == []
+    (side,) = archive.glob(f"{LEDGER_FILE}.torn-*")
+    assert side.read_bytes() == lines[-1]
+    assert any("torn" in line and str(side) in line for line in said)
 
 
 def test_no_append_after_an_altered_last_record(archive: Path) -> None:

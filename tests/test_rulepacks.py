@@ -638,7 +638,7 @@ def _broken(tmp_path: Path, change: Callable[[dict], None], ruleset: str = MA) -
     with pytest.raises(RulesetError) as err:
         load_pack_file(path)
     message = str(err.value)
-    assert message.startswith(f"{path}: "), message
+    assert re.match(rf"{re.escape(str(path))}:\d+: ", message), message
     return message
 
 
@@ -646,7 +646,8 @@ def test_an_unchanged_copy_loads(tmp_path):
     """The same rules written out again: the same pack in every rule, though another file
     (a pack is identified by its file's bytes)."""
     copy, original = load_pack_file(_write(tmp_path, raw(MA))), load_pack(MA)
-    rules = [f.name for f in dataclasses.fields(copy) if f.name not in ("digest", "file")]
+    where = ("digest", "file", "key_lines")
+    rules = [f.name for f in dataclasses.fields(copy) if f.name not in where]
     assert [getattr(copy, n) for n in rules] == [getattr(original, n) for n in rules]
     assert copy != original and copy.file.endswith(f"{MA}.yaml")
     exact = tmp_path / "exact" / f"{MA}.yaml"

@@ -10,7 +10,12 @@ run's gaming day when the run covers one, and null when it covers several.
 
 A re-audit supersedes: for each table and gaming day, the run in force is the one whose
 audit started last among those that cover it (`coverage_current`); `findings_current`
-holds the findings of the runs in force, while `findings` keeps every run's.
+holds the findings of the runs in force, while `findings` keeps every run's. Only the runs
+the archive's record holds are read (`_record`), each with its start as recorded when it
+was added (`archive.record`): a folder put under `runs/` by hand, or a `run.json`
+rewritten, changes nothing. The views are the code's own: a catalog whose views differ
+from them is written anew before it is read (`view_problems`), and only a regular file is
+opened as the catalog.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from pathlib import Path
 
 import duckdb
 
-from auditor.archive.ledger import LEDGER_FILE
+from auditor.archive.ledger import LEDGER_FILE, LEDGER_LIMIT
+from auditor.archive.record import RECORD_FILE
+from auditor.errors import InputError
 from auditor.output.catalog import STORAGE_VERSION
 from auditor.output.files import (
     ALERTS_FILE,
@@ -33,8 +40,10 @@ from auditor.output.files import (
 from auditor.output.located import COVERAGE_FILE, LOCATED_FILE
 from auditor.output.lock import waiting
 from auditor.output.macros import sql_literal
+from auditor.regular_files import SMALL_FILE_LIMIT, regular_file_problem
 
 CATALOG_FILE = "archive.duckdb"
+_LOCATION = re.compile(r'"query_location(?:_length)?":\d+,?')
 REBUILD_WAIT_SECONDS = 300.0
 RUNS = "runs"  # ARCHIVE/runs/RUN_ID/set/: a run's output set
 SET = "set"
@@ -79,22 +88,46 @@ def rebuild_catalog(archive: Path) -> Path:
 
 
 def view_statements(archive: Path) -> list[str]:
-    runs_glob = str(archive / RUNS / "*" / "run.json")
+    runs_glob = sql_literal(str(archive / RUNS / "*" / "run.json"))
     statements = [
-        f"CREATE VIEW runs AS SELECT * FROM read_json({sql_literal(runs_glob)}, "
-        "format = 'auto', columns = {run_id: 'VARCHAR', added_at: 'TIMESTAMPTZ', "
-        "started_at: 'TIMESTAMPTZ', ended_at: 'TIMESTAMPTZ', dataset: 'VARCHAR', "
-        "command_line: 'VARCHAR', gaming_days: 'DATE[]', tables: 'VARCHAR[]', "
-        "properties: 'VARCHAR[]', findings: 'BIGINT'})"
+        _record_view(archive),
+        f"""CREATE VIEW runs AS
+SELECT r.run_id, j.added_at, r.started_at, j.ended_at, j.dataset, j.command_line,
+       j.gaming_days, j.tables, j.properties, j.findings, r.added_seq
+FROM read_json({runs_glob}, format = 'auto', filename = true, columns = {{
+  added_at: 'TIMESTAMPTZ', ended_at: 'TIMESTAMPTZ', dataset: 'VARCHAR',
+  command_line: 'VARCHAR', gaming_days: 'DATE[]', tables: 'VARCHAR[]',
+  properties: 'VARCHAR[]', findings: 'BIGINT'}}) j
+JOIN _record r ON r.run_id = regexp_extract(j.filename, '/{RUNS}/([^/]+)/run.json$', 1)""",
     ]
     for view, name in RUN_FILES.items():
         glob = sql_literal(str(archive / RUNS / "*" / SET / name))
         statements.append(
-            f"CREATE VIEW {view} AS SELECT * EXCLUDE (filename), "
+            f"CREATE VIEW {view} AS SELECT * FROM (SELECT * EXCLUDE (filename), "
             f"regexp_extract(filename, '/{RUNS}/([^/]+)/{SET}/', 1) AS run_id "
-            f"FROM read_parquet({glob}, filename = true, union_by_name = true)"
+            f"FROM read_parquet({glob}, filename = true, union_by_name = true)) "
+            "WHERE run_id IN (SELECT run_id FROM _record)"
         )
     return statements + _joined_views(archive) + _period_views(archive)
+
+
+def _record_view(archive: Path) -> str:
+    """The runs the archive holds, in the order they were added, each with its start as
+    recorded then; an archive made before the record: every run folder's run.json."""
+    record = archive / RECORD_FILE
+    if not os.path.lexists(record):
+        runs_glob = sql_literal(str(archive / RUNS / "*" / "run.json"))
+        return f"""CREATE VIEW _record AS
+SELECT regexp_extract(filename, '/{RUNS}/([^/]+)/run.json$', 1) AS run_id, started_at,
+       row_number() OVER (ORDER BY started_at, filename) AS added_seq
+FROM read_json({runs_glob}, format = 'auto', filename = true,
+               columns = {{started_at: 'TIMESTAMPTZ'}})
+WHERE run_id NOT LIKE '.%'"""
+    return f"""CREATE VIEW _record AS
+SELECT name AS run_id, started_at, seq AS added_seq
+FROM read_json({sql_literal(str(record))}, format = 'newline_delimited', columns = {{
+  seq: 'BIGINT', kind: 'VARCHAR', name: 'VARCHAR', started_at: 'TIMESTAMPTZ'}})
+WHERE kind = 'run'"""
 
 
 def _period_views(archive: Path) -> list[str]:
@@ -198,12 +231,94 @@ LEFT JOIN coverage_current c
 
 
 def ensure_catalog(archive: Path) -> Path:
-    """The catalog of `archive` (resolved), written when missing or built for another
-    folder; the caller holds the archive's lock."""
+    """The catalog of `archive` (resolved), written when missing, built for another
+    folder or holding views other than the code's own; the caller holds the archive's
+    lock."""
     target = archive / CATALOG_FILE
-    if _built_for(target) != str(archive):
+    if _built_for(target) != str(archive) or view_problems(archive):
         rebuild_catalog(archive)
     return target
+
+
+def refuse_special_files(archive: Path) -> None:
+    """The files the catalog's views read whole (the ledger, the record) and the catalog
+    itself must be regular files within their bounds: a FIFO there would hang the reader,
+    a link to /dev/zero read without end."""
+    for name, limit in (
+        (CATALOG_FILE, None),
+        (LEDGER_FILE, LEDGER_LIMIT),
+        (RECORD_FILE, SMALL_FILE_LIMIT),
+    ):
+        path = archive / name
+        problem = regular_file_problem(path)
+        if problem == "missing":
+            continue
+        if problem is None and limit is not None and path.stat().st_size > limit:
+            problem = f"{path.stat().st_size:,} bytes, more than the {limit:,} it may hold"
+        if problem is not None:
+            raise InputError(f"{path}: {problem}; not read", path=str(path))
+
+
+def view_problems(archive: Path) -> list[str]:
+    """Each way the catalog's views and tables differ from the code's own, compared as
+    parsed SQL (nothing read but the catalog's file); empty when the same."""
+    target = archive / CATALOG_FILE
+    if regular_file_problem(target) is not None:
+        return [f"{CATALOG_FILE}: {regular_file_problem(target)}"]
+    expected = dict(_split_view(s) for s in view_statements(archive))
+    try:
+        con = duckdb.connect(str(target), read_only=True)
+    except duckdb.Error as exc:
+        return [f"{CATALOG_FILE}: cannot be opened ({exc})"]
+    try:
+        found = dict(
+            _split_view(sql)
+            for (sql,) in con.execute(
+                "SELECT sql FROM duckdb_views() WHERE NOT internal AND database_name = "
+                "current_database()"
+            ).fetchall()
+        )
+        tables = {n for (n,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        macros = con.execute(
+            "SELECT count(*) FROM duckdb_functions() WHERE NOT internal "
+            "AND database_name = current_database()"
+        ).fetchone()[0]
+    finally:
+        con.close()
+    problems = [f"{CATALOG_FILE}: view {name} missing" for name in expected.keys() - found]
+    problems += [
+        f"{CATALOG_FILE}: view {name} is not the auditor's" for name in found.keys() - expected
+    ]
+    problems += [
+        f"{CATALOG_FILE}: table {name} is not the auditor's" for name in tables - {"built_for"}
+    ]
+    if macros:
+        problems.append(f"{CATALOG_FILE}: holds {macros} functions the auditor does not write")
+    parse = duckdb.connect(":memory:")
+    try:
+        problems += [
+            f"{CATALOG_FILE}: view {name} is not as the auditor defines it"
+            for name in sorted(expected.keys() & found.keys())
+            if _parsed(parse, expected[name]) != _parsed(parse, found[name])
+        ]
+    finally:
+        parse.close()
+    return problems
+
+
+def _split_view(statement: str) -> tuple[str, str]:
+    match = re.match(r"\s*CREATE VIEW (\w+) AS\s(.*?);?\s*$", statement, re.DOTALL)
+    return (match[1], match[2]) if match else (statement, "")
+
+
+def _parsed(con: duckdb.DuckDBPyConnection, select: str) -> str | None:
+    """The parse tree of `select` without where its parts stood in the text (the catalog
+    keeps a view's SQL as DuckDB prints it, not as it was written)."""
+    try:
+        tree = con.execute("SELECT json_serialize_sql($q)", {"q": select}).fetchone()[0]
+    except duckdb.Error:
+        return None
+    return _LOCATION.sub("", tree)
 
 
 def current_catalog(archive: Path) -> Path:
@@ -212,13 +327,16 @@ def current_catalog(archive: Path) -> Path:
     rebuild holds the archive's lock, as an add does."""
     archive = Path(archive).resolve()
     target = archive / CATALOG_FILE
-    if _built_for(target) == str(archive):
+    refuse_special_files(archive)
+    if _built_for(target) == str(archive) and not view_problems(archive):
         return target
     with waiting(archive, "an archive's catalog rebuild", REBUILD_WAIT_SECONDS):
         return ensure_catalog(archive)
 
 
 def _built_for(target: Path) -> str | None:
+    if regular_file_problem(target) is not None:
+        return None
     try:
         con = duckdb.connect(str(target), read_only=True)
     except duckdb.Error:

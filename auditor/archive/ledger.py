@@ -11,14 +11,21 @@ for the first): a chain, so that an edited, deleted, inserted or reordered recor
 
 A batch is all or nothing: an unknown finding, status or an empty reviewer refuses it
 whole. Appends hold the ledger's lock (`.reviews.jsonl.lock` in the archive), waiting for
-another append to end, and write the batch in one write, then fsync.
+another append to end, and write the ledger anew with the batch at its end beside it, then
+switch it in (`os.replace`): a kill leaves the ledger as it was, never part of a batch.
+A batch equal to one already in the ledger, whose records are still its findings' latest,
+is not entered again (a batch entered once more after a kill that landed after the switch).
 
-A torn last line (an append killed mid-write) is reported by verification, never repaired
-here: `append_reviews` refuses to chain from a half-written record and names the byte
-count to cut the file back to; whoever cuts it keeps a copy and enters that batch again.
+A torn last line (an append of an earlier version, or a copy, cut off mid-write) is cut
+off by the next append, under the lock: its bytes are kept beside the ledger in
+`reviews.jsonl.torn-<UTC time>` and the cut is said on stderr, never dropped silently.
 
-A chain alone cannot show records removed from the end, or the last one changed with its
-hash recomputed: keep the last `seq` and `hash` elsewhere (a report) and compare them.
+Each record is signed (`sig`, not part of its hash: the HMAC-SHA256 of its hash) when the
+archive's key is found (`archive.keys`); without the key, re-chaining after an edit cannot
+be told from the records alone, but records removed from the end show against the heads
+the archive's record kept at each add, or a head kept elsewhere (`--head`).
+
+The ledger is read only as a regular file of at most 2 GB (about 6 million records).
 """
 
 from __future__ import annotations
@@ -27,8 +34,8 @@ import hashlib
 import io
 import json
 import os
-import stat
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -36,13 +43,20 @@ from pathlib import Path
 
 import polars as pl
 
+from auditor.archive.keys import find_key, signature
 from auditor.errors import AuditorError, InputError, summarize
 from auditor.output.lock import FolderBusy, waiting
 from auditor.output.outdir import fsync_folder
+from auditor.regular_files import read_regular
+
+# Far above any year of reviews (a record is about 300 bytes), far below what a reader
+# holding the ledger in memory can afford.
+LEDGER_LIMIT = 2 * 1024**3
 
 STATUSES = ("open", "explained", "corrected", "escalated", "dismissed")
 LEDGER_FILE = "reviews.jsonl"
 FIELDS = ("seq", "finding_id", "run_id", "status", "note", "by", "at", "prev", "hash")
+SIGNED_FIELDS = (*FIELDS, "sig")
 REVIEW_COLUMNS = ("finding_id", "status", "note", "by")
 GENESIS = "0" * 64
 LOCK_WAIT_SECONDS = 30.0
@@ -71,17 +85,26 @@ def ledger_path(archive: Path) -> Path:
 
 
 def record_hash(record: dict) -> str:
-    """The SHA-256 of every field but `hash`, as canonical JSON."""
-    fields = {key: value for key, value in record.items() if key != "hash"}
+    """The SHA-256 of every field but `hash` and `sig`, as canonical JSON."""
+    fields = {key: value for key, value in record.items() if key not in ("hash", "sig")}
     canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def _to_stderr(message: str) -> None:
+    sys.stderr.write(message + "\n")
+
+
 def append_reviews(
-    archive: Path, reviews: Sequence[ReviewInput], *, lock_wait: float = LOCK_WAIT_SECONDS
+    archive: Path,
+    reviews: Sequence[ReviewInput],
+    *,
+    lock_wait: float = LOCK_WAIT_SECONDS,
+    notify: Callable[[str], None] = _to_stderr,
 ) -> list[dict]:
-    """Append `reviews` to the ledger, all or none; returns the records written. The
-    record chained from, the last, is checked; the whole chain is `verify_ledger`'s."""
+    """Append `reviews` to the ledger, all or none; returns the records written (none
+    when the same batch is already in). The record chained from, the last, is checked; the
+    whole chain is `verify_ledger`'s. What was recovered or skipped is said to `notify`."""
     archive = Path(archive)
     if not archive.is_dir():
         raise LedgerError(f"{archive}: no such archive folder")
@@ -96,10 +119,58 @@ def append_reviews(
             f"{ledger}: batch of {len(reviews)} refused, nothing written:\n" + summarize(problems),
             problems=problems,
         )
+    key, _, said = find_key(archive)
     with _ledger_lock(ledger, lock_wait):
-        records = _chained(reviews, runs, _last_record(ledger))
-        _append_lines(ledger, records)
+        data = _without_torn_tail(ledger, _read_bytes(ledger), notify)
+        entered = _entered_before(data, reviews)
+        if entered:
+            notify(f"{ledger}: this batch is already in the ledger ({entered}); nothing written")
+            return []
+        records = _chained(reviews, runs, _last_record(ledger, data), key)
+        _write_with(ledger, data, records)
+    if key is None:
+        notify(f"{ledger}: records not signed: {said}")
     return records
+
+
+def ledger_head(archive: Path) -> tuple[int, str]:
+    """The seq and hash of the ledger's last whole record ((0, 64 zeros) when empty)."""
+    lines = [line for line in _lines(ledger_path(archive)) if line.record is not None]
+    return (lines[-1].seq, _hash(lines[-1])) if lines else (0, GENESIS)
+
+
+def _without_torn_tail(ledger: Path, data: bytes, notify: Callable[[str], None]) -> bytes:
+    """The ledger's bytes up to its last whole line; a torn tail is kept in a side file
+    beside it and said, then cut off when the ledger is written next."""
+    if not data or data.endswith(b"\n"):
+        return data
+    keep = data.rfind(b"\n") + 1
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    side = ledger.with_name(f"{ledger.name}.torn-{stamp}")
+    with side.open("xb") as handle:
+        handle.write(data[keep:])
+        handle.flush()
+        os.fsync(handle.fileno())
+    notify(
+        f"{ledger}: its last line was torn (an append cut off mid-write): {len(data) - keep:,} "
+        f"bytes cut off and kept in {side}; enter that batch again if it is not in the ledger"
+    )
+    return data[:keep]
+
+
+def _entered_before(data: bytes, reviews: list[ReviewInput]) -> str | None:
+    """The seqs of a batch already in the ledger equal to `reviews`, when its records are
+    still the latest of their findings (entering it again would change nothing)."""
+    records = [line.record for line in _parsed(data) if line.record is not None]
+    latest = current_status(records)
+    stamps = {latest[r.finding_id]["at"] for r in reviews if r.finding_id in latest}
+    if len(stamps) != 1 or any(r.finding_id not in latest for r in reviews):
+        return None
+    (stamp,) = stamps
+    batch = [r for r in records if r["at"] == stamp]
+    if [ReviewInput(r["finding_id"], r["status"], r["note"], r["by"]) for r in batch] != reviews:
+        return None
+    return f"seq {batch[0]['seq']} to {batch[-1]['seq']}, written {stamp}"
 
 
 def batch_problems(reviews: Sequence[ReviewInput], runs: dict[str, str]) -> list[str]:
@@ -142,7 +213,10 @@ def latest_runs(archive: Path, finding_ids: set[str]) -> dict[str, str]:
     if not files or not finding_ids:
         return {}
     hits = _scan_finding_ids(files, finding_ids)
-    dated = {source: _run_of(Path(source).parents[1]) for source in hits["source"].unique()}
+    recorded = _recorded_starts(Path(archive))
+    dated = {
+        source: _run_of(Path(source).parents[1], recorded) for source in hits["source"].unique()
+    }
     latest: dict[str, tuple[datetime, str]] = {}
     for finding_id, source in hits.iter_rows():
         if finding_id not in latest or dated[source] > latest[finding_id]:
@@ -178,22 +252,56 @@ def _unreadable_findings(files: list[Path]) -> Path | None:
     return None
 
 
-def _run_of(run_folder: Path) -> tuple[datetime, str]:
-    """When the run started and its id, from its run.json."""
+def finding_runs(archive: Path, finding_ids: set[str]) -> dict[str, set[str]]:
+    """Each of `finding_ids` found in the archive, with every run whose findings hold it."""
+    files = [p for p in sorted(Path(archive).glob(RUNS_GLOB)) if _is_run(p.parents[1])]
+    if not files or not finding_ids:
+        return {}
+    held: dict[str, set[str]] = {}
+    for finding_id, source in _scan_finding_ids(files, finding_ids).iter_rows():
+        held.setdefault(finding_id, set()).add(Path(source).parents[1].name)
+    return held
+
+
+def _is_run(run_folder: Path) -> bool:
+    return not run_folder.name.startswith(".")
+
+
+def _recorded_starts(archive: Path) -> dict[str, str] | None:
+    """Each recorded run's start, as the archive's record took it when the run was added;
+    None in an archive without its record (its runs' run.json are read instead)."""
+    from auditor.archive.record import RecordMissing, recorded_runs
+
+    try:
+        return {name: entry["started_at"] for name, entry in recorded_runs(archive).items()}
+    except RecordMissing:
+        return None
+    except (AuditorError, KeyError, TypeError) as exc:
+        raise LedgerError(f"{archive}: its record cannot be read ({exc})") from exc
+
+
+def _run_of(run_folder: Path, recorded: dict[str, str] | None) -> tuple[datetime, str]:
+    """When the run started and its id: from the archive's record, else its run.json."""
+    if recorded is not None:
+        if run_folder.name not in recorded:
+            return datetime.min.replace(tzinfo=UTC), run_folder.name  # never the latest
+        return datetime.fromisoformat(recorded[run_folder.name]), run_folder.name
     path = run_folder / RUN_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path))
         run_id, started = data["run_id"], datetime.fromisoformat(data["started_at"])
         if not isinstance(run_id, str) or not run_id:
             raise ValueError("run_id is not a name")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, InputError, ValueError, KeyError, TypeError) as exc:
         raise LedgerError(f"{path}: no run_id and started_at to be read ({exc})") from exc
     if started.tzinfo is None:
         started = started.replace(tzinfo=UTC)  # run.json records UTC
     return started, run_id
 
 
-def _chained(reviews: list[ReviewInput], runs: dict[str, str], last: dict | None) -> list[dict]:
+def _chained(
+    reviews: list[ReviewInput], runs: dict[str, str], last: dict | None, key: bytes | None
+) -> list[dict]:
     at = datetime.now(UTC).isoformat(timespec="microseconds")
     last_seq, prev = (last["seq"], last["hash"]) if last else (0, GENESIS)
     records = []
@@ -201,13 +309,15 @@ def _chained(reviews: list[ReviewInput], runs: dict[str, str], last: dict | None
         record = {"seq": seq, **asdict(review), "run_id": runs[review.finding_id]}
         record |= {"at": at, "prev": prev}
         record["hash"] = prev = record_hash(record)
+        if key is not None:
+            record["sig"] = signature(key, record["hash"])
         records.append(record)
     return records
 
 
 def _encoded(record: dict) -> bytes:
     """A record's line, as the ledger writes it (without its line end)."""
-    ordered = {key: record[key] for key in FIELDS}
+    ordered = {key: record[key] for key in SIGNED_FIELDS if key in record}
     return json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -222,22 +332,12 @@ def _ledger_lock(ledger: Path, wait: float) -> Iterator[None]:
         raise LedgerError(f"{ledger}: {busy}") from None
 
 
-def _last_record(ledger: Path) -> dict | None:
-    """The record to chain from: the last line, which must be whole and as written."""
-    data = _read_bytes(ledger)
+def _last_record(ledger: Path, data: bytes) -> dict | None:
+    """The record to chain from: the last line, whole and as written."""
     if not data:
         return None
     line_start = data.rfind(b"\n", 0, len(data) - 1) + 1
-    whole_lines = data.count(b"\n")
-    if not data.endswith(b"\n"):
-        raise LedgerError(
-            f"{ledger}: line {whole_lines + 1}, the last, is incomplete: an append was "
-            "cut off while writing it. Nothing was appended: records are never rewritten, "
-            "and none may chain from a partial one. To go on, keep a copy of the file, cut "
-            f"it back to its complete lines (`truncate -s {line_start} {ledger}`), verify "
-            "the archive and enter the cut-off batch again"
-        )
-    line = _checked_line(whole_lines, data[line_start:-1])
+    line = _checked_line(data.count(b"\n"), data[line_start:-1])
     if line.record is None or not line.hash_ok:
         raise LedgerError(
             f"{ledger}: its last record cannot be chained from "
@@ -247,30 +347,28 @@ def _last_record(ledger: Path) -> dict | None:
     return line.record
 
 
-def _append_lines(ledger: Path, records: list[dict]) -> None:
-    data = b"".join(_encoded(record) + b"\n" for record in records)
-    created = not ledger.exists()
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+def _write_with(ledger: Path, data: bytes, records: list[dict]) -> None:
+    """The ledger written anew beside it, `data` then the records, and switched in: a kill
+    at any moment leaves either the ledger as it was or with the whole batch."""
+    staged = ledger.with_name(f".{ledger.name}.new")
+    staged.unlink(missing_ok=True)  # a kill's leftover: we hold the lock
+    batch = b"".join(_encoded(record) + b"\n" for record in records)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        handle = os.open(ledger, flags, 0o644)
+        handle = os.open(staged, flags, 0o644)
     except OSError as exc:
-        raise LedgerError(f"{ledger}: cannot be opened to append ({exc.strerror})") from exc
+        raise LedgerError(f"{staged}: cannot be written ({exc.strerror})") from exc
     try:
-        info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode):
-            raise LedgerError(f"{ledger}: not a regular file")
-        start = info.st_size
-        try:
-            _write_all(handle, data)
-            os.fsync(handle)
-        except OSError as exc:
-            # Still under the lock: our own partial lines go before anyone chains from them.
-            os.ftruncate(handle, start)
-            raise LedgerError(f"{ledger}: append failed ({exc.strerror}); nothing kept") from exc
+        _write_all(handle, data)
+        _write_all(handle, batch)
+        os.fsync(handle)
+    except OSError as exc:
+        staged.unlink(missing_ok=True)
+        raise LedgerError(f"{ledger}: append failed ({exc.strerror}); nothing kept") from exc
     finally:
         os.close(handle)
-    if created:
-        fsync_folder(ledger.parent)
+    os.replace(staged, ledger)
+    fsync_folder(ledger.parent)
 
 
 def _write_all(handle: int, data: bytes) -> None:
@@ -309,14 +407,83 @@ def read_reviews(archive: Path) -> list[dict]:
     return [line.record for line in lines]
 
 
-def verify_ledger(archive: Path) -> list[str]:
-    """Every break in the ledger, first one first, naming its line and seq; empty when
-    intact (or when there is no ledger yet)."""
+def verify_ledger(
+    archive: Path, *, key: bytes | None = None, keyed: bool = False, head: str | None = None
+) -> list[str]:
+    """Every break in the ledger, first one first, naming its line and seq: its chain,
+    each record as `review` validates an entry, its signatures (with `key`; without it,
+    in a `keyed` archive, only that each record is signed), and a `head` kept elsewhere
+    (a record hash the ledger must still hold). Empty when intact (or no ledger yet)."""
     try:
         lines = _lines(ledger_path(archive))
     except LedgerError as exc:
         return [str(exc)]
-    return _chain_problems(lines)
+    problems = _chain_problems(lines) + _record_problems(archive, lines)
+    problems += _signature_problems(lines, key, keyed)
+    if head is not None and head not in {_hash(line) for line in lines if line.record}:
+        problems.append(
+            f"head {head}: no record of the ledger has this hash: records were removed from "
+            "its end or rewritten since it was kept"
+        )
+    return problems
+
+
+def anchor_problems(archive: Path, entries: Sequence[dict]) -> list[str]:
+    """Each ledger head the archive's record anchored (at each run added) that the ledger
+    no longer holds: records removed from its end, or rewritten."""
+    try:
+        lines = _lines(ledger_path(archive))
+    except LedgerError:
+        return []  # said by verify_ledger
+    held = {line.seq: _hash(line) for line in lines if line.record is not None}
+    return [
+        f"seq {entry['ledger_seq']}: the ledger's last record when record entry "
+        f"{entry['seq']} was written ({entry['ledger_hash'][:12]}…) is "
+        + ("gone: records were removed from its end" if seq not in held else "changed")
+        for entry in entries
+        if (seq := entry.get("ledger_seq")) and held.get(seq) != entry.get("ledger_hash")
+    ]
+
+
+def _record_problems(archive: Path, lines: list[_Line]) -> list[str]:
+    """Each record that `review` would have refused as an entry, or that names a run that
+    does not hold its finding."""
+    records = [line for line in lines if line.record is not None]
+    found = finding_runs(archive, {line.record["finding_id"] for line in records})
+    problems = []
+    for line in records:
+        record = line.record
+        entry = ReviewInput(record["finding_id"], record["status"], record["note"], record["by"])
+        runs = {fid: sorted(held)[0] for fid, held in found.items()}
+        reasons = _review_problems(entry, runs)
+        if record["finding_id"] in found and record["run_id"] not in found[record["finding_id"]]:
+            reasons.append(f"run {record['run_id']!r} holds no such finding")
+        if not _is_time(record["at"]):
+            reasons.append(f"at {record['at']!r} is not a time with its zone")
+        if reasons:
+            problems.append(f"{line.where}: {'; '.join(reasons)}")
+    return problems
+
+
+def _is_time(text: str) -> bool:
+    try:
+        return datetime.fromisoformat(text).tzinfo is not None
+    except ValueError:
+        return False
+
+
+def _signature_problems(lines: list[_Line], key: bytes | None, keyed: bool) -> list[str]:
+    problems = []
+    for line in lines:
+        if line.record is None:
+            continue
+        sig = line.record.get("sig")
+        if key is not None and sig != signature(key, _hash(line)):
+            why = "unsigned" if sig is None else "its signature is not the archive key's"
+            problems.append(f"{line.where}: {why}: written or re-chained without the key")
+        elif key is None and keyed and sig is None:
+            problems.append(f"{line.where}: unsigned, in an archive whose records are signed")
+    return problems
 
 
 def current_status(records: Sequence[dict]) -> dict[str, dict]:
@@ -325,7 +492,11 @@ def current_status(records: Sequence[dict]) -> dict[str, dict]:
 
 
 def _lines(ledger: Path) -> list[_Line]:
-    pieces = _read_settled(ledger).split(b"\n")
+    return _parsed(_read_settled(ledger))
+
+
+def _parsed(data: bytes) -> list[_Line]:
+    pieces = data.split(b"\n")
     lines = [_checked_line(number, raw) for number, raw in enumerate(pieces[:-1], start=1)]
     if pieces[-1]:
         torn = "incomplete: the file ends inside it (an append was cut off mid-write)"
@@ -348,9 +519,11 @@ def _read_settled(ledger: Path) -> bytes:
 
 def _read_bytes(ledger: Path) -> bytes:
     try:
-        return ledger.read_bytes()
+        return read_regular(ledger, LEDGER_LIMIT)
     except FileNotFoundError:
         return b""
+    except InputError as exc:
+        raise LedgerError(str(exc)) from exc
     except OSError as exc:
         raise LedgerError(f"{ledger}: unreadable ({exc.strerror})") from exc
 
@@ -368,12 +541,12 @@ def _parse_line(raw: bytes) -> tuple[dict | None, str | None]:
         record = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None, "not a JSON record"
-    if not isinstance(record, dict) or set(record) != set(FIELDS):
+    if not isinstance(record, dict) or set(record) - {"sig"} != set(FIELDS):
         return None, f"not a review record (its fields must be {', '.join(FIELDS)})"
     seq = record["seq"]
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
         return None, "its seq is not a whole number from 1"
-    if not all(isinstance(record[key], str) for key in FIELDS if key != "seq"):
+    if not all(isinstance(record[key], str) for key in record if key != "seq"):
         return None, "a field that must be text is not"
     if _encoded(record) != raw:
         return None, "not written as the ledger writes a record: its bytes were changed"

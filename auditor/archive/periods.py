@@ -25,6 +25,9 @@ from pathlib import Path
 import duckdb
 
 from auditor.archive.catalog import PERIODS, RUNS, SET, current_catalog, rebuild_catalog
+from auditor.archive.keys import find_key
+from auditor.archive.ledger import ledger_head
+from auditor.archive.record import append_entry, file_sha256, has_record
 from auditor.archive.store import ArchiveError, open_archive
 from auditor.defaults import ALERT_FDR
 from auditor.output.lock import waiting
@@ -91,6 +94,18 @@ FROM mine GROUP BY run_id ORDER BY run_id""",
     return nights, notes
 
 
+def _record_period(folder: Path, place: Path) -> None:
+    """The period's files by SHA-256 in the archive's record (kept only where the archive
+    keeps one: an archive made before it is sealed first)."""
+    if not has_record(folder):
+        return
+    key, _, _ = find_key(folder)
+    files = {p.name: file_sha256(p) for p in sorted(place.iterdir())}
+    ledger_seq, ledger_hash = ledger_head(folder)
+    fields = {"kind": "period", "name": place.name, "started_at": None, "files": files}
+    append_entry(folder, fields | {"ledger_seq": ledger_seq, "ledger_hash": ledger_hash}, key)
+
+
 def surveil(
     archive: Path,
     start: date,
@@ -118,6 +133,7 @@ def surveil(
             if place.exists():
                 os.rename(place, work / "earlier")
             os.rename(work / "period", place)
+            _record_period(folder, place)
             rebuild_catalog(folder)
     finally:
         shutil.rmtree(work, ignore_errors=True)

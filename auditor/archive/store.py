@@ -3,6 +3,7 @@
     ARCHIVE/archive.json            what the folder is (tool, format)
     ARCHIVE/archive.duckdb          the catalog across runs (`archive.catalog`), rebuilt on add
     ARCHIVE/reviews.jsonl           the review ledger (`archive.ledger`)
+    ARCHIVE/record.jsonl            what the archive holds, chained (`archive.record`)
     ARCHIVE/runs/RUN_ID/set/        a run's output set, as verified against its manifest
     ARCHIVE/runs/RUN_ID/run.json    what the archive records of it (added, nights, tables)
 
@@ -20,6 +21,7 @@ import json
 import os
 import shutil
 import tempfile
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,21 +29,31 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from auditor.archive import keys
 from auditor.archive.catalog import RUNS, SET, current_catalog, ensure_catalog
-from auditor.archive.ledger import LEDGER_FILE
+from auditor.archive.ledger import LEDGER_FILE, ledger_head
+from auditor.archive.record import (
+    RECORD_FILE,
+    RecordMissing,
+    append_entry,
+    file_sha256,
+    has_record,
+    recorded_runs,
+)
 from auditor.errors import AuditorError
-from auditor.output.files import DUCKDB_FILE, FINDINGS_FILE
+from auditor.output.files import DUCKDB_FILE, FINDINGS_FILE, MANIFEST_FILE
 from auditor.output.located import COVERAGE_FILE, LOCATED_FILE
 from auditor.output.lock import waiting
 from auditor.output.outdir import fsync_folder, resolved
-from auditor.output.verify import file_problems, read_manifest, verified
+from auditor.output.verify import file_problems, read_manifest, verified, verify_set
+from auditor.regular_files import read_regular_text
 
 ARCHIVE_FILE = "archive.json"
 RUN_FILE = "run.json"
 ARCHIVE_FORMAT = 1
 ADD_WAIT_SECONDS = 300.0
 # What an archive being made holds before its marker (an add killed while making it).
-_PARTS = {RUNS, LEDGER_FILE, f".{ARCHIVE_FILE}.tmp"}  # and .adding-* folders
+_PARTS = {RUNS, LEDGER_FILE, RECORD_FILE, f".{ARCHIVE_FILE}.tmp"}  # and .adding-* folders
 TOOL = "auditor"
 
 
@@ -56,8 +68,11 @@ class ArchivedRun:
     folder: Path  # ARCHIVE/runs/RUN_ID
 
 
-def open_archive(archive: Path, create: bool = False) -> Path:
-    """The archive folder, resolved; created (with its marker) when missing and asked."""
+def open_archive(
+    archive: Path, create: bool = False, archive_id: str | None = None, key_check: str | None = None
+) -> Path:
+    """The archive folder, resolved; created (with its marker, and the check value of its
+    key when it has one) when missing and asked."""
     folder = resolved(archive)
     marker = folder / ARCHIVE_FILE
     if marker.is_file():
@@ -76,17 +91,44 @@ def open_archive(archive: Path, create: bool = False) -> Path:
         )
     (folder / RUNS).mkdir(parents=True, exist_ok=True)
     (folder / LEDGER_FILE).touch()  # the review ledger starts empty
+    (folder / RECORD_FILE).touch()  # and so does the archive's record
     # The marker last, and whole: a folder with it is an archive with its parts.
     staged = folder / f".{ARCHIVE_FILE}.tmp"
-    _write_json(staged, {"tool": TOOL, "kind": "archive", "format": ARCHIVE_FORMAT})
+    marker_data = {"tool": TOOL, "kind": "archive", "format": ARCHIVE_FORMAT}
+    marker_data["id"] = archive_id or uuid.uuid4().hex
+    if key_check is not None:
+        marker_data["key_check"] = key_check
+    _write_json(staged, marker_data)
     os.replace(staged, marker)
     return folder
 
 
+def init_archive(archive: Path, key_path: Path | None = None) -> tuple[Path, Path]:
+    """A new, empty archive with its signing key written outside it; returns the archive
+    folder and the key file. An existing archive or key file is refused."""
+    folder = resolved(archive)
+    if (folder / ARCHIVE_FILE).exists():
+        raise ArchiveError(f"{folder}: already an archive; its key, if any, was made with it")
+    archive_id = uuid.uuid4().hex
+    key_path = key_path or keys.default_key_file(archive_id)
+    if keys.inside(key_path, folder):
+        raise ArchiveError(f"{key_path}: inside the archive; the key is kept outside it")
+    with waiting(folder, "an archive add", ADD_WAIT_SECONDS):
+        key = keys.create_key(key_path)
+        open_archive(folder, create=True, archive_id=archive_id, key_check=keys.check_value(key))
+    return folder, key_path
+
+
+def archive_key(folder: Path) -> tuple[bytes | None, str]:
+    """The archive's signing key when found, and a sentence saying what was found."""
+    key, _, said = keys.find_key(folder)
+    return key, said
+
+
 def _check_marker(marker: Path) -> None:
     try:
-        data = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(read_regular_text(marker))
+    except (AuditorError, OSError, ValueError) as exc:
         raise ArchiveError(f"{marker}: unreadable ({exc})") from exc
     if data.get("tool") != TOOL or data.get("kind") != "archive":
         raise ArchiveError(f"{marker}: not an archive of {TOOL}")
@@ -112,6 +154,7 @@ def add_run(archive: Path, outdir: Path) -> tuple[ArchivedRun, bool]:
     # second add waits for the first (each takes seconds), then lands after it.
     with waiting(resolved(archive), "an archive add", ADD_WAIT_SECONDS):
         folder = open_archive(archive, create=True)
+        _require_record(folder)
         _clear_partial_adds(folder)
         place = folder / RUNS / run_id
         if place.exists():
@@ -134,12 +177,75 @@ def add_run(archive: Path, outdir: Path) -> tuple[ArchivedRun, bool]:
             _fsync_tree(partial)
             os.rename(partial, place)
             fsync_folder(folder / RUNS)
+            _record_run(folder, place, record["started_at"])
         finally:
             shutil.rmtree(partial, ignore_errors=True)
         # The views read runs/*/ by pattern: a new run needs no new catalog, only a
         # missing or moved one does (rebuilding read every run's footers: seconds a year on).
         ensure_catalog(folder)
     return ArchivedRun(run_id, record, place), True
+
+
+def _require_record(folder: Path) -> None:
+    """An archive made before the record was kept is sealed first, by its owner's choice:
+    adding to it would record new runs beside old ones nobody vouched for."""
+    if has_record(folder):
+        return
+    if any(not p.name.startswith(".") for p in (folder / RUNS).iterdir()):
+        raise ArchiveError(
+            f"{folder}: made before the archive kept its record of the runs it holds; "
+            f"check it with `auditor verify {folder}`, then record its runs with "
+            f"`auditor archive seal {folder}`"
+        )
+    (folder / RECORD_FILE).touch()
+
+
+def _record_run(folder: Path, place: Path, started_at: str) -> dict:
+    """The run's entry in the archive's record: its id, the hashes of its run.json and
+    its set's manifest, its start as read at add time, and the ledger's head now."""
+    ledger_seq, ledger_hash = ledger_head(folder)
+    key, _ = archive_key(folder)
+    fields = {
+        "kind": "run",
+        "name": place.name,
+        "started_at": started_at,
+        "files": {
+            RUN_FILE: file_sha256(place / RUN_FILE),
+            f"{SET}/{MANIFEST_FILE}": file_sha256(place / SET / MANIFEST_FILE),
+        },
+        "ledger_seq": ledger_seq,
+        "ledger_hash": ledger_hash,
+    }
+    return append_entry(folder, fields, key)
+
+
+def seal_archive(archive: Path) -> list[str]:
+    """Record the runs of an archive made before the record was kept, each verified
+    against its manifest first; returns the run ids recorded. Refused when any run is not
+    as written, or the archive already has its record."""
+    folder = open_archive(archive)
+    with waiting(folder, "an archive add", ADD_WAIT_SECONDS):
+        if has_record(folder):
+            raise ArchiveError(f"{folder}: already keeps its record; nothing to seal")
+        places = sorted(p for p in (folder / RUNS).iterdir() if not p.name.startswith("."))
+        problems = [
+            f"run {p.name}: {problem}"
+            for p in places
+            for problem in (
+                verify_set(p / SET) if (p / SET).is_dir() and not p.is_symlink() else ["not a run"]
+            )
+        ]
+        if problems:
+            raise ArchiveError(
+                f"{folder}: not sealed, a run is not as written: {'; '.join(problems[:3])}"
+            )
+        runs = sorted(
+            ((_read_json(p / RUN_FILE)["started_at"], p) for p in places), key=lambda r: r[0]
+        )
+        (folder / RECORD_FILE).touch()
+        for started_at, place in runs:
+            _record_run(folder, place, started_at)
+    return [place.name for _, place in runs]
 
 
 def _run_id(outdir: Path) -> str:
@@ -187,14 +293,21 @@ def _run_record(run_id: str, folder: Path) -> dict:
 
 
 def archived_runs(archive: Path) -> list[ArchivedRun]:
-    """Every run of the archive, oldest audit first (by its start, then its id)."""
+    """Every run the archive's record holds, oldest audit first (by its start as recorded
+    when it was added, then its id); in an archive made before the record, every run
+    folder, by its run.json's start."""
     folder = open_archive(archive)
+    try:
+        starts = {name: entry["started_at"] for name, entry in recorded_runs(folder).items()}
+    except RecordMissing:
+        starts = None
     runs = []
     for place in sorted((folder / RUNS).iterdir()):
-        if place.name.startswith(".") or not (place / RUN_FILE).is_file():
-            continue
+        if place.name.startswith(".") or (starts is not None and place.name not in starts):
+            continue  # not a run the archive added: `auditor verify` names it
         runs.append(ArchivedRun(place.name, _read_json(place / RUN_FILE), place))
-    return sorted(runs, key=lambda r: (r.record["started_at"], r.run_id))
+    started = (lambda r: starts[r.run_id]) if starts else (lambda r: r.record["started_at"])
+    return sorted(runs, key=lambda r: (started(r), r.run_id))
 
 
 def _clear_partial_adds(folder: Path) -> None:
@@ -206,8 +319,8 @@ def _clear_partial_adds(folder: Path) -> None:
 
 def _read_json(path: Path) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        return json.loads(read_regular_text(path))
+    except (AuditorError, OSError, ValueError) as exc:
         raise ArchiveError(f"{path}: unreadable ({exc})") from exc
 
 

@@ -58,6 +58,57 @@ def add_after_audit(archive_folder: Path, outdir: Path) -> None:
     click.echo(f"run {run.run_id} added to {archive_folder}")
 
 
+@archive.command("init")
+@click.argument("archive_folder", metavar="ARCHIVE", type=click.Path(path_type=Path))
+@click.option(
+    "--key",
+    "key_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write the signing key (default: $AUDITOR_KEY_DIR or "
+    "~/.config/auditor/keys/, named by the archive's id); never inside ARCHIVE.",
+)
+def init(archive_folder: Path, key_file: Path | None) -> None:
+    """Make a new, empty ARCHIVE whose review ledger and record are signed with a key kept
+    outside it (mode 0600, never overwritten): re-chaining them after an edit then needs
+    the key. Commands find the key at $AUDITOR_KEY_FILE, else at the default place.
+
+    Examples:
+
+    \b
+      auditor archive init /audits/archive
+      auditor archive init /audits/archive --key /secure/archive.key
+    """
+    from auditor.archive.store import init_archive
+
+    try:
+        folder, key_path = init_archive(archive_folder, key_file)
+    except AuditorError as error:
+        fail(error)
+    click.echo(f"archive {folder} made; its signing key: {key_path} (keep it outside the archive)")
+
+
+@archive.command("seal")
+@click.argument("archive_folder", metavar="ARCHIVE", type=click.Path(path_type=Path))
+def seal(archive_folder: Path) -> None:
+    """Record the runs of an ARCHIVE made before archives kept their record of what they
+    hold, each verified against its manifest first; from then on `auditor verify` checks
+    every run against the record. Exit status 2 when a run is not as written.
+
+    Examples:
+
+    \b
+      auditor verify /audits/archive
+      auditor archive seal /audits/archive
+    """
+    from auditor.archive.store import seal_archive
+
+    try:
+        sealed = seal_archive(archive_folder)
+    except AuditorError as error:
+        fail(error)
+    click.echo(f"{archive_folder}: {len(sealed):,} runs recorded")
+
+
 @archive.command("list")
 @click.argument("archive_folder", metavar="ARCHIVE", type=click.Path(path_type=Path))
 def list_runs(archive_folder: Path) -> None:
@@ -110,6 +161,12 @@ def _summary(record: dict) -> str:
     help="A CSV or Parquet batch with the columns finding_id, status, note, by.",
 )
 @click.option("--verify", "check", is_flag=True, help="Check the ledger's chain of records.")
+@click.option(
+    "--head",
+    metavar="HASH",
+    help="With --verify: a ledger head kept elsewhere (printed by review and the reports) "
+    "that the ledger must still hold.",
+)
 def review(
     archive_folder: Path,
     finding_ids: tuple[str, ...],
@@ -118,6 +175,7 @@ def review(
     reviewer: str,
     batch_file: Path | None,
     check: bool,
+    head: str | None,
 ) -> None:
     """Record how archived findings were resolved, in ARCHIVE's append-only review ledger
     (each record chained to the one before by its SHA-256).
@@ -127,23 +185,31 @@ def review(
     \b
       auditor review ARCHIVE ID1 ID2 --status explained --note "dealer retrained" --by "J. Doe"
       auditor review ARCHIVE --from-file reviews.csv
-      auditor review ARCHIVE --verify
+      auditor review ARCHIVE --verify --head 9c1f...e2
+
+    Each write prints the ledger's head (its last record's seq and hash): keep it
+    elsewhere, and `--verify --head` shows any record removed or rewritten since. A batch
+    already in the ledger is not entered twice.
 
     Exit status 0 when written (or, with --verify, intact); 1 when --verify finds an
-    edited, deleted, inserted or reordered record (the first one named); 2 when an unknown
+    edited, deleted, inserted, reordered or invalid record (each named); 2 when an unknown
     finding id, status or an empty --by refuses the batch, and nothing is written.
     """
     from auditor.archive import ledger
 
     try:
         if check:
-            _verify_ledger(archive_folder)
+            _verify_ledger(archive_folder, head)
             return
         batch = _batch(finding_ids, status, note, reviewer, batch_file)
-        written = ledger.append_reviews(archive_folder, batch)
+        written = ledger.append_reviews(
+            archive_folder, batch, notify=lambda said: click.echo(visible(said), err=True)
+        )
+        seq, last = ledger.ledger_head(archive_folder)
     except AuditorError as error:
         fail(error)
     click.echo(f"{len(written):,} review records written to {archive_folder}")
+    click.echo(f"ledger head: seq {seq} {last}")
 
 
 def _batch(ids, status, note, reviewer, batch_file):
@@ -158,12 +224,17 @@ def _batch(ids, status, note, reviewer, batch_file):
     return [ReviewInput(i, status, note, reviewer) for i in ids]
 
 
-def _verify_ledger(archive_folder: Path) -> None:
-    from auditor.archive.ledger import verify_ledger
+def _verify_ledger(archive_folder: Path, head: str | None) -> None:
+    from auditor.archive.keys import find_key
+    from auditor.archive.ledger import ledger_head, verify_ledger
 
-    problems = verify_ledger(archive_folder)
+    key, keyed, said = find_key(archive_folder)
+    problems = verify_ledger(archive_folder, key=key, keyed=keyed, head=head)
     for problem in problems:
         click.echo(visible(problem))
+    click.echo(f"signatures: {said}", err=True)
     if problems:
         sys.exit(1)
-    click.echo(f"{archive_folder}: the review ledger is intact")
+    seq, last = ledger_head(archive_folder)
+    checked = f", and holds the head {head}" if head else ""
+    click.echo(f"{archive_folder}: the review ledger is intact{checked}; head: seq {seq} {last}")

@@ -41,10 +41,13 @@ def diff(before: Path, after: Path, out: Path | None, fmt: str) -> None:
       auditor diff /audits/2026-11-24 /audits/2026-11-24-rerun --format csv
       auditor diff /audits/2026-11-24 /audits/2026-11-24-rerun -o changes.parquet
     """
+    from auditor.commands.owned import refuse_owned_target
     from auditor.output.diff import diff_runs
     from auditor.output.verify import verified
 
     try:
+        if out is not None:
+            refuse_owned_target(out, reads=[before, after])
         verified(before)
         verified(after)
         changes = diff_runs(before, after)

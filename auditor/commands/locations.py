@@ -1,10 +1,12 @@
 """Datasets and output folders on any fsspec file system (s3://, gs://, az://, memory://...).
 
 A dataset elsewhere is copied to a temporary local folder first (`input.remote`); an
-OUTDIR elsewhere is written to a temporary local folder, since the audit switches its
-output set into a local folder at once, and its files are uploaded when the run has written
-them all, the manifest last, so that a reader who finds the manifest finds the whole set. A
-path or `file://` URL is used in place, as before.
+OUTDIR elsewhere (never an archive's file system, zip:// or tar://) is written to a
+temporary local folder, since the audit switches its output set into a local folder at
+once, and its files are uploaded when the run has written them all, the manifest last, so
+that a reader who finds the manifest finds the whole set. A path, or a URL of local disk
+(`file://`, `local://`, either behind fsspec's caches), is used in place, through the
+same checks as a path.
 
 The catalog records the dataset by its URL (`runs.dataset`, `runs.inputs.path`) and its
 views name the files by URL: DuckDB reads s3://, gs://, az:// and http(s):// itself (its
@@ -48,7 +50,14 @@ def output_folder(location: str | Path) -> Iterator[Path]:
     if not is_remote(location):
         yield local_path(location)
         return
+    from fsspec.archive import AbstractArchiveFileSystem
+
     fs, root = file_system(str(location))
+    if isinstance(fs, AbstractArchiveFileSystem):
+        raise OutdirError(
+            f"{location}: an archive's file system (zip://, tar://) is read-only here; "
+            "choose a folder"
+        )
     previous = _previous_set(fs, root, str(location))
     with tempfile.TemporaryDirectory(prefix="auditor-out-") as temporary:
         folder = Path(temporary) / "out"

@@ -106,11 +106,13 @@ def _run_query(
     timeout: float | None,
     memory_limit: str,
 ) -> None:
+    from auditor.commands.owned import refuse_owned_target
     from auditor.output import query as catalog_query
 
     try:
         if output is not None:
             _check_folder_of(output)  # before a long query, not after it
+            refuse_owned_target(output, reads=[outdir])
         catalog = _open(outdir, memory_limit, timeout)
     except AuditorError as error:
         fail(error)

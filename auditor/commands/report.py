@@ -73,19 +73,25 @@ def report(
 
 def _write(folder, target, pdf, period, property_id, subject, packs) -> Path:
     from auditor.archive.check import is_archive
+    from auditor.commands.owned import refuse_owned_target
 
     if period is not None or property_id is not None:
         if not is_archive(folder) or period is None:
             raise InputError("--period (and --property) take an ARCHIVE: the report of a period")
         if any(subject.values()):
             raise InputError("--period reports on the whole period: give no subject or --from")
-        from auditor.report.period import write_period_report
+        from auditor.report.period import default_name, write_period_report
 
         first, last = _period(period)
+        target = Path(target or default_name(first, last, property_id, pdf))
+        refuse_owned_target(target, reads=[folder])
         return write_period_report(folder, first, last, property_id, target, pdf)
-    from auditor.report.investigate import subject_of, write_investigation
+    from auditor.report.investigate import default_name, subject_of, write_investigation
 
     chosen = subject_of(**subject)
+    # The default lands in the working folder, which may be a set or a dataset too.
+    target = Path(target or default_name(chosen, pdf))
+    refuse_owned_target(target, reads=[folder])
     if is_archive(folder):
         from auditor.report.across import write_archive_investigation
 

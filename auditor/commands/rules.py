@@ -40,7 +40,9 @@ def rules(
 ) -> None:
     """List the checks (code, title, citation), or document one CODE in full; or, with
     `lint DIR`, check the rule packs of a folder before an audit runs under them: every
-    problem on a line of its own, with file, line and key path (exit 2), or none (exit 0).
+    problem on a line of its own, with file, line and key path (exit 2), or none (exit 0):
+    what an audit under the folder would refuse, and each citation its pack cannot quote
+    (with --replace-builtin, as an audit that replaces the built-in packs).
 
     With --schema, print the JSON Schema of a rule pack instead, for editors (json only).
     With --by-section, print every section of the regulations the packs encode (the
@@ -64,7 +66,7 @@ def rules(
       auditor rules lint /packs/freedonia
     """
     if words[:1] == ("lint",):
-        _lint(words[1:])
+        _lint(words[1:], replace_builtin)
         return
     if len(words) > 1:
         raise click.UsageError("give one CODE, or lint DIR")
@@ -95,13 +97,13 @@ SECTION_COLUMNS = ["ruleset", "section", "verdict", "from_logs", "codes", "reaso
 PACK_COLUMNS = ["ruleset", "title", "file", "sha256", "builtin"]
 
 
-def _lint(folders: tuple[str, ...]) -> None:
+def _lint(folders: tuple[str, ...], replace_builtin: bool) -> None:
     from auditor.packs.lint import lint_folder
 
     if len(folders) != 1:
         raise click.UsageError("lint takes one folder of rule packs: auditor rules lint DIR")
     try:
-        problems = lint_folder(Path(folders[0]))
+        problems = lint_folder(Path(folders[0]), replace_builtin)
     except AuditorError as error:
         fail(error)
     for problem in problems:

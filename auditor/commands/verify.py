@@ -17,7 +17,10 @@ from auditor.errors import AuditorError
 def verify(folder: Path) -> None:
     """Check the output set in OUTDIR against its manifest: every file there, of its size
     and SHA-256, no other file, and the catalog's tables equal to their Parquet files. For
-    an ARCHIVE, every run's set so, and the review ledger's chain of records.
+    an ARCHIVE, every run's set so, each against the archive's record of what it holds
+    (run.json, manifest, periods' files by SHA-256; no run missing or added by hand), the
+    catalog's views against the auditor's own, and the review ledger's records (chain,
+    validity, the heads the record anchored; signatures when the archive's key is found).
 
     Exit status 0 when intact, 1 naming each changed, missing or extra file (or the first
     bad review record), 2 when there is no manifest or archive to check.
@@ -28,11 +31,15 @@ def verify(folder: Path) -> None:
       auditor verify /audits/2026-11-24
       auditor verify /audits/archive
     """
-    from auditor.archive.check import is_archive, verify_archive
+    from auditor.archive.check import archive_check, is_archive
     from auditor.output.verify import verify_set
 
     try:
-        problems = verify_archive(folder) if is_archive(folder) else verify_set(folder)
+        if is_archive(folder):
+            problems, signatures = archive_check(folder)
+            click.echo(f"signatures: {signatures}", err=True)
+        else:
+            problems = verify_set(folder)
     except AuditorError as error:
         fail(error)
     for problem in problems:

@@ -28,12 +28,10 @@ import numpy as np
 import polars as pl
 
 from auditor import contract
+from auditor.packs.entries import MAX_DECKS
 from auditor.packs.model import RulePack
 
 ROUND_CARDS = 6
-# int64 holds the total weight T(T-1)...(T-5) up to T = 1,448 cards: 27 decks; a few
-# spare keep every partial sum safely inside it too.
-MAX_DECKS = 24
 SUITS_PER_RANK = len(contract.SUITS)
 STOOD = 10  # the Banker table's column for a Player who did not draw
 

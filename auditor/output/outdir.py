@@ -64,8 +64,11 @@ def prepare(out: Path, dataset: Path | None = None) -> Path:
     _clear_staging(out)
     if out.exists() and not out.is_dir():
         raise OutdirError(f"{out}: not a folder")
-    if out.is_dir() and any(out.iterdir()) and not is_output_set(out):
-        raise foreign_files(out)
+    if out.is_dir() and any(out.iterdir()):
+        if not is_output_set(out):
+            raise foreign_files(out)
+        if unnamed := files_not_named(out):
+            raise unnamed_files(out, unnamed)
     return out
 
 
@@ -90,6 +93,24 @@ def refuse_overlap(out: Path, data: Path) -> None:
     held = _identity(out)
     if held is not None and any(_identity(p) == held for p in data.parents):
         raise _overlap(out, data)
+    for link, reached in linked_inputs(data):
+        if reached == out or out in reached.parents or reached in out.parents:
+            raise OutdirError(
+                f"{out}: the dataset's {link} is a link to {reached}, which the output "
+                "folder would replace or lie inside; choose a folder apart from the "
+                "dataset's files"
+            )
+
+
+def linked_inputs(data: Path) -> Iterator[tuple[Path, Path]]:
+    """Each link under the dataset folder (a file or a folder of a table), with where it
+    resolves to: an input that is a link lives outside the folder, where no comparison
+    of the folder's own path can see it."""
+    for folder, folders, files in os.walk(data):
+        for name in (*folders, *files):
+            entry = Path(folder, name)
+            if entry.is_symlink():
+                yield entry, entry.resolve()
 
 
 def _overlap(out: Path, data: Path) -> OutdirError:
@@ -112,6 +133,34 @@ def foreign_files(location: object) -> OutdirError:
     return OutdirError(
         f"{location}: holds files that are not an audit's outputs (no {MANIFEST_FILE}); "
         "choose an empty or new folder, or a previous run's output folder"
+    )
+
+
+def files_not_named(folder: Path) -> list[str]:
+    """The files (and links) in the output set `folder` that its manifest does not name,
+    by their path in the set. Replacing the set removes them: files a run did not write
+    (a planted manifest over a dataset, a dataset's file linked there) are not its to
+    remove."""
+    try:
+        named = json.loads((folder / MANIFEST_FILE).read_bytes()).get("files")
+    except (OSError, ValueError, AttributeError):
+        named = None
+    if not isinstance(named, dict):
+        named = {}
+    present = []
+    for parent, folders, files in os.walk(folder):
+        links = [name for name in folders if Path(parent, name).is_symlink()]
+        for name in (*files, *links):
+            present.append(Path(parent, name).relative_to(folder).as_posix())
+    return sorted(name for name in present if name != MANIFEST_FILE and name not in named)
+
+
+def unnamed_files(location: object, names: list[str]) -> OutdirError:
+    """The refusal of an output set holding files its manifest does not name."""
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
+    return OutdirError(
+        f"{location}: holds files its {MANIFEST_FILE} does not name ({shown}); a run "
+        "replaces only an audit's own outputs: move them away or choose another folder"
     )
 
 

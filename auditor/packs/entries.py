@@ -60,10 +60,18 @@ def refuse(message: str, *at: str | int) -> PydanticCustomError:
     return PydanticCustomError(PACK_ERROR, message, {"at": at})
 
 
+# The packs' table form holds a pack's counts and whole-dollar amounts as Int32 (and
+# cents as Int64): a larger number is refused on load rather than overflowing an audit.
+MAX_PACK_INT = 2**31 - 1
+# The decks a shoe may hold: the exact odds sum the weights of a round's six cards in
+# int64, which holds them up to 27 decks; a few spare keep every partial sum inside it.
+MAX_DECKS = 24
+
 Text = Annotated[StrictStr, StringConstraints(pattern=NON_BLANK)]
 NonEmpty = Annotated[tuple[T, ...], Field(min_length=1)]
-Count = Annotated[StrictInt, Field(ge=1)]
-NonNegative = Annotated[StrictInt, Field(ge=0)]
+Count = Annotated[StrictInt, Field(ge=1, le=MAX_PACK_INT)]
+NonNegative = Annotated[StrictInt, Field(ge=0, le=MAX_PACK_INT)]
+Decks = Annotated[StrictInt, Field(ge=1, le=MAX_DECKS)]
 
 
 def between(low: int, high: int) -> Any:
@@ -157,3 +165,10 @@ class Range(Entry):
 
     def contains(self, value: int) -> bool:
         return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+
+
+class DeckRange(Range):
+    """Inclusive bounds on a shoe's decks, each within what the engine deals (1-24)."""
+
+    min: Decks | None
+    max: Decks | None

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.resources import files
 
@@ -55,7 +56,7 @@ from auditor.packs.payouts import (
     SeatCombinations,
     TieOdds,
 )
-from auditor.packs.problems import ruleset_error
+from auditor.packs.problems import PackRefused, validation_problems
 from auditor.packs.procedures import PROCEDURES, ProceduresSection
 from auditor.packs.regulation import RegulationSection
 from auditor.packs.sections import (
@@ -151,6 +152,12 @@ class RulePack:
     rules: PackFile
     digest: str  # SHA-256 of the pack's file
     file: str  # where it was read: rules/ID.yaml for a built-in pack, else its path
+    # The line of each top-level key in the file, for the problems found across packs.
+    key_lines: Mapping[str, int] = field(default_factory=dict, repr=False)
+
+    def where(self, key: str) -> str:
+        """`file:line: key` of a top-level key, as a problem of the pack names it."""
+        return f"{self.file}:{self.key_lines.get(key, 1)}: {key}"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RulePack) and (self.ruleset, self.digest) == (
@@ -309,7 +316,9 @@ def parse_bytes(data: bytes, *, file: str, ruleset: str | None = None) -> RulePa
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise RulesetError(f"{file}: not UTF-8 text ({exc})", path=file) from exc
+        line = data[: exc.start].count(b"\n") + 1
+        problem = f"{file}:{line}: (top level): not UTF-8 text ({exc.reason})"
+        raise PackRefused([problem], path=file) from None
     return parse_pack(text, file=file, ruleset=ruleset, digest=hashlib.sha256(data).hexdigest())
 
 
@@ -317,15 +326,34 @@ def parse_pack(
     text: str, *, file: str, ruleset: str | None = None, digest: str | None = None
 ) -> RulePack:
     """Validate pack YAML `text`; errors name `file`, and `ruleset` (if given) must match.
-    `digest`: the SHA-256 of the file's bytes (of `text` in UTF-8 if None)."""
+    `digest`: the SHA-256 of the file's bytes (of `text` in UTF-8 if None). Refused
+    (PackRefused): every problem, each with its line and key path."""
     try:
-        data = yamlload.safe_load(text)
+        data, root = yamlload.load(text)
+    except yamlload.PackYamlError as exc:
+        problem = f"{file}:{exc.line}: {exc.key_path or '(top level)'}: {exc.problem}"
+        raise PackRefused([problem], path=file) from None
     except yaml.YAMLError as exc:
-        raise RulesetError(f"{file}: not valid YAML: {exc}", path=file) from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{file}:{mark.line + 1}" if mark is not None else file
+        problem = f"{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}"
+        raise PackRefused([problem], path=file) from None
     try:
         pack = PackFile.model_validate(data, context={"ruleset": ruleset})
     except ValidationError as exc:
-        raise ruleset_error(file, exc, data) from None
+        raise PackRefused(validation_problems(file, exc, data, root), path=file) from None
     if digest is None:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return RulePack(pack, digest, file)
+    return RulePack(pack, digest, file, _key_lines(root))
+
+
+def _key_lines(node: yaml.Node | None, prefix: str = "", levels: int = 2) -> dict[str, int]:
+    """The line of each key of the top `levels` levels, by key path ("regulation.texts")."""
+    if not isinstance(node, yaml.MappingNode) or levels == 0:
+        return {}
+    lines = {}
+    for key, value in node.value:
+        path = f"{prefix}{key.value}"
+        lines[path] = key.start_mark.line + 1
+        lines.update(_key_lines(value, f"{path}.", levels - 1))
+    return lines

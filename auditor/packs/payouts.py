@@ -21,6 +21,7 @@ from auditor.packs.entries import (
     NonNegative,
     PackModel,
     Text,
+    between,
     first_repeat,
     keys_named,
     refuse,
@@ -36,11 +37,16 @@ from auditor.packs.vocabulary import (
     Royal9PaytableName,
 )
 
+# No wager a casino offers pays more than 10,000 to 1; with the bound, any stake up to
+# $9 trillion is paid in Int64 cents.
+MAX_ODDS = 10_000
+PayoutOdds = between(1, MAX_ODDS)
+
 
 class Odds(Entry):
     """A wager paid at `odds` to 1."""
 
-    odds: Count
+    odds: PayoutOdds
 
 
 class BankerOdds(Entry):
@@ -49,7 +55,7 @@ class BankerOdds(Entry):
     together). `covered_by`: the bets whose wagers are against the Bank, each counted
     whatever its call (given with `basis: covered` only)."""
 
-    odds: Count
+    odds: PayoutOdds
     basis: BankerPayoutBasis
     covered_by: NonEmpty[BetName] | None = None
 
@@ -66,24 +72,24 @@ class TieOdds(Entry):
     """The least Tie odds the text allows; the odds in force are the `tables` column
     named by `table_option`."""
 
-    min_odds: Count
+    min_odds: PayoutOdds
     table_option: Literal["tie_pays"]
 
 
 class HouseMoney(Entry):
     """House Money odds when both hands qualify and when one does."""
 
-    both: Count
-    one: Count
+    both: PayoutOdds
+    one: PayoutOdds
 
 
 class DragonBonusPaytableRule(Entry):
     """Odds by winning margin (non-Natural, 4-9 points), and for a Natural."""
 
-    win_by: dict[Margin, Count] = Field(
+    win_by: dict[Margin, PayoutOdds] = Field(
         json_schema_extra=keys_named(*DRAGON_BONUS_MARGINS, every=True)
     )
-    natural_winner: Count
+    natural_winner: PayoutOdds
     natural_tie: Literal["push"]
 
     @model_validator(mode="after")

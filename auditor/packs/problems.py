@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
@@ -20,10 +21,47 @@ from auditor.packs.entries import EITHER_ERROR, NON_BLANK, PACK_ERROR, kind
 DICT_KEY = "[key]"  # pydantic's marker for an error in a mapping's key rather than its value
 
 
-def ruleset_error(file: str, error: ValidationError, data: Any) -> RulesetError:
-    details = _consequences_dropped(error.errors())
-    problems = [f"{file}: {_describe(detail, data)}" for detail in details]
-    return RulesetError(summarize(problems), path=file)
+class PackRefused(RulesetError):
+    """Pack files refused, each problem a line "file:line: key path: what is wrong"."""
+
+    def __init__(self, problems: list[str], *, path: str | None = None):
+        self.problems = problems
+        super().__init__(summarize(problems), path=path)
+
+
+def validation_problems(
+    file: str, error: ValidationError, data: Any, root: yaml.Node | None
+) -> list[str]:
+    """Every cause of a pack's validation error, each with its line in the file."""
+    return [
+        f"{file}:{line_of(root, _located(detail))}: {_describe(detail, data)}"
+        for detail in _consequences_dropped(error.errors())
+    ]
+
+
+def _located(detail: ErrorDetails) -> tuple[str | int, ...]:
+    """Where the error is: its location, and below it the key path a pack check names."""
+    return (*detail["loc"], *detail.get("ctx", {}).get("at", ()))
+
+
+def line_of(root: yaml.Node | None, loc: tuple[str | int, ...]) -> int:
+    """The line of the deepest node of `loc` that the file has (1 for the top level);
+    pydantic's names for a union's alternatives are stepped over."""
+    node, line = root, 1
+    for part in loc:
+        if node is None or part == DICT_KEY:
+            break
+        if isinstance(node, yaml.MappingNode):
+            found = [(k, v) for k, v in node.value if str(k.value) == str(part)]
+            if found:
+                key, node = found[0]
+                line = key.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                break
+            node = node.value[part]
+            line = node.start_mark.line + 1
+    return line
 
 
 def _consequences_dropped(details: list[ErrorDetails]) -> list[ErrorDetails]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from pydantic import field_validator
 
@@ -78,6 +79,19 @@ class RegulationSection(PackModel):
     texts: Text | None = None
     sections: Text | None = None
     traceability: Text | None = None
+
+    @field_validator("texts", "sections", "traceability")
+    @classmethod
+    def _inside_the_pack_folder(cls, name: str | None) -> str | None:
+        if name is None:
+            return None
+        parts = PurePosixPath(name).parts
+        if name.startswith("/") or "\\" in name or ":" in name or ".." in parts:
+            raise refuse(
+                f"{name!r} is not a file in the pack's folder: name it relative to the pack, "
+                "without '..', '\\' or a drive"
+            )
+        return name
 
     @field_validator("citation_style")
     @classmethod

@@ -3,6 +3,11 @@ the regulation's sections (INDEX.md's rows) and the checks that audit each.
 
 The files are named relative to the pack's own file: beside `rules/ID.yaml` for a
 built-in pack (installed with it), beside `DIR/ID.yaml` for a pack given with `--rules`.
+A pack from a folder names only files inside that folder (the model refuses an absolute
+name and `..`), and each is read without following a link at any of its parts, as a
+regular file of bounded size: else a pack could have a report quote any file of the
+machine. `companion_problems` is run when a pack is loaded, so what an audit would choke
+on later is refused up front.
 """
 
 from __future__ import annotations
@@ -12,12 +17,19 @@ import json
 from collections.abc import Mapping
 from importlib.resources import files
 from importlib.resources.abc import Traversable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
+from auditor.errors import InputError, RulesetError
+from auditor.packs import yamlload
 from auditor.packs.model import RulePack, available_rulesets, load_pack
+from auditor.regular_files import read_regular_text
+
+# The built-in packs' largest file is 34 KB of section texts.
+COMPANION_LIMIT = 8 * 1024 * 1024
+REGULATION_FILES = ("texts", "sections", "traceability")
 
 
 def pack_folder(pack: RulePack) -> Traversable:
@@ -32,7 +44,7 @@ def pack_folder(pack: RulePack) -> Traversable:
 def companion(pack: RulePack, name: str) -> Traversable:
     """A file the pack names, relative to its own folder."""
     node = pack_folder(pack)
-    for part in Path(name).parts:
+    for part in PurePosixPath(name).parts:
         node = node / part
     return node
 
@@ -45,15 +57,75 @@ def _read(pack: RulePack, which: str) -> str | None:
     if name is None:
         return None
     found = companion(pack, name)
-    return found.read_text(encoding="utf-8") if found.is_file() else None
+    if not isinstance(found, Path):
+        return found.read_text(encoding="utf-8") if found.is_file() else None
+    linked = _linked_folder(pack_folder(pack), name)
+    if linked is not None:
+        raise RulesetError(f"{found}: {linked} is a link; a pack's files lie in its folder")
+    try:
+        return read_regular_text(found, COMPANION_LIMIT)
+    except FileNotFoundError:
+        return None
+
+
+def _linked_folder(folder: Traversable, name: str) -> Path | None:
+    """The first folder on the way from the pack's folder to `name` that is a link."""
+    if not isinstance(folder, Path):
+        return None
+    here = folder
+    for part in PurePosixPath(name).parts[:-1]:
+        here = here / part
+        if here.is_symlink():
+            return here
+    return None
+
+
+def _parsed(pack: RulePack, which: str) -> Any:
+    """The data of a file the pack names, None where there is none; RulesetError when it
+    is not what the pack says it is."""
+    text = _read(pack, which)
+    if text is None:
+        return None
+    try:
+        data = yamlload.safe_load(text) if which == "traceability" else json.loads(text)
+    except (ValueError, RecursionError, yaml.YAMLError) as exc:
+        raise RulesetError(f"not valid {_FORMATS[which]}: {exc}") from None
+    if not _SHAPES[which](data):
+        raise RulesetError(f"not {_DESCRIBED[which]}")
+    return data
+
+
+_FORMATS = {"texts": "JSON", "sections": "JSON", "traceability": "YAML"}
+_DESCRIBED = {
+    "texts": "a JSON object of section texts by reference",
+    "sections": "a JSON list of rows (ref, requires, verdict, evidence)",
+    "traceability": "a YAML mapping of references",
+}
+_SHAPES = {
+    "texts": lambda data: isinstance(data, dict) and all(isinstance(v, str) for v in data.values()),
+    "sections": lambda data: isinstance(data, list) and all(isinstance(r, dict) for r in data),
+    "traceability": lambda data: data is None or isinstance(data, dict),
+}
+
+
+def companion_problems(pack: RulePack) -> list[str]:
+    """Why a file the pack names cannot be read as what it is, each problem naming the
+    pack, the line and the key that names the file; a missing file is no problem here."""
+    problems = []
+    for which in REGULATION_FILES:
+        try:
+            _parsed(pack, which)
+        except InputError as exc:
+            where = pack.where(f"regulation.{which}")
+            problems.append(f"{where}: names {getattr(pack.regulation, which)}: {exc}")
+    return problems
 
 
 @functools.cache
 def section_texts(pack: RulePack) -> dict[str, str]:
     """The words of the pack's regulation by reference: its texts file, then the
     `sections` written in the pack itself."""
-    text = _read(pack, "texts")
-    return {**(json.loads(text) if text else {}), **pack.sections}
+    return {**(_parsed(pack, "texts") or {}), **pack.sections}
 
 
 def regulation_texts(packs: Mapping[str, RulePack]) -> dict[str, str]:
@@ -68,12 +140,10 @@ def regulation_texts(packs: Mapping[str, RulePack]) -> dict[str, str]:
 @functools.cache
 def section_rows(pack: RulePack) -> tuple[dict[str, str], ...]:
     """The regulation's sections (ref, requires, verdict, evidence), in its order."""
-    text = _read(pack, "sections")
-    return tuple(json.loads(text)) if text else ()
+    return tuple(_parsed(pack, "sections") or ())
 
 
 @functools.cache
 def traced_rows(pack: RulePack) -> dict[str, Any]:
     """The checks that audit each section, or the reason none does: ref -> entry."""
-    text = _read(pack, "traceability")
-    return (yaml.safe_load(text) or {}) if text else {}
+    return _parsed(pack, "traceability") or {}

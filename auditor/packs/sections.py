@@ -10,7 +10,8 @@ another are the loader's alone.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+import unicodedata
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from pydantic import (
@@ -38,6 +39,8 @@ from auditor.packs.draws import (
 from auditor.packs.entries import (
     NUMBERED_KEYS,
     Count,
+    DeckRange,
+    Decks,
     Entry,
     Flag,
     NonEmpty,
@@ -174,6 +177,11 @@ class BetsSection(Entry):
 # --------------------------------------------------------------------------- commission
 
 
+# A commission rounded up to a step past $100 is no rounding any text writes; the bound
+# keeps the rounded commission of any stake inside Int64 cents.
+MAX_STEP_CENTS = 10_000
+
+
 class Percents(Entry):
     values: NonEmpty[between(1, 100)]
 
@@ -181,7 +189,7 @@ class Percents(Entry):
 class Rounding(Entry):
     """The step, in cents, commission is rounded up to at each percent."""
 
-    step_cents: dict[StrictInt, Count] = Field(json_schema_extra=NUMBERED_KEYS)
+    step_cents: dict[StrictInt, between(1, MAX_STEP_CENTS)] = Field(json_schema_extra=NUMBERED_KEYS)
 
 
 class BetList(Entry):
@@ -219,7 +227,7 @@ class CommissionSection(PackModel):
 class Royal9Limits(Entry):
     """The deck counts (and seat counts; null: any) at which Royal 9 may be offered."""
 
-    decks: NonEmpty[between(1, 127)]
+    decks: NonEmpty[Decks]
     seats: NonEmpty[between(1, 127)] | None
 
 
@@ -228,7 +236,7 @@ class AutomatedShuffler(Entry):
     whether they must be equal. `two_batches: false`: every shoe follows `limits.decks`."""
 
     two_batches: StrictBool
-    total_decks: Range | None = None
+    total_decks: DeckRange | None = None
     equal_batches: StrictBool = False
 
     @model_validator(mode="after")
@@ -253,7 +261,7 @@ class LimitsSection(PackModel):
     """Table limits: seats and decks (null: no bound), the cut and the cover card."""
 
     seats: Range | None
-    decks: Range
+    decks: DeckRange
     royal9: Royal9Limits | None
     automated_shuffler: AutomatedShuffler
     cut: Cut
@@ -302,6 +310,12 @@ class PackFile(PackModel):
     @field_validator("ruleset")
     @classmethod
     def _named_as_its_file(cls, ruleset: str, info: ValidationInfo) -> str:
+        hidden = hidden_characters(ruleset)
+        if hidden:
+            raise refuse(
+                f"{ruleset!r} holds {', '.join(hidden)}: an id is written in plain letters, "
+                "digits and '-', so that no id can pass for another"
+            )
         expected = (info.context or {}).get("ruleset")
         if expected is not None and ruleset != expected.partition("@")[0]:
             raise refuse(f"{ruleset!r} does not match the file name {expected!r}")
@@ -315,6 +329,17 @@ class PackFile(PackModel):
             named = self.ruleset if label is None else f"{self.ruleset}@{label}"
             raise refuse(f"a pack with this effective_from is named {named}.yaml", "effective_from")
         return self
+
+    @field_validator("effective_from")
+    @classmethod
+    def _one_spelling_per_moment(cls, when: date | datetime | None) -> date | datetime | None:
+        # Two spellings of one moment would be two versions in force from the same start.
+        if isinstance(when, datetime) and when.microsecond:
+            raise refuse(f"{when.isoformat()} has a fraction of a second; give whole seconds")
+        if isinstance(when, datetime) and when.astimezone(UTC).time() == time(0):
+            day = when.astimezone(UTC).date().isoformat()
+            raise refuse(f"{version_label(when)} is the start of {day}: write it as {day}")
+        return when
 
     @field_validator("readings")
     @classmethod
@@ -412,6 +437,35 @@ def pack_json_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         **PackFile.model_json_schema(),
     }
+
+
+# Characters an id may not hold: they look like nothing, like a space or like '-'.
+_HIDDEN_CATEGORIES = {"Cc", "Cf", "Cn", "Co", "Cs", "Zs", "Zl", "Zp", "Mn", "Me"}
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The characters of `text` that would let it pass for another id: invisible, space,
+    a dash other than '-', or one NFKC writes otherwise (U+FF4D for 'm'); as U+XXXX."""
+    found = [
+        ch
+        for ch in text
+        if unicodedata.category(ch) in _HIDDEN_CATEGORIES
+        or (unicodedata.category(ch) == "Pd" and ch != "-")
+        or unicodedata.normalize("NFKC", ch) != ch
+    ]
+    return [f"U+{ord(ch):04X}" for ch in dict.fromkeys(found)]
+
+
+def id_key(ruleset: str) -> str:
+    """What an id reads as: NFKC, without invisible characters, every dash '-', case
+    folded, stripped. Two ids that read the same are one id to a reader of a finding."""
+    text = unicodedata.normalize("NFKC", ruleset)
+    text = "".join(
+        "-" if unicodedata.category(ch) == "Pd" else ch
+        for ch in text
+        if unicodedata.category(ch) not in _HIDDEN_CATEGORIES or ch == " "
+    )
+    return text.casefold().strip()
 
 
 def version_label(when: date | datetime) -> str:
