@@ -36,6 +36,7 @@ from auditor.input.routing import partition_sources
 from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
 from auditor.output.catalog import RunInfo
 from auditor.output.files import SURVEILLANCE_FILE, AuditOutputs, write_outputs
+from auditor.output.leftovers import claimed_folder, sweep
 from auditor.output.outdir import claim as claim_outdir
 from auditor.packs.loaded import LoadedPacks, versions
 from auditor.packs.model import RulePack
@@ -51,6 +52,9 @@ from auditor.surveillance.cells import write_night_cells
 from auditor.surveillance.gather import NightCells, partition_cells
 from auditor.surveillance.night import survey
 from auditor.surveillance.store import CellStore
+
+# The run's working folder in the temporary folder; a killed run's is swept by the next.
+SURVEY_PREFIX = "auditor-survey-"
 
 
 def all_checks() -> list[Check]:
@@ -297,7 +301,11 @@ def run_audit(
     # it is refused rather than clearing this one's staging folder.
     with claim_outdir(out, dataset_path) as out:
         validated = run_validation(dataset_path, progress, partition_rounds, packs, id_buckets)
-        with tempfile.TemporaryDirectory(prefix="auditor-survey-") as work:
+        # A killed run's working folder is left in the temporary folder: the next run's
+        # removes those no live run claims (`output.leftovers`).
+        scratch = Path(tempfile.gettempdir())
+        sweep(scratch, SURVEY_PREFIX)
+        with claimed_folder(scratch, SURVEY_PREFIX) as work:
             tally = Tally(Path(work) / "cells")
             findings = (finder or find)(validated, progress, partition_rounds, tally=tally)
             check_row_accounting(validated, tally.rows)

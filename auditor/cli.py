@@ -251,7 +251,7 @@ def audit(
     \b
     Exit status:
       0    no finding (or findings, with --exit-zero)
-      1    findings written
+      1    findings written, or every row quarantined (nothing audited)
       2    unusable input, output folder or arguments: one message, nothing written
            (or, with --archive, the run written but not archived)
       3    internal error: one line on stderr names the file that holds the traceback
@@ -269,6 +269,7 @@ def audit(
     from auditor.commands.digest import REPORT_FILE, findings_digest
     from auditor.commands.locations import dataset_folder, is_remote, output_folder
     from auditor.input.partition import rounds_within
+    from auditor.output.files import nothing_audited, nothing_audited_line
 
     if scheduler and engine != "dask":
         raise click.UsageError("--scheduler needs --engine dask")
@@ -308,6 +309,9 @@ def audit(
         fail(error)
     stdout.print(_counts_table(results.counts))
     _quarantine_digest(results.quarantine)
+    unaudited = nothing_audited(results.counts)
+    if unaudited:
+        stdout.print(nothing_audited_line(results.counts), style="bold red", highlight=False)
     folder = out.rstrip("/")
     for line in findings_digest(results.findings, folder):
         stdout.print(line, highlight=False, markup=False)
@@ -319,7 +323,8 @@ def audit(
     )
     stdout.print(f"report: {folder}/{REPORT_FILE}", highlight=False, markup=False)
     _warn_over_limit(memory_limit, limit_bytes)
-    sys.exit(0 if exit_zero or findings == 0 else 1)
+    # A night whose every row was quarantined is not a clean night: it was not audited.
+    sys.exit(0 if exit_zero or (findings == 0 and not unaudited) else 1)
 
 
 def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:

@@ -160,4 +160,4 @@ def test_a_run_folder_planted_as_a_link_is_refused(archive, tmp_path):
     refused = run("query", archive, "SELECT 1")
     assert refused.exit_code == 2 and "a link, not a folder of the archive's own" in refused.output
     verified = run("verify", archive)
-    assert verified.exit_code == 1 and "a link, not a folder" in verified.output
+    assert verified.exit_code == 1 and "not in the archive's record" in verified.output

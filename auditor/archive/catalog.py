@@ -40,12 +40,17 @@ from auditor.output.files import (
 from auditor.output.located import COVERAGE_FILE, LOCATED_FILE
 from auditor.output.lock import waiting
 from auditor.output.macros import sql_literal
+from auditor.output.sandbox import sandboxed
 from auditor.regular_files import SMALL_FILE_LIMIT, regular_file_problem
 
 CATALOG_FILE = "archive.duckdb"
 _LOCATION = re.compile(r'"query_location(?:_length)?":\d+,?')
 REBUILD_WAIT_SECONDS = 300.0
 RUNS = "runs"  # ARCHIVE/runs/RUN_ID/set/: a run's output set
+# A run's id as the auditor writes it (`output.catalog.runs_frame`: a UUID's hex). It
+# becomes a folder's name and a schema's alias: an id read from a set's catalog or a
+# folder's name is used only when it is one.
+RUN_ID = re.compile(r"[0-9a-f]{32}")
 SET = "set"
 # ARCHIVE/periods/FROM_TO/: a period's surveillance (`archive.periods`), by the view it
 # becomes; each row carries its period's first and last gaming day.
@@ -265,6 +270,11 @@ def view_problems(archive: Path) -> list[str]:
     target = archive / CATALOG_FILE
     if regular_file_problem(target) is not None:
         return [f"{CATALOG_FILE}: {regular_file_problem(target)}"]
+    built_for = _built_for(target)
+    if built_for is not None and built_for != str(archive):
+        # Built for another folder (the archive was moved or copied): every reader rebuilds
+        # it before use (`current_catalog`), so its views, whatever they say, are never read.
+        return []
     expected = dict(_split_view(s) for s in view_statements(archive))
     try:
         con = duckdb.connect(str(target), read_only=True)
@@ -334,17 +344,18 @@ def current_catalog(archive: Path) -> Path:
         return ensure_catalog(archive)
 
 
+def is_run_id(name: object) -> bool:
+    return isinstance(name, str) and RUN_ID.fullmatch(name) is not None
+
+
 def _built_for(target: Path) -> str | None:
     if regular_file_problem(target) is not None:
         return None
+    # In the sandbox, reaching nothing: a `built_for` planted as a view over a file
+    # outside fails here, and the catalog is written anew.
     try:
-        con = duckdb.connect(str(target), read_only=True)
+        with sandboxed(target) as con:
+            row = con.execute("SELECT folder FROM built_for").fetchone()
     except duckdb.Error:
         return None
-    try:
-        row = con.execute("SELECT folder FROM built_for").fetchone()
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
-    return None if row is None else str(row[0])
+    return None if row is None or not isinstance(row[0], str) else row[0]

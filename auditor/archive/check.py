@@ -7,6 +7,7 @@ code's own."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from auditor.archive.catalog import (
@@ -25,11 +26,13 @@ from auditor.archive.record import (
     chain_problems,
     file_sha256,
     read_entries,
+    recorded_runs,
 )
-from auditor.archive.store import RUN_FILE, open_archive
+from auditor.archive.store import MANIFEST_SHA256, RUN_FILE, open_archive
 from auditor.errors import AuditorError
-from auditor.output.verify import read_manifest, verify_set
-from auditor.regular_files import regular_file_problem
+from auditor.output.outdir import MANIFEST_FILE
+from auditor.output.verify import manifest_sha256, read_manifest, verify_set
+from auditor.regular_files import read_regular_text, regular_file_problem
 
 
 def is_archive(folder: Path) -> bool:
@@ -115,6 +118,8 @@ def _run_problems(place: Path, entry: dict | None, tables: bool) -> list[str]:
     extra = sorted(p.name for p in place.iterdir() if p.name not in (RUN_FILE, SET))
     problems = [f"run {place.name}: extra: {name}" for name in extra]
     problems += [f"run {place.name}: {p}" for p in _hash_problems(place, entry)]
+    if entry is None and (problem := manifest_problem(place)) is not None:
+        problems.append(f"run {place.name}: {problem}")
     return problems + [f"run {place.name}: {p}" for p in verify_set(place / SET, tables)]
 
 
@@ -183,4 +188,31 @@ def changed_runs(archive: Path) -> list[str]:
             path = place / SET / name
             if path.is_symlink() or not path.is_file() or path.stat().st_size != entry["bytes"]:
                 problems.append(f"run {place.name}: changed or missing: {name}")
+        if (problem := manifest_problem(place)) is not None:
+            problems.append(f"run {place.name}: {problem}")
     return problems
+
+
+def manifest_problem(place: Path) -> str | None:
+    """Why the run's manifest is not the one the archive added, or None when it is: its
+    SHA-256 against the one the archive's record holds for the run, or, in an archive
+    made before the record, the one `run.json` recorded."""
+    try:
+        recorded = _recorded_manifest(place)
+        actual = manifest_sha256(place / SET)
+    except (OSError, ValueError, AttributeError, AuditorError) as error:
+        return f"its {RUN_FILE} or {MANIFEST_FILE} cannot be read ({error})"
+    if recorded is None:
+        return "the archive records no SHA-256 of the manifest it was added with"
+    if recorded != actual:
+        return f"changed: {SET}/{MANIFEST_FILE} (not the manifest the run was added with)"
+    return None
+
+
+def _recorded_manifest(place: Path) -> str | None:
+    try:
+        entry = recorded_runs(place.parent.parent).get(place.name)
+    except RecordMissing:
+        return json.loads(read_regular_text(place / RUN_FILE)).get(MANIFEST_SHA256)
+    files = entry.get("files") if entry else None
+    return files.get(f"{SET}/{MANIFEST_FILE}") if isinstance(files, dict) else None

@@ -16,26 +16,34 @@ said.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 import duckdb
 
-from auditor.archive.catalog import PERIODS, RUNS, SET, current_catalog, rebuild_catalog
+from auditor.archive.catalog import (
+    PERIODS,
+    RUNS,
+    SET,
+    current_catalog,
+    is_run_id,
+    rebuild_catalog,
+)
 from auditor.archive.keys import find_key
 from auditor.archive.ledger import ledger_head
 from auditor.archive.record import append_entry, file_sha256, has_record
 from auditor.archive.store import ArchiveError, open_archive
 from auditor.defaults import ALERT_FDR
+from auditor.output.leftovers import claimed_folder, sweep
 from auditor.output.lock import waiting
+from auditor.output.sandbox import sandboxed
 from auditor.output.verify import read_manifest
 from auditor.surveillance.cells import CELL_FILES
 from auditor.surveillance.period import NightCells, PeriodSurveillance, survey_period
 
 SURVEIL_WAIT_SECONDS = 300.0
+WORK_PREFIX = ".surveil-"  # a surveil's working folder in periods/
 
 
 @dataclass(frozen=True)
@@ -52,9 +60,38 @@ def period_name(start: date, end: date) -> str:
 def nights_in_force(archive: Path, start: date, end: date) -> tuple[list[NightCells], list[str]]:
     """The counts of the runs in force for the period, and a note for each run, or part
     of one, left out."""
-    con = duckdb.connect(str(current_catalog(archive)), read_only=True)
+    catalog = current_catalog(archive)
     try:
-        rows = con.execute(
+        rows = _runs_in_force(catalog, archive, start, end)
+    except duckdb.Error as exc:
+        raise ArchiveError(f"{catalog}: cannot be read as the archive's catalog ({exc})") from exc
+    nights, notes = [], []
+    for run_id, kept, left in rows:
+        if not is_run_id(run_id):
+            raise ArchiveError(f"{catalog}: names a run {run_id!r} that is no run id")
+        kept, left = kept or [], left or []
+        folder = archive / RUNS / run_id / SET
+        named = read_manifest(folder).files
+        if not all(name in named for name in CELL_FILES.values()):
+            notes.append(f"run {run_id}: its set keeps no surveillance counts (an earlier auditor)")
+            continue
+        if not kept:
+            continue
+        if left:
+            notes.append(
+                f"run {run_id}: counts of {', '.join(left)} and of its patrons and dealers "
+                "left out (superseded, or audited on days outside the period)"
+            )
+        nights.append(NightCells(folder, None if not left else frozenset(kept), not left))
+    return nights, notes
+
+
+def _runs_in_force(catalog: Path, archive: Path, start: date, end: date) -> list[tuple]:
+    """Each run in force for some table-day of the period, with the tables it is in force
+    for at every day it audited and those it is not; read in the sandbox, for the
+    catalog is a file of the archive's folder that anyone who can write there may replace."""
+    with sandboxed(catalog, [archive]) as con:
+        return con.execute(
             """
 WITH current AS (
   SELECT run_id, table_id, gaming_day FROM coverage_current
@@ -73,25 +110,6 @@ SELECT run_id, list(table_id ORDER BY table_id) FILTER (WHERE in_force),
 FROM mine GROUP BY run_id ORDER BY run_id""",
             {"start": start, "end": end},
         ).fetchall()
-    finally:
-        con.close()
-    nights, notes = [], []
-    for run_id, kept, left in rows:
-        kept, left = kept or [], left or []
-        folder = archive / RUNS / run_id / SET
-        named = read_manifest(folder).files
-        if not all(name in named for name in CELL_FILES.values()):
-            notes.append(f"run {run_id}: its set keeps no surveillance counts (an earlier auditor)")
-            continue
-        if not kept:
-            continue
-        if left:
-            notes.append(
-                f"run {run_id}: counts of {', '.join(left)} and of its patrons and dealers "
-                "left out (superseded, or audited on days outside the period)"
-            )
-        nights.append(NightCells(folder, None if not left else frozenset(kept), not left))
-    return nights, notes
 
 
 def _record_period(folder: Path, place: Path) -> None:
@@ -123,8 +141,10 @@ def surveil(
     if periods.is_symlink() or (periods.exists() and not periods.is_dir()):
         raise ArchiveError(f"{periods}: not a folder of the archive's own (a link or a file)")
     periods.mkdir(exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".surveil-", dir=periods))
-    try:
+    # A killed surveil's working folder stays in periods/: removed here unless a live
+    # surveil claims it (`output.leftovers`).
+    sweep(periods, WORK_PREFIX)
+    with claimed_folder(periods, WORK_PREFIX) as work:
         result = survey_period(nights, start, end, work / "period", alert_fdr, budget_bytes)
         place = periods / period_name(start, end)
         with waiting(folder, "a period's surveillance", SURVEIL_WAIT_SECONDS):
@@ -135,7 +155,5 @@ def surveil(
             os.rename(work / "period", place)
             _record_period(folder, place)
             rebuild_catalog(folder)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     moved = PeriodSurveillance(place / result.tests.name, result.alerts, result.nights)
     return PeriodRun(moved, place, notes)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import duckdb
 
-from auditor.archive.catalog import RUNS, SET, current_catalog
-from auditor.archive.check import changed_runs
+from auditor.archive.catalog import RUNS, SET, current_catalog, is_run_id
+from auditor.archive.check import changed_runs, manifest_problem
 from auditor.archive.store import ArchiveError, open_archive
 from auditor.input.remote import is_remote
 from auditor.output.files import DUCKDB_FILE
@@ -64,7 +64,7 @@ def open_archive_catalog(
         folder = open_archive(archive)
     except ArchiveError as error:
         raise QueryError(str(error)) from error
-    if not any(p.is_dir() and p.name.isalnum() for p in (folder / RUNS).iterdir()):
+    if not any(p.is_dir() and is_run_id(p.name) for p in (folder / RUNS).iterdir()):
         raise QueryError(f"{archive}: no run archived yet; `auditor archive add` adds one")
     problems = changed_runs(folder)
     if problems:
@@ -90,8 +90,11 @@ def runs_inputs(archive: Path) -> list[RunInputs]:
     are no longer as audited."""
     runs = []
     for place in sorted((archive / RUNS).iterdir()):
-        if place.name.startswith(".") or not place.name.isalnum():
+        if not is_run_id(place.name):
             continue
+        # Its input folders are admitted only from the manifest the run was added with.
+        if (problem := manifest_problem(place)) is not None:
+            raise QueryError(f"{archive}: run {place.name}: {problem}")
         manifest = read_manifest(place / SET)
         inputs = tuple(manifest.inputs)
         missing = sum(1 for p, size in inputs if is_remote(p) or not input_in_place(Path(p), size))
@@ -104,7 +107,7 @@ def _attach_runs(con: duckdb.DuckDBPyConnection, archive: Path, runs: list[RunIn
         if run.attached_as is None:
             continue
         catalog = archive / RUNS / run.run_id / SET / DUCKDB_FILE
-        # The alias is `run_` and the run id, which the archive admits only alphanumeric.
+        # The alias is `run_` and the run id, which `runs_inputs` admitted only as one.
         con.execute(f"ATTACH {sql_literal(str(catalog))} AS {run.attached_as} (READ_ONLY)")
     attached = [run for run in runs if run.attached_as is not None]
     for view in INPUT_VIEWS:

@@ -30,7 +30,7 @@ import duckdb
 import polars as pl
 
 from auditor.archive import keys
-from auditor.archive.catalog import RUNS, SET, current_catalog, ensure_catalog
+from auditor.archive.catalog import RUNS, SET, current_catalog, ensure_catalog, is_run_id
 from auditor.archive.ledger import LEDGER_FILE, ledger_head
 from auditor.archive.record import (
     RECORD_FILE,
@@ -45,11 +45,19 @@ from auditor.output.files import DUCKDB_FILE, FINDINGS_FILE, MANIFEST_FILE
 from auditor.output.located import COVERAGE_FILE, LOCATED_FILE
 from auditor.output.lock import waiting
 from auditor.output.outdir import fsync_folder, resolved
-from auditor.output.verify import file_problems, read_manifest, verified, verify_set
+from auditor.output.sandbox import sandboxed
+from auditor.output.verify import (
+    manifest_sha256,
+    read_manifest,
+    set_problems,
+    verified,
+    verify_set,
+)
 from auditor.regular_files import read_regular_text
 
 ARCHIVE_FILE = "archive.json"
 RUN_FILE = "run.json"
+MANIFEST_SHA256 = "manifest_sha256"  # run.json's record of the set's manifest as added
 ARCHIVE_FORMAT = 1
 ADD_WAIT_SECONDS = 300.0
 # What an archive being made holds before its marker (an add killed while making it).
@@ -167,12 +175,14 @@ def add_run(archive: Path, outdir: Path) -> tuple[ArchivedRun, bool]:
         partial.chmod(0o777 & ~mask)  # a folder's usual permissions, not a temporary one's
         try:
             shutil.copytree(outdir, partial / SET, symlinks=True)
-            problems = file_problems(read_manifest(partial / SET))
+            problems = set_problems(read_manifest(partial / SET))
             if problems:
                 raise ArchiveError(
                     f"{outdir}: changed while it was copied ({problems[0]}); add it again"
                 )
             record = _run_record(run_id, partial / SET)
+            # The manifest as added: `verify ARCHIVE` and `query ARCHIVE` hold it to this.
+            record[MANIFEST_SHA256] = manifest_sha256(partial / SET)
             _write_json(partial / RUN_FILE, record)
             _fsync_tree(partial)
             os.rename(partial, place)
@@ -249,32 +259,27 @@ def seal_archive(archive: Path) -> list[str]:
 
 
 def _run_id(outdir: Path) -> str:
+    # The set is someone else's until verified: its catalog's `runs` may be a view that
+    # reads files, so it is read in the sandbox, reaching nothing outside the catalog.
     try:
-        con = duckdb.connect(str(outdir / DUCKDB_FILE), read_only=True)
+        with sandboxed(outdir / DUCKDB_FILE) as con:
+            row = con.execute("SELECT run_id FROM runs ORDER BY ended_at DESC LIMIT 1").fetchone()
     except duckdb.Error as exc:
-        raise ArchiveError(f"{outdir}: its catalog cannot be read ({exc})") from exc
-    try:
-        row = con.execute("SELECT run_id FROM runs ORDER BY ended_at DESC LIMIT 1").fetchone()
-    except duckdb.Error as exc:
-        raise ArchiveError(f"{outdir}: its catalog records no run ({exc})") from exc
-    finally:
-        con.close()
-    if row is None or not str(row[0]).isalnum():
-        raise ArchiveError(f"{outdir}: its catalog records no run")
+        raise ArchiveError(f"{outdir}: its catalog records no run it can read ({exc})") from exc
+    # The id becomes a folder's name: only the ids the auditor writes, never a path.
+    if row is None or not is_run_id(row[0]):
+        raise ArchiveError(f"{outdir}: its catalog records no run (or a malformed run id)")
     return str(row[0])
 
 
 def _run_record(run_id: str, folder: Path) -> dict:
     """What the archive keeps beside a run's set: when it was audited and added, and what
     it covers (tables, properties, gaming days) and found."""
-    con = duckdb.connect(str(folder / DUCKDB_FILE), read_only=True)
-    try:
+    with sandboxed(folder / DUCKDB_FILE) as con:
         started, ended, dataset, command = con.execute(
             "SELECT started_at, ended_at, dataset, command_line FROM runs WHERE run_id = $id",
             {"id": run_id},
         ).fetchone()
-    finally:
-        con.close()
     coverage = pl.read_parquet(folder / COVERAGE_FILE)
     findings = pl.scan_parquet(folder / FINDINGS_FILE).select(pl.len()).collect().item()
     days = sorted({d.isoformat() for d in coverage["gaming_day"].drop_nulls()})
@@ -303,7 +308,9 @@ def archived_runs(archive: Path) -> list[ArchivedRun]:
         starts = None
     runs = []
     for place in sorted((folder / RUNS).iterdir()):
-        if place.name.startswith(".") or (starts is not None and place.name not in starts):
+        if not is_run_id(place.name) or not (place / RUN_FILE).is_file():
+            continue
+        if starts is not None and place.name not in starts:
             continue  # not a run the archive added: `auditor verify` names it
         runs.append(ArchivedRun(place.name, _read_json(place / RUN_FILE), place))
     started = (lambda r: starts[r.run_id]) if starts else (lambda r: r.record["started_at"])
@@ -343,11 +350,8 @@ def superseded(archive: Path) -> dict[str, str]:
     folder = open_archive(archive)
     if not any((folder / RUNS).iterdir()):
         return {}
-    con = duckdb.connect(str(current_catalog(folder)), read_only=True)
-    try:
+    with sandboxed(current_catalog(folder), [folder]) as con:
         rows = con.execute("SELECT * FROM superseded_runs WHERE days_superseded > 0").fetchall()
-    finally:
-        con.close()
     return {
         run_id: "superseded" if gone == days else f"partly superseded ({gone} of {days} table-days)"
         for run_id, gone, days in rows

@@ -181,6 +181,8 @@ def summary_text(results: AuditOutputs, checks: Sequence[Check] = ()) -> str:
     lines.append(f"  {'table':<24}{'in':>12}{'audited':>12}{'quarantined':>14}")
     for table, rows_in, audited, quarantined in results.counts.iter_rows():
         lines.append(f"  {table:<24}{rows_in:>12,}{audited:>12,}{quarantined:>14,}")
+    if nothing_audited(results.counts):
+        lines += ["", nothing_audited_line(results.counts)]
     lines.append("")
     findings = results.findings
     lines.append(f"Findings: {findings.height:,}")
@@ -214,6 +216,19 @@ def summary_text(results: AuditOutputs, checks: Sequence[Check] = ()) -> str:
         )
     lines += surveillance_lines(results)
     return "\n".join(lines) + "\n"
+
+
+def nothing_audited(counts: pl.DataFrame) -> bool:
+    """Every row of a dataset that had rows quarantined: the audit checked nothing, so its
+    lack of findings says nothing about the night."""
+    return counts["rows_in"].sum() > 0 and counts["rows_audited"].sum() == 0
+
+
+def nothing_audited_line(counts: pl.DataFrame) -> str:
+    return (
+        f"Nothing audited: every one of the {counts['rows_in'].sum():,} rows was quarantined "
+        f"({QUARANTINE_FILE} says why); no finding here means nothing was checked."
+    )
 
 
 def surveillance_lines(results: AuditOutputs) -> list[str]:

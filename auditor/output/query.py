@@ -44,6 +44,7 @@ from auditor.defaults import parse_size
 from auditor.errors import AuditorError
 from auditor.input.remote import is_remote
 from auditor.output.files import DUCKDB_FILE
+from auditor.output.sandbox import SAFE_CONFIG
 from auditor.output.verify import Manifest, verified
 from auditor.output.views import INPUT_VIEWS
 
@@ -51,12 +52,6 @@ FORMATS = ("table", "csv", "json", "parquet")
 # How often the thread waiting on a statement wakes: a Ctrl-C may be delivered to one of
 # DuckDB's threads, and Python acts on it only once the main thread runs again.
 WAKE_SECONDS = 0.1
-SAFE_CONFIG = {
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-    "allow_unsigned_extensions": False,
-}
 
 
 class QueryError(AuditorError):

@@ -9,14 +9,18 @@ is. The catalog's tables are then compared with the Parquet files they were load
 shows, for its findings must be those of `findings.parquet`.
 
 The manifest is the set's root of trust: the query sandbox takes the folders it admits
-from it, never from the catalog (a table any DuckDB client can edit).
+from it, never from the catalog (a table any DuckDB client can edit). The manifest is
+not hashed by itself, so its inputs must also equal those the catalog (which it hashes)
+records: an edited list of inputs is a changed set, and admits nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -35,6 +39,8 @@ from auditor.output.files import (
 )
 from auditor.output.macros import sql_literal
 from auditor.output.outdir import TOOL
+from auditor.output.sandbox import sandboxed
+from auditor.regular_files import read_regular
 
 # Each catalog table and the Parquet file of the set it was loaded from.
 TABLE_FILES = {
@@ -147,25 +153,67 @@ def table_problems(manifest: Manifest) -> list[str]:
     """Every catalog table that differs from the Parquet file it was loaded from."""
     folder = manifest.folder.resolve()
     try:
-        con = duckdb.connect(str(folder / DUCKDB_FILE), read_only=True, config=_SAFE)
+        with sandboxed(folder / DUCKDB_FILE, [folder]) as con:
+            return [
+                p
+                for table, file in TABLE_FILES.items()
+                if (p := _differs(con, table, folder / file))
+            ]
     except duckdb.Error as exc:
         return [f"changed: {DUCKDB_FILE} (cannot be opened: {exc})"]
+
+
+def input_problems(manifest: Manifest) -> list[str]:
+    """Every input file the manifest names that the catalog's record of the run
+    (`input_files`: path and size) does not, and the reverse. The manifest is not hashed
+    by itself: without this, a manifest edited to name `/etc/passwd` would read as
+    intact and lend its folder to the query sandbox."""
+    catalog = manifest.folder.resolve() / DUCKDB_FILE
     try:
-        con.execute("SET allowed_directories = $dirs", {"dirs": [f"{folder}/"]})
-        con.execute("SET enable_external_access = false")
+        recorded = _recorded_inputs(catalog)
+    except duckdb.Error as exc:
+        first = str(exc).splitlines()[0]
         return [
-            p for table, file in TABLE_FILES.items() if (p := _differs(con, table, folder / file))
+            f"changed: {MANIFEST_FILE} (its inputs cannot be checked against {catalog}: {first})"
         ]
-    finally:
-        con.close()
+    if recorded is None:
+        return [
+            f"changed: {MANIFEST_FILE} (its inputs cannot be checked against {catalog}: the "
+            "catalog lacks runs.inputs; written by another version, or edited)"
+        ]
+    named = Counter(manifest.inputs)
+    problems = [
+        f"changed: {MANIFEST_FILE} names an input the catalog does not record: {path} "
+        f"({size:,} bytes)"
+        for path, size in sorted((named - recorded).elements())
+    ]
+    problems += [
+        f"changed: {MANIFEST_FILE} leaves out an input the catalog records: {path} ({size:,} bytes)"
+        for path, size in sorted((recorded - named).elements())
+    ]
+    return problems
 
 
-_SAFE = {
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-    "allow_unsigned_extensions": False,
-}
+def _recorded_inputs(catalog: Path) -> Counter[tuple[str, int]] | None:
+    """The input files the catalog's `runs` records, in the sandbox reaching nothing: a
+    catalog's `runs` may be a view that reads files. None recorded without `runs` (a set
+    written by a library caller with frames only); None returned when `runs` lacks its
+    `inputs`."""
+    with sandboxed(catalog) as con:
+        columns = {
+            name
+            for (name,) in con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs'"
+            ).fetchall()
+        }
+        if not columns:
+            return Counter()
+        if "inputs" not in columns:
+            return None
+        rows = con.execute(
+            "SELECT i.path, i.bytes FROM (SELECT unnest(inputs) AS i FROM runs)"
+        ).fetchall()
+    return Counter((str(path), int(size)) for path, size in rows)
 
 
 def _differs(con: duckdb.DuckDBPyConnection, table: str, file: Path) -> str | None:
@@ -194,9 +242,24 @@ def verify_set(folder: Path, tables: bool = True) -> list[str]:
     """Every difference between the set in `folder` and its manifest (and, with `tables`,
     between the catalog's tables and their Parquet files); empty when intact."""
     manifest = read_manifest(folder)
-    problems = file_problems(manifest)
+    problems = set_problems(manifest)
     if tables and not any(DUCKDB_FILE in p for p in problems):
         problems += table_problems(manifest)
+    return problems
+
+
+def manifest_sha256(folder: Path) -> str:
+    """The SHA-256 of the set's manifest as it is now: an archive records it when it adds
+    the set, so that a manifest edited later (its inputs, its hashes) shows."""
+    return hashlib.sha256(read_regular(Path(folder) / MANIFEST_FILE)).hexdigest()
+
+
+def set_problems(manifest: Manifest) -> list[str]:
+    """The set's files against its manifest, then (its catalog intact) the manifest's
+    inputs against the catalog's record of them."""
+    problems = file_problems(manifest)
+    if not any(DUCKDB_FILE in p for p in problems):
+        problems += input_problems(manifest)
     return problems
 
 
@@ -204,7 +267,7 @@ def verified(folder: Path) -> Manifest:
     """The set's manifest, once every file of it is as the manifest says; a changed set
     is refused, so that no reader renders or answers from it."""
     manifest = read_manifest(folder)
-    problems = file_problems(manifest)
+    problems = set_problems(manifest)
     if problems:
         shown = "; ".join(problems[:5]) + (
             f"; ... and {len(problems) - 5} more" if len(problems) > 5 else ""

@@ -19,7 +19,8 @@ import polars as pl
 
 from auditor.findings.table import OUTPUT_SCHEMA
 from auditor.output.files import DUCKDB_FILE
-from auditor.output.query import SAFE_CONFIG, Catalog, QueryError, open_catalog
+from auditor.output.query import Catalog, QueryError, open_catalog
+from auditor.output.sandbox import sandboxed
 
 SEVERITIES = ("high", "medium", "low")
 
@@ -91,13 +92,11 @@ def open_report_catalog(outdir: Path, being_written: bool = False) -> Catalog:
     except duckdb.Error as exc:
         path = Path(outdir) / DUCKDB_FILE
         try:
-            con = duckdb.connect(str(path), read_only=True, config=SAFE_CONFIG)
+            with sandboxed(path) as con:
+                fault = catalog_fault(path, con, exc)
         except duckdb.Error:
             raise QueryError(f"{path}: cannot be read as an audit's catalog ({exc})") from exc
-        try:
-            raise QueryError(catalog_fault(path, con, exc)) from exc
-        finally:
-            con.close()
+        raise QueryError(fault) from exc
 
 
 def catalog_fault(path: Path, con: duckdb.DuckDBPyConnection, error: duckdb.Error) -> str:
