@@ -1,10 +1,10 @@
 """Each finding's evidence, for a person: the round's cards in dealing order, both point
-counts, the drawing rules step by step from the audit's rule pack, the wagers logged
-against correct (a wager's correct net is its logged net less its findings' impacts,
-which add up to its whole error: CONTRACT), and for shoe checks the shoe's sequence
-reconciled around the cards the finding names (its round's first card out of place, its
-discards, the burn, cut or cover card, the card seen too often), never around another
-finding's; with the regulation's own words for the citation.
+counts, the drawing rules step by step as the audit's replay decided them (`decided`),
+the wagers logged against correct (a wager's correct net is its logged net less its
+findings' impacts, which add up to its whole error: CONTRACT), and for shoe checks the
+shoe's sequence reconciled around the cards the finding names (its round's first card
+out of place, its discards, the burn, cut or cover card, the card seen too often), never
+around another finding's; with the regulation's own words for the citation.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from typing import Any
 import polars as pl
 
 from auditor.output.query import Catalog
+from auditor.packs.game import PLAYER_STOOD
 from auditor.packs.model import RulePack
 from auditor.report import data
+from auditor.report.decided import replayed
 from auditor.report.sections import SectionText, pack_texts, section_text
 
 SUITS = {"S": ("♠", False), "H": ("♥", True), "D": ("♦", True), "C": ("♣", False)}
@@ -109,20 +111,11 @@ def dealt_cards(player: Sequence[str], banker: Sequence[str]) -> list[Card]:
 # ---- the drawing rules, step by step ----------------------------------------------------
 
 
-def _value(pack: RulePack, code: str) -> int | None:
-    rule = pack.card_values.get(rank := str(code)[:1])
-    return None if rule is None else rule.value_of(rank)
-
-
-def _ref(pack: RulePack, cite: str | None) -> str | None:
-    return pack.cite(cite) if cite else None
-
-
-def draw_steps(r: Mapping[str, Any], pack: RulePack | None) -> list[Step]:
-    """The round replayed from its cards under its ruleset's pack, each decision with the
-    rule it follows and whether the log agrees."""
+def draw_steps(r: Mapping[str, Any], decided: Mapping[str, Any] | None) -> list[Step]:
+    """The replay's decisions for the round (`decided`: `decided.replayed`'s row), each
+    with the rule it follows and whether the log agrees."""
     player, banker = list(r.get("player_cards") or []), list(r.get("banker_cards") or [])
-    if pack is None:
+    if decided is None:
         return [Step("The ruleset of this round's shoe is not known: no rule to replay.")]
     if len(player) < 2 or len(banker) < 2 or len(player) > 3 or len(banker) > 3:
         return [
@@ -131,80 +124,85 @@ def draw_steps(r: Mapping[str, Any], pack: RulePack | None) -> list[Step]:
                 f"({r.get('kind')} round): the drawing rules need two or three each."
             )
         ]
-    pv = [_value(pack, c) for c in player]
-    bv = [_value(pack, c) for c in banker]
+    pv = [decided[f"p{i + 1}"] for i in range(len(player))]
+    bv = [decided[f"b{i + 1}"] for i in range(len(banker))]
     if None in pv or None in bv:
         return [Step("A card of this round is not a card of the deck: no rule to replay.")]
-    p2, b2 = (pv[0] + pv[1]) % 10, (bv[0] + bv[1]) % 10
+    p2, b2 = decided["player_two"], decided["banker_two"]
     steps = [
         Step(
             f"Player's first two cards {player[0]} {player[1]}: {pv[0]} + {pv[1]} counts {p2}",
-            _ref(pack, pack.card_values[player[0][0]].cite),
+            decided["player_value_citation"],
         ),
         Step(
             f"Banker's first two cards {banker[0]} {banker[1]}: {bv[0]} + {bv[1]} counts {b2}",
-            _ref(pack, pack.card_values[banker[0][0]].cite),
+            decided["banker_value_citation"],
         ),
     ]
-    naturals = pack.naturals.totals
     player_drew, banker_drew = len(player) == 3, len(banker) == 3
-    if p2 in naturals or b2 in naturals:
-        who = " and ".join(f"{h} {t}" for h, t in (("Player", p2), ("Banker", b2)) if t in naturals)
-        ok = not player_drew and not banker_drew
-        logged = "" if ok else "; yet a third card was dealt"
-        steps.append(
-            Step(
-                f"A Natural ({who}): neither hand draws{logged}", _ref(pack, pack.naturals.cite), ok
-            )
-        )
+    if decided["natural_hand"] is not None:
+        steps.append(_natural_step(decided, player_drew or banker_drew))
     else:
-        rule = pack.player_draw.get(p2)
-        if rule is not None:
-            says = {"draw": "draw", "stand": "stand", "either": "draw or stand"}[rule.action]
-            did = f"the Player drew {player[2]}" if player_drew else "the Player stood"
-            ok = rule.action == "either" or (rule.action == "draw") == player_drew
-            steps.append(
-                Step(f"Player {p2}: the rules say {says}; {did}", _ref(pack, rule.cite), ok)
-            )
-        third = pv[2] if player_drew else None
-        try:
-            cell = pack.banker_decision(b2, third)
-        except KeyError:
-            cell = None
-        if cell is not None:
-            after = f"Player's third card {third}" if player_drew else "Player stood"
-            says = "draw" if cell.draws else "stand"
-            did = f"the Banker drew {banker[2]}" if banker_drew else "the Banker stood"
-            steps.append(
-                Step(
-                    f"Banker {b2}, {after}: {cell.cite} says {says}; {did}",
-                    _ref(pack, cell.cite),
-                    cell.draws == banker_drew,
-                )
-            )
-    pf, bf = sum(pv) % 10, sum(bv) % 10
-    winner = "player" if pf > bf else "banker" if bf > pf else "tie"
-    counts_ok = pf == r.get("player_total") and bf == r.get("banker_total")
-    steps.append(
-        Step(
-            f"Final counts: Player {pf}, Banker {bf}; logged Player "
-            f"{r.get('player_total')}, Banker {r.get('banker_total')}",
-            _ref(pack, pack.announce.totals.cite),
-            counts_ok,
-        )
+        steps += _draw_steps(decided, player, banker)
+    steps += _result_steps(r, decided)
+    return steps
+
+
+def _natural_step(decided: Mapping[str, Any], drew: bool) -> Step:
+    hands = (("Player", "player_two", "player_natural"), ("Banker", "banker_two", "banker_natural"))
+    who = " and ".join(
+        f"{hand} {decided[total]}" for hand, total, natural in hands if decided[natural]
+    )
+    logged = "; yet a third card was dealt" if drew else ""
+    # A Natural stands both hands, citing the Naturals' rule for each.
+    return Step(
+        f"A Natural ({who}): neither hand draws{logged}", decided["player_citation"], not drew
+    )
+
+
+def _draw_steps(decided: Mapping[str, Any], player: list[str], banker: list[str]) -> list[Step]:
+    """The Player's decision, then the Banker's given the Player's third card or stand."""
+    must_draw, must_stand = decided["player_must_draw"], decided["player_must_stand"]
+    says = "draw" if must_draw else "stand" if must_stand else "draw or stand"
+    player_drew, banker_drew = len(player) == 3, len(banker) == 3
+    did = f"the Player drew {player[2]}" if player_drew else "the Player stood"
+    either = not must_draw and not must_stand
+    player_step = Step(
+        f"Player {decided['player_two']}: the rules say {says}; {did}",
+        decided["player_citation"],
+        either or must_draw == player_drew,
+    )
+    third = decided["third_key"]
+    after = "Player stood" if third == PLAYER_STOOD else f"Player's third card {third}"
+    says = "draw" if decided["banker_draws"] else "stand"
+    did = f"the Banker drew {banker[2]}" if banker_drew else "the Banker stood"
+    banker_step = Step(
+        f"Banker {decided['banker_two']}, {after}: {decided['banker_rule']} says {says}; {did}",
+        decided["banker_citation"],
+        decided["banker_draws"] == banker_drew,
+    )
+    return [player_step, banker_step]
+
+
+def _result_steps(r: Mapping[str, Any], decided: Mapping[str, Any]) -> list[Step]:
+    """The final counts and the outcome, the replay's beside the log's."""
+    pf, bf = decided["player_final"], decided["banker_final"]
+    counts = Step(
+        f"Final counts: Player {pf}, Banker {bf}; logged Player "
+        f"{r.get('player_total')}, Banker {r.get('banker_total')}",
+        decided["totals_citation"],
+        pf == r.get("player_total") and bf == r.get("banker_total"),
     )
     if r.get("kind") == "void":
-        steps.append(Step("The round is logged void: every wager is returned", None, None))
-    else:
-        said = "a tie" if winner == "tie" else f"the {winner.title()} wins"
-        steps.append(
-            Step(
-                f"By the cards {said}; logged outcome: {r.get('outcome')}",
-                _ref(pack, pack.announce.outcome.cite),
-                winner == r.get("outcome"),
-            )
-        )
-    return steps
+        return [counts, Step("The round is logged void: every wager is returned", None, None)]
+    winner = decided["expected_outcome"]
+    said = "a tie" if winner == "tie" else f"the {winner.title()} wins"
+    outcome = Step(
+        f"By the cards {said}; logged outcome: {r.get('outcome')}",
+        decided["outcome_citation"],
+        winner == r.get("outcome"),
+    )
+    return [counts, outcome]
 
 
 # ---- wagers: logged against correct -------------------------------------------------------
@@ -416,6 +414,7 @@ class Sources:
     options: dict[str, list[dict[str, Any]]]
     checks: Mapping[str, dict[str, Any]]
     packs: Mapping[str, RulePack]
+    decided: dict[str, dict[str, Any]]  # round_id -> what the replay decided (`decided`)
 
 
 def build(f: Mapping[str, Any], src: Sources) -> Evidence:
@@ -429,7 +428,7 @@ def build(f: Mapping[str, Any], src: Sources) -> Evidence:
         ev.dealt = dealt_cards(player, banker)
         ev.player = [c for c in ev.dealt if c.hand == "Player"]
         ev.banker = [c for c in ev.dealt if c.hand == "Banker"]
-        ev.steps = draw_steps(r, src.packs.get(r.get("ruleset") or ""))
+        ev.steps = draw_steps(r, src.decided.get(r["round_id"]))
         wagers = src.wagers.get(r["round_id"])
         if wagers is not None and wagers.height:
             found = src.wager_findings.get(r["round_id"], [])
@@ -491,10 +490,11 @@ def load_sources(
         },
         checks=checks,
         packs=packs,
+        decided=replayed(rounds.filter(pl.col("round_id").is_in(round_ids)), packs),
     )
     return sources, wagers
 
 
 def no_sources(checks: Mapping[str, dict[str, Any]], packs: Mapping[str, RulePack]) -> Sources:
     """Evidence from the findings alone: their message and citation, no hand history."""
-    return Sources({}, {}, {}, {}, {}, {}, checks, packs)
+    return Sources({}, {}, {}, {}, {}, {}, checks, packs, {})
