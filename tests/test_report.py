@@ -27,6 +27,7 @@ from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import load_all, load_pack
 from auditor.packs.regulation_files import section_texts
 from auditor.report import sections
+from auditor.report.decided import replayed
 from auditor.report.evidence import draw_steps, reconcile
 from auditor.report.investigate import Subject, render_investigation
 from auditor.report.nightly import FIRST_FINDINGS, render_nightly, write_nightly
@@ -157,9 +158,13 @@ def test_a_citation_of_no_known_text_finds_none():
 # ---- evidence -----------------------------------------------------------------------------
 
 
-def test_the_drawing_rules_are_replayed_step_by_step():
+def test_the_drawing_rules_are_shown_as_the_replay_decided_them():
     pack = load_pack("ma-baccarat")
     round_ = {
+        "round_id": "R1",
+        "shoe_id": "S1",
+        "ruleset": "ma-baccarat",
+        "ez_baccarat": False,
         "player_cards": ["2S", "3H", "4D"],
         "banker_cards": ["KD", "5C"],
         "player_total": 9,
@@ -167,7 +172,8 @@ def test_the_drawing_rules_are_replayed_step_by_step():
         "outcome": "player",
         "kind": "regular",
     }
-    steps = draw_steps(round_, pack)
+    decided = replayed(pl.DataFrame([round_]), {"ma-baccarat": pack})
+    steps = draw_steps(round_, decided["R1"])
     texts = [s.text for s in steps]
     assert "Player 5: the rules say draw; the Player drew 4D" in texts
     assert (

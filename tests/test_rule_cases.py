@@ -12,6 +12,14 @@ Each `tests/cases/CODE.yaml` holds named cases for one check:
   reason: `quarantines: {"rounds R2": "a hand of four cards is no hand"}`. A pass case
   takes neither key.
 
+A fail case may pin the words of its findings, as `message`, `expected` and `logged`:
+each finding of the case's code must then read exactly so, and a change of wording is a
+visible change to the case rather than a silent one. With `count` 1 each key is a
+string; with a larger `count` each is a list of `count` strings, one per finding in the
+order the audit reports them. Every check pins all three keys in at least one fail case,
+unless its file says in a top-level `unpinned: "..."` why its words are not yet fit to
+pin (it may still pin those that are, but no case in full).
+
 Every check with a numeric or positional threshold has a `pass_at_the_edge_*` case (the
 boundary itself, which must not be flagged) and a `fail_just_past_*` one; a file whose
 check has no such threshold says why in its top-level `no_edge: "..."`.
@@ -50,6 +58,7 @@ from collections import Counter
 from copy import deepcopy
 from datetime import datetime, timedelta
 from decimal import Decimal
+from difflib import ndiff
 from pathlib import Path
 
 import polars as pl
@@ -80,8 +89,11 @@ CASE_KEYS = {
     "ruleset", "table", "tables_rows", "shoe", "shoes_rows", "sequence_ends", "round",
     "rounds", "wagers", "commission_collections", "royal9_seats",
     "count", "citation", "severity", "impact", "also", "quarantines",
+    "message", "expected", "logged",
 }  # fmt: skip
-FILE_KEYS = {"check", "cases", "no_edge"}
+# A finding's words a fail case may pin, exactly as the audit reports them.
+WORDING_KEYS = ("message", "expected", "logged")
+FILE_KEYS = {"check", "cases", "no_edge", "unpinned"}
 
 
 def point(cards: list[str]) -> int:
@@ -286,8 +298,22 @@ def case_problems(code: str, name: str, case: dict) -> list[str]:
     if not name.startswith(("pass_", "fail_")):
         problems.append("a case is named pass_* or fail_*")
     if name.startswith("pass_"):
-        problems += [f"a pass case takes no {key!r}" for key in ("also", "quarantines", "count")
+        problems += [f"a pass case takes no {key!r}"
+                     for key in ("also", "quarantines", "count", *WORDING_KEYS)
                      if key in case]  # fmt: skip
+    count = case.get("count", 1)
+    for key in WORDING_KEYS:
+        if key not in case or name.startswith("pass_"):
+            continue
+        pinned = case[key]
+        if count == 1 and not isinstance(pinned, str):
+            problems.append(f"{key!r} of a single finding is a string")
+        if count != 1 and not (
+            isinstance(pinned, list)
+            and len(pinned) == count
+            and all(isinstance(words, str) for words in pinned)
+        ):
+            problems.append(f"{key!r} of {count} findings is a list of {count} strings")
     for key, known in (("also", codes - {code}), ("quarantines", None)):
         given = case.get(key, {})
         if not isinstance(given, dict):
@@ -331,6 +357,30 @@ def assert_case(
         if "impact" in case:
             assert finding["impact"] == Decimal(str(case["impact"]))
         assert finding["message"] and finding["expected"] != finding["logged"]
+    mismatches = wording_mismatches(case, own)
+    assert not mismatches, f"fail case {code} {name}:\n" + "\n".join(mismatches)
+
+
+def pinned_wording(case: dict, key: str) -> list[str] | None:
+    """The words a case pins for `key`, one per finding, or None where it pins none."""
+    if key not in case:
+        return None
+    pinned = case[key]
+    return [pinned] if isinstance(pinned, str) else list(pinned)
+
+
+def wording_mismatches(case: dict, own: pl.DataFrame) -> list[str]:
+    """Each pinned word the audit's findings do not report exactly, as a diff of the two."""
+    mismatches = []
+    for key in WORDING_KEYS:
+        pinned = pinned_wording(case, key)
+        if pinned is None:
+            continue
+        for number, (words, reported) in enumerate(zip(pinned, own[key], strict=True), 1):
+            if words != reported:
+                diff = "\n".join(f"    {line}" for line in ndiff([words], [reported]))
+                mismatches.append(f"  finding {number}'s {key} (- pinned, + reported):\n{diff}")
+    return mismatches
 
 
 def audit_case(case: dict, write_dataset) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -360,6 +410,22 @@ def test_every_check_is_documented_and_has_pass_and_fail_cases():
         assert any(n.startswith("pass_") for n in names), f"{check.code}: no pass case"
         assert any(n.startswith("fail_") for n in names), f"{check.code}: no fail case"
     assert set(cases_by_code) <= {c.code for c in all_checks()}, "cases for unknown codes"
+
+
+def test_every_check_pins_the_wording_of_a_finding():
+    """A change of a finding's words is then a visible change to a case file."""
+    pinned_by_code: dict[str, list[str]] = {}
+    for code, name, case in ALL_CASES:
+        if name.startswith("fail_") and all(key in case for key in WORDING_KEYS):
+            pinned_by_code.setdefault(code, []).append(name)
+    unpinned = {spec["check"]: spec["unpinned"] for _, spec in load_files() if "unpinned" in spec}
+    for code, reason in unpinned.items():
+        assert reason.strip(), f"{code}: unpinned needs its reason"
+        assert code not in pinned_by_code, f"{code} pins its wording and says it pins none"
+    missing = sorted({c.code for c in all_checks()} - set(pinned_by_code) - set(unpinned))
+    assert not missing, (
+        f"no fail case states the message, expected and logged of a finding of {missing}"
+    )
 
 
 def test_every_check_has_its_edge_cases_or_says_why_none():
@@ -435,6 +501,10 @@ def test_a_dirtied_fail_case_fails_the_meta_test(write_dataset):
         ("pass_x", {"also": {"TOT003": "a reason"}}, "a pass case takes no 'also'"),
         ("pass_x", {"alsoo": {"TOT003": "a reason"}}, "unknown key 'alsoo'"),
         ("clean_x", {}, "named pass_* or fail_*"),
+        ("pass_x", {"message": "a message"}, "a pass case takes no 'message'"),
+        ("fail_x", {"logged": ["$0.00"]}, "'logged' of a single finding is a string"),
+        ("fail_x", {"count": 2, "expected": "$2.00"}, "a list of 2 strings"),
+        ("fail_x", {"count": 2, "expected": ["$2.00"]}, "a list of 2 strings"),
     ],
 )
 def test_a_case_written_wrongly_fails_the_meta_test(name: str, extra: dict, problem: str):
@@ -442,3 +512,22 @@ def test_a_case_written_wrongly_fails_the_meta_test(name: str, extra: dict, prob
     assert any(problem in p for p in case_problems("COM001", name, case))
     with pytest.raises(AssertionError, match="COM001"):
         assert_case("COM001", name, case, pl.DataFrame(), pl.DataFrame())
+
+
+# What the audit reports for UNCHARGED's COM001 finding.
+UNCHARGED_WORDS = {
+    "message": "Banker wager of $20.00 won; commission 5% of $20.00 rounds up to $1.00, "
+    "none was charged",
+    "expected": "$1.00",
+    "logged": "$0.00",
+}
+
+
+def test_a_fail_case_pinning_other_words_fails_the_meta_test_with_both(write_dataset):
+    audited = audit_case(UNCHARGED, write_dataset)
+    assert_case("COM001", "fail_uncharged", {**UNCHARGED, **UNCHARGED_WORDS}, *audited)
+    reworded = {**UNCHARGED, **UNCHARGED_WORDS, "expected": "$1.25"}
+    with pytest.raises(AssertionError) as failure:
+        assert_case("COM001", "fail_uncharged", reworded, *audited)
+    assert "finding 1's expected (- pinned, + reported)" in str(failure.value)
+    assert "- $1.25" in str(failure.value) and "+ $1.00" in str(failure.value)

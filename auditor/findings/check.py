@@ -73,6 +73,9 @@ class Violation:
     message: pl.Expr
     severity: pl.Expr | None = None  # default: the check's severity
     impact: pl.Expr | None = None  # dollars, Decimal(18,2); null where no money is owed
+    # Where the frame holds several rows of one entity (a shoe's collections, a table's
+    # options rows), what tells them apart: part of the finding's identity, never words.
+    discriminator: pl.Expr | None = None
 
 
 class CheckSet:
@@ -125,6 +128,9 @@ class CheckSet:
                     .cast(MONEY)
                     .alias("impact"),
                     v.message.cast(pl.String).alias("message"),
+                    (v.discriminator if v.discriminator is not None else pl.lit(None))
+                    .cast(pl.String)
+                    .alias("discriminator"),
                 )
             )
             for (check, v), name in zip(built, names, strict=True)
@@ -141,6 +147,24 @@ class CheckSet:
             .unnest("_found")
             .select(list(FINDINGS_SCHEMA))
         )
+
+
+def discriminated(**parts: pl.Expr) -> pl.Expr:
+    """A discriminator from named parts, `name=value` joined by `;` in the order given (a
+    null value as the empty string): `discriminated(seat=..., patron=...)` gives
+    `seat=3;patron=P12`. Values only, never words, so that a rewording keeps the id."""
+    return pl.concat_str(
+        [
+            pl.format("{}={}", pl.lit(name), value.cast(pl.String).fill_null(""))
+            for name, value in parts.items()
+        ],
+        separator=";",
+    )
+
+
+def instant_text(moment: pl.Expr) -> pl.Expr:
+    """A UTC timestamp as ISO 8601 to the microsecond, for a discriminator."""
+    return moment.dt.convert_time_zone("UTC").dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ")
 
 
 def documented(check_sets: Iterable[CheckSet]) -> list[Check]:

@@ -2,8 +2,11 @@
 
 Every stage that checks something returns a frame in FINDINGS_SCHEMA; this module
 concatenates and orders them so that a re-run writes the same bytes, and gives each
-finding its `finding_id`: a hash of its rule, the entity it names and its message, so that
-the same discrepancy has the same id in every run, whatever the partitioning.
+finding its `finding_id`: a hash of its identity (`IDENTITY`: its rule, the entity it
+names and the discriminator its check declares where one entity can carry several findings
+of one rule), never of its words, citation, amounts or place in the file. So the same
+discrepancy has the same id in every run, whatever the partitioning, the auditor's version
+or the packs' wording, and its reviews stay attached to it across re-audits.
 """
 
 from __future__ import annotations
@@ -26,13 +29,20 @@ FINDINGS_SCHEMA = {
     "logged": pl.String(),
     "impact": MONEY,
     "message": pl.String(),
+    # What tells apart two findings of one rule on one entity (a collection of the shoe, a
+    # tables row of the table, a chair's combination); null where the entity has one.
+    "discriminator": pl.String(),
 }
 
 # What the auditor writes: every finding with its stable id first.
 OUTPUT_SCHEMA = {"finding_id": pl.String(), **FINDINGS_SCHEMA}
 SORT_KEY = ["table_id", "shoe_id", "round_id", "wager_id", "rule"]
-# What makes two findings distinct: their rule, the entity they name, their message.
-IDENTITY = ("rule", "table_id", "shoe_id", "round_id", "wager_id", "message")
+# What makes two findings distinct: their rule, the entity they name and the check's
+# discriminator. The id hashes these fields only (`with_finding_ids`); a change of scheme
+# is a new FINDING_ID_SCHEME, written in each run's manifest and `runs` row.
+IDENTITY = ("rule", "table_id", "shoe_id", "round_id", "wager_id", "discriminator")
+FINDING_ID_SCHEME = 2
+ID_SEPARATOR = "\x1f"
 
 
 def empty_findings() -> pl.DataFrame:
@@ -52,16 +62,32 @@ def combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 def with_finding_ids(findings: pl.DataFrame) -> pl.DataFrame:
-    """`findings` with `finding_id` first: the SHA-256 (20 hex digits) of what makes each
-    finding distinct (`IDENTITY`), and of its place among identical ones, if any. SHA-256,
-    not polars' hash, whose values may change between polars versions."""
-    key = pl.concat_str([pl.col(c).fill_null("") for c in IDENTITY], separator="\x1f")
+    """`findings` with `finding_id` first: the first 20 hex digits of the SHA-256 of the
+    identity's fields (`IDENTITY`) joined by U+001F, a null as the empty string; in
+    DuckDB, `left(sha256(concat_ws(chr(31), rule, coalesce(table_id, ''), ...,
+    coalesce(discriminator, ''))), 20)` over `findings` gives every id again. SHA-256,
+    not polars' hash, whose values may change between polars versions.
+
+    Each check declares a discriminator where its frame can hold several rows of one
+    entity, so two findings never share an identity. Should a check fail to, the later
+    ones of a shared identity get their rank among it (by expected, logged, then message)
+    appended, so that ids stay unique and a re-run still gives the same ids."""
+    key = identity_text()
+    ranked = findings.with_row_index("_place").sort(
+        "expected", "logged", "message", "_place", nulls_last=False
+    )
     repeat = pl.int_range(pl.len()).over(key)
-    keyed = findings.select(
-        pl.when(repeat == 0).then(key).otherwise(pl.format("{}\x1f{}", key, repeat))
-    ).to_series()
+    keyed = ranked.select(
+        "_place",
+        pl.when(repeat == 0).then(key).otherwise(pl.format("{}\x1f{}", key, repeat)).alias("_key"),
+    ).sort("_place")["_key"]
     ids = [hashlib.sha256(text.encode()).hexdigest()[:20] for text in keyed]
     return findings.select(pl.Series("finding_id", ids, dtype=pl.String), pl.all())
+
+
+def identity_text() -> pl.Expr:
+    """The text a finding's id hashes: its identity's fields joined by U+001F."""
+    return pl.concat_str([pl.col(c).fill_null("") for c in IDENTITY], separator=ID_SEPARATOR)
 
 
 def named_entity_only() -> list[pl.Expr]:

@@ -33,6 +33,7 @@ from auditor.odds.shoe import (
     state_key,
     state_of,
 )
+from auditor.packs.game import game_of
 from auditor.packs.model import RulePack
 
 DATA_FILE = "outcomes.json"
@@ -52,9 +53,10 @@ class ShoeRules:
 
     @classmethod
     def of(cls, pack: RulePack, either_draws: bool) -> ShoeRules:
+        values = game_of(pack).values_of(pack.ruleset)
         return cls(
-            tuple(pack.card_values[rank].value_of(rank) for rank in contract.RANKS),
-            tuple(sorted(pack.naturals.totals)),
+            tuple(values[rank] for rank in contract.RANKS),
+            game_of(pack).natural_totals(pack.ruleset),
             tuple(bool(x) for x in player_table(pack, either_draws)),
             tuple(tuple(bool(x) for x in row) for row in banker_table(pack)),
             pack,

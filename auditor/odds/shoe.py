@@ -10,10 +10,11 @@ decided by its first cards alone, so summing over the unused cards weights it by
 exactly the cards not used: (T-4)(T-5) or (T-5) times its own chance. Every weight is
 an integer and every probability a `Fraction` of that common denominator.
 
-The rules come from the pack: card values, Naturals, the Player's rule (an ``either``
-total drawn or stood as the caller chooses) and the Banker's cells, so no ruleset's
-name appears here. The sequences are held as numpy arrays (10^6 by value, 13^4 x 10^2
-by rank) and grouped into a few thousand outcome `State`s with exact int64 sums.
+The rules come from the pack's game (`auditor.packs.game`): card values, Naturals, the
+Player's rule (an ``either`` total drawn or stood as the caller chooses) and the
+Banker's table, so no ruleset's name appears here. The sequences are held as numpy
+arrays (10^6 by value, 13^4 x 10^2 by rank) and grouped into a few thousand outcome
+`State`s with exact int64 sums.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ import polars as pl
 
 from auditor import contract
 from auditor.packs.entries import MAX_DECKS
+from auditor.packs.game import PLAYER_STOOD, game_of
 from auditor.packs.model import RulePack
 
 ROUND_CARDS = 6
 SUITS_PER_RANK = len(contract.SUITS)
-STOOD = 10  # the Banker table's column for a Player who did not draw
 
 
 class State(NamedTuple):
@@ -78,47 +79,30 @@ class Outcomes:
 
 
 def cards_in_shoe(pack: RulePack, decks: int) -> int:
-    return len(pack.card_values) * SUITS_PER_RANK * decks
+    return len(game_of(pack).values_of(pack.ruleset)) * SUITS_PER_RANK * decks
 
 
 def has_either(pack: RulePack) -> bool:
     """The Player's rule leaves a total to his choice (Chemin de Fer's 5)."""
-    return any(rule.action == "either" for rule in pack.player_draw.values())
+    return "either" in game_of(pack).player_actions(pack.ruleset)
 
 
 def player_table(pack: RulePack, either_draws: bool) -> np.ndarray:
-    """Whether the Player draws on each two-card total 0-9 that is not a Natural."""
-    naturals = set(pack.naturals.totals)
-    table = np.zeros(10, dtype=bool)
-    for total in range(10):
-        if total in naturals:
-            continue  # never read: a Natural ends the round first
-        rule = pack.player_draw.get(total)
-        if rule is None:
-            raise ValueError(f"{pack.ruleset}: no Player rule for a two-card {total}")
-        table[total] = rule.action == "draw" or (rule.action == "either" and either_draws)
-    return table
+    """Whether the Player draws on each two-card total 0-9 (a Natural stands)."""
+    actions = game_of(pack).player_actions(pack.ruleset)
+    return np.array([a == "draw" or (a == "either" and either_draws) for a in actions])
 
 
 def banker_table(pack: RulePack) -> np.ndarray:
     """Whether the Banker draws: rows his two-card total 0-9, columns the Player's third
-    card 0-9 and `STOOD`, from the pack's cells (a Natural total is never read)."""
-    naturals = set(pack.naturals.totals)
-    table = np.zeros((10, 11), dtype=bool)
-    for total in range(10):
-        if total in naturals:
-            continue
-        for third in (*range(10), None):
-            key = (total, third)
-            if key not in pack.banker_draw:
-                raise ValueError(f"{pack.ruleset}: no Banker cell for {key}")
-            table[total, STOOD if third is None else third] = pack.banker_draw[key].draws
-    return table
+    card 0-9 and `PLAYER_STOOD` (a Natural stands)."""
+    return np.array(game_of(pack).banker_draws(pack.ruleset), dtype=bool)
 
 
 def _classes(pack: RulePack, decks: int, by_rank: bool) -> tuple[np.ndarray, np.ndarray]:
     """(point value, cards in the shoe) per class of the first four cards."""
-    values = [pack.card_values[rank].value_of(rank) for rank in contract.RANKS]
+    values_of = game_of(pack).values_of(pack.ruleset)
+    values = [values_of[rank] for rank in contract.RANKS]
     per_rank = SUITS_PER_RANK * decks
     if by_rank:
         return np.array(values, dtype=np.int64), np.full(len(values), per_rank, dtype=np.int64)
@@ -159,14 +143,14 @@ def enumerate_rounds(
     weight *= left(value_count[v5], (vals == v5).sum(axis=0))
     weight *= left(value_count[v6], (vals == v6).sum(axis=0) + (v5 == v6))
 
-    naturals = np.array(sorted(pack.naturals.totals))
+    naturals = np.array(game_of(pack).natural_totals(pack.ruleset))
     player_two = (vals[0] + vals[2]) % 10  # int8 holds 18
     banker_two = (vals[1] + vals[3]) % 10
     player_natural = np.isin(player_two, naturals)
     banker_natural = np.isin(banker_two, naturals)
     natural = player_natural | banker_natural
     player_draws = ~natural & player_table(pack, either_draws)[player_two]
-    third = np.where(player_draws, v5, STOOD)
+    third = np.where(player_draws, v5, PLAYER_STOOD)
     banker_draws = ~natural & banker_table(pack)[banker_two, third]
     banker_third = np.where(player_draws, v6, v5)
     player = np.where(player_draws, (player_two + v5) % 10, player_two)

@@ -38,6 +38,7 @@ import polars as pl
 from auditor import __version__
 from auditor.contract import CONTRACT_VERSION, TIMESTAMP
 from auditor.findings.check import FAMILIES, Check
+from auditor.findings.table import FINDING_ID_SCHEME
 from auditor.input.load import Dataset, SourceFile, sha256_files
 from auditor.input.remote import file_system
 from auditor.output import traceability
@@ -249,6 +250,7 @@ def runs_frame(
             }
             for ruleset, pack in packs.items()
         ],
+        "finding_id_scheme": FINDING_ID_SCHEME,
         "inputs": [
             {
                 "table": s.table,
@@ -296,6 +298,8 @@ RUNS_SCHEMA = {
             }
         )
     ),
+    # How this run's finding ids were made (`findings.table.FINDING_ID_SCHEME`).
+    "finding_id_scheme": pl.Int32(),
 }
 
 

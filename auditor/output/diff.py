@@ -1,6 +1,10 @@
-"""Two runs' findings compared by their stable `finding_id`: what is new in the second
-run, what is gone from it, and what changed (same discrepancy, other severity, citation,
-expected or logged value, or impact)."""
+"""Two runs' findings compared by their identity (rule, entity, discriminator: what their
+`finding_id` hashes): what is new in the second run, what is gone from it, and what
+changed (same discrepancy, other severity, citation, expected or logged value, or impact).
+
+Compared by the identity's fields rather than by the id, so that a set written before the
+id stopped hashing the message (scheme 1) still compares finding for finding with a newer
+one."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from auditor.errors import AuditorError, InputError
-from auditor.findings.table import OUTPUT_SCHEMA
+from auditor.findings.table import OUTPUT_SCHEMA, identity_text
 
 FINDINGS_FILE = "findings.parquet"
 # What may differ between two runs for one finding id; a change in any is reported.
@@ -37,6 +41,8 @@ def read_findings(outdir: Path) -> pl.DataFrame:
         ) from exc
     if "finding_id" not in findings.columns:
         raise InputError(f"{path}: no finding_id column; re-run the audit with this version")
+    if "discriminator" not in findings.columns:  # written before findings had one
+        findings = findings.with_columns(pl.lit(None, dtype=pl.String).alias("discriminator"))
     missing = [c for c in OUTPUT_SCHEMA if c not in findings.columns]
     if missing:
         raise InputError(
@@ -59,10 +65,12 @@ def diff_findings(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
     the later run has it (as the earlier one had it for a gone finding), and for a changed
     one the fields that differ, `field: before -> after`."""
     columns = list(OUTPUT_SCHEMA)
-    new = after.join(before, on="finding_id", how="anti").select(columns)
-    gone = before.join(after, on="finding_id", how="anti").select(columns)
-    both = after.select(columns).join(
-        before.select("finding_id", *COMPARED), on="finding_id", how="inner", suffix="_before"
+    before = before.with_columns(identity_text().alias("_identity"))
+    after = after.with_columns(identity_text().alias("_identity"))
+    new = after.join(before, on="_identity", how="anti").select(columns)
+    gone = before.join(after, on="_identity", how="anti").select(columns)
+    both = after.select(*columns, "_identity").join(
+        before.select("_identity", *COMPARED), on="_identity", how="inner", suffix="_before"
     )
     differs = [
         pl.when(pl.col(c).ne_missing(pl.col(f"{c}_before"))).then(

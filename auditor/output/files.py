@@ -19,6 +19,7 @@ import polars as pl
 
 from auditor import __version__
 from auditor.findings.check import Check
+from auditor.findings.table import FINDING_ID_SCHEME
 from auditor.interrupts import interrupts_deferred
 from auditor.money import usd_text
 from auditor.output import outdir
@@ -132,7 +133,12 @@ def _write_set(
         outdir.write_manifest(
             staging,
             OUTPUT_FILES + extra_files,
-            {"version": __version__, "written_at": written_at, **_inputs_record(run)},
+            {
+                "version": __version__,
+                "written_at": written_at,
+                "finding_id_scheme": FINDING_ID_SCHEME,
+                **_inputs_record(run),
+            },
         )
         outdir.switch_in(staging, out)
     finally:

@@ -1,9 +1,9 @@
 """The game as SQL macros in the catalog, generated from the rule packs.
 
 A regulator replays a hand in SQL with the same rules the engine applies, because both
-read the packs: card values, naturals, the Player's rule, the Banker's table and the
-commission's rounding step are written here as literals taken from `RulePack`, never
-typed a second time.
+read the packs' game (`auditor.packs.game`): card values, naturals, the Player's rule and
+the Banker's table are written here as literals taken from it, the commission's rounding
+step from `RulePack`, never typed a second time.
 
 - `card_value(card)`: a card's point value ('TS' is 0, 'AH' 1);
 - `point_count(cards)`: a list of cards' Point Count, the last digit of the values' sum;
@@ -23,13 +23,12 @@ Every literal goes through `duckdb.ConstantExpression`, so DuckDB quotes it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import duckdb
 
+from auditor.packs.game import PLAYER_STOOD, THIRD_CARDS, Game, game
 from auditor.packs.model import RulePack
-
-_STOOD = 10  # position of "the Player stood" in a row of the Banker's table
 
 
 def sql_literal(value: object) -> str:
@@ -56,13 +55,14 @@ _GLOB_CHARACTER = re.compile(r"[*?\[]")
 
 def macro_statements(packs: Mapping[str, RulePack]) -> list[str]:
     """CREATE MACRO statements for the game, in dependency order."""
+    played = game(packs)
     return [
-        _card_value(packs),
+        _card_value(played),
         "CREATE MACRO point_count(cards) AS "
         "CAST(list_sum(list_transform(cards, lambda c: card_value(c))) % 10 AS TINYINT)",
-        _by_ruleset("is_natural(ruleset, total)", packs, _natural),
-        _by_ruleset("player_draws(ruleset, player_total)", packs, _player_rule),
-        _by_ruleset("banker_draws(ruleset, banker_total, player_third)", packs, _banker_rule),
+        _by_ruleset("is_natural(ruleset, total)", played, _natural),
+        _by_ruleset("player_draws(ruleset, player_total)", played, _player_rule),
+        _by_ruleset("banker_draws(ruleset, banker_total, player_third)", played, _banker_rule),
         _vig_percent(packs),
         *_vig_cents(packs),
         "CREATE MACRO vig(ruleset_or_percent, amount, rounding) AS "
@@ -72,25 +72,19 @@ def macro_statements(packs: Mapping[str, RulePack]) -> list[str]:
     ]
 
 
-def _card_value(packs: Mapping[str, RulePack]) -> str:
-    tables = {
-        r: {rank: rule.value_of(rank) for rank, rule in p.card_values.items()}
-        for r, p in packs.items()
-    }
-    values = next(iter(tables.values()))
-    if any(table != values for table in tables.values()):
-        # One macro without a ruleset argument, like the engine's one expression.
-        raise ValueError(f"rule packs disagree on card values: {sorted(tables)}")
+def _card_value(played: Game) -> str:
+    # One macro without a ruleset argument, like the engine's one expression.
     cases = " ".join(
-        f"WHEN {sql_literal(rank)} THEN {int(value)}" for rank, value in values.items()
+        f"WHEN {sql_literal(rank)} THEN {int(value)}"
+        for rank, value in played.shared_values().items()
     )
     return f"CREATE MACRO card_value(card) AS CASE upper(left(card, 1)) {cases} END"
 
 
-def _by_ruleset(signature: str, packs: Mapping[str, RulePack], rule) -> str:
-    """A macro that reads the pack of its `ruleset` argument; an unknown ruleset is an
+def _by_ruleset(signature: str, played: Game, rule: Callable[[Game, str], str]) -> str:
+    """A macro that reads the game of its `ruleset` argument; an unknown ruleset is an
     error rather than a silent NULL."""
-    cases = " ".join(f"WHEN {sql_literal(r)} THEN {rule(p)}" for r, p in packs.items())
+    cases = " ".join(f"WHEN {sql_literal(r)} THEN {rule(played, r)}" for r in played.rulesets)
     unknown = sql_literal(f"{signature.split('(')[0]}: unknown ruleset ")
     return (
         f"CREATE MACRO {signature} AS CASE ruleset {cases} "
@@ -98,34 +92,23 @@ def _by_ruleset(signature: str, packs: Mapping[str, RulePack], rule) -> str:
     )
 
 
-def _natural(pack: RulePack) -> str:
-    return f"total IN ({', '.join(str(int(t)) for t in pack.naturals.totals)})"
+def _natural(played: Game, ruleset: str) -> str:
+    return f"total IN ({', '.join(str(int(t)) for t in played.natural_totals(ruleset))})"
 
 
-def _player_rule(pack: RulePack) -> str:
-    naturals = set(pack.naturals.totals)
-    row = []
-    for total in range(10):
-        if total in naturals:
-            row.append("false")
-            continue
-        action = pack.player_draw[total].action
-        row.append({"draw": "true", "stand": "false"}.get(action, "NULL"))
+def _player_rule(played: Game, ruleset: str) -> str:
+    words = {"draw": "true", "stand": "false", "either": "NULL"}
+    row = [words[action] for action in played.player_actions(ruleset)]
     return f"[{', '.join(row)}][player_total + 1]"
 
 
-def _banker_rule(pack: RulePack) -> str:
+def _banker_rule(played: Game, ruleset: str) -> str:
     """The Banker's table as one list, row by two-card total, column by the Player's
-    third card (0-9, then 'stood'): a list index instead of a join."""
-    cells = []
-    for total in range(8):
-        for third in (*range(10), None):
-            cells.append("true" if pack.banker_decision(total, third).draws else "false")
-    naturals = ", ".join(str(int(t)) for t in pack.naturals.totals)
-    index = f"banker_total * 11 + coalesce(player_third, {_STOOD}) + 1"
-    return (
-        f"CASE WHEN banker_total IN ({naturals}) THEN false ELSE [{', '.join(cells)}][{index}] END"
-    )
+    third card (0-9, then `PLAYER_STOOD` where SQL says NULL): a list index instead of a
+    join. A Natural's row stands throughout."""
+    cells = ["true" if draws else "false" for row in played.banker_draws(ruleset) for draws in row]
+    index = f"banker_total * {len(THIRD_CARDS)} + coalesce(player_third, {PLAYER_STOOD}) + 1"
+    return f"[{', '.join(cells)}][{index}]"
 
 
 def _vig_percent(packs: Mapping[str, RulePack]) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, discriminated
 from auditor.input.partition import ROUND_ROW, of_round
 from auditor.money import usd
 from auditor.packs.tables import PackTables
@@ -56,6 +56,7 @@ def _marker_uncollected() -> Violation:
         pl.lit(" (no later shoe at this table in the data)")
     )
     return Violation(
+        discriminator=discriminated(seat=pl.col("seat"), patron=pl.col("patron_id")),
         when=short > pl.col("_tolerance"),
         citation=pl.col("marker_collected_before_next_shoe_citation"),
         expected=usd(pl.col("_owed")),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, discriminated
 from auditor.findings.table import NO_ID
 from auditor.packs.tables import PackTables
 
@@ -45,6 +45,7 @@ def chair_rules(tables: PackTables) -> pl.DataFrame:
 )
 def _chair_combinations() -> Violation:
     return Violation(
+        discriminator=pl.col("_discriminator"),
         when=pl.col("_problem").is_not_null(),
         citation=pl.col("royal9_seat_combinations_citation"),
         expected=pl.col("_expected"),
@@ -67,6 +68,7 @@ def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
                 "_problem"
             ),
             pl.lit("each combination at one chair").alias("_expected"),
+            discriminated(combination=pl.col("combo")).alias("_discriminator"),
         )
     )
     per_seat = pl.col("royal9_seat_combinations_per_seat")
@@ -84,6 +86,7 @@ def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
                 pl.col("_combos").list.join(", "),
             ).alias("_problem"),
             pl.format("at most {} per chair", per_seat).alias("_expected"),
+            discriminated(chair=pl.col("seat")).alias("_discriminator"),
         )
     )
     same_suit = pl.col("combo").str.slice(1, 1) == pl.col("combo").str.slice(3, 1)
@@ -91,6 +94,7 @@ def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
         "table_id",
         pl.format("suited {} at chair {}", "combo", "seat").alias("_problem"),
         pl.lit("a face card and a nine of different suits").alias("_expected"),
+        discriminated(chair=pl.col("seat"), combination=pl.col("combo")).alias("_discriminator"),
     )
     return pl.concat([repeated, crowded, suited], how="vertical_relaxed")
 

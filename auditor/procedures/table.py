@@ -16,7 +16,7 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.contract import MINUTE_TEXT, MOMENT_TEXT
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, discriminated, instant_text
 from auditor.findings.table import NO_ID
 from auditor.money import usd
 from auditor.packs.model import SEAT_COLUMNS
@@ -49,6 +49,7 @@ def _table_seats_out_of_range() -> Violation:
     low, high = pl.col("seats_min"), pl.col("seats_max")
     seats = pl.col("seats").cast(pl.Int32)
     return Violation(
+        discriminator=options_row(),
         when=(seats < low).fill_null(False) | (seats > high).fill_null(False),
         citation=pl.col("seats_citation"),
         expected=pl.when(low.is_null())
@@ -84,6 +85,7 @@ def _table_seats_out_of_range() -> Violation:
 def _royal9_table_seats() -> Violation:
     allowed = pl.col("royal9_limits_seats")
     return Violation(
+        discriminator=options_row(),
         when=pl.col("royal9_paytable").is_not_null()
         & allowed.is_not_null()
         & ~allowed.list.contains(pl.col("seats").cast(pl.Int32)),
@@ -118,6 +120,7 @@ def _royal9_table_seats() -> Violation:
 def _collection_not_allowed() -> Violation:
     modes = pl.col("commission_collection_modes")
     return Violation(
+        discriminator=options_row(),
         when=~modes.list.contains(pl.col("commission_collection")),
         citation=pl.col("commission_collection_citation"),
         expected=modes.list.join(" or "),
@@ -130,6 +133,12 @@ def _collection_not_allowed() -> Violation:
             pl.col("effective_from").dt.to_string(MINUTE_TEXT),
         ),
     )
+
+
+def options_row() -> pl.Expr:
+    """A table finding's discriminator: the tables row it reads, by when it took effect
+    (a table may carry one finding of a rule per options row)."""
+    return discriminated(effective_from=instant_text(pl.col("effective_from")))
 
 
 def table_findings(tables: pl.LazyFrame, rules: pl.DataFrame) -> pl.LazyFrame:
@@ -381,6 +390,7 @@ def holder_findings(
 )
 def _collection_without_marker() -> Violation:
     return Violation(
+        discriminator=discriminated(collection=pl.col("collection_id")),
         when=pl.col("commission_collection") != "marker",
         citation=pl.col("commission_collection_citation"),
         expected=pl.lit("no marker collection: commission taken at payout"),
@@ -403,7 +413,9 @@ def collection_findings(
     if collections is None:
         return []
     frame = (
-        collections.select("shoe_id", "seat", "patron_id", cents("amount").alias("_amount"))
+        collections.select(
+            "collection_id", "shoe_id", "seat", "patron_id", cents("amount").alias("_amount")
+        )
         .join(options.select("shoe_id", "ruleset", "commission_collection"), on="shoe_id")
         .join(
             rules.lazy().select("ruleset", "commission_collection_citation"),

@@ -1,6 +1,8 @@
 """The rule packs as one decision table for the replay: per ruleset, Player two-card
-total, Banker two-card total and the Player's third card (or -1 when the Player stood),
-the Player's action, the Banker's decision, the citations and the EZ announcements."""
+total, Banker two-card total and the Player's third card (or `PLAYER_STOOD`), the
+Player's action, the Banker's decision, the citations and the EZ announcements. The
+drawing tables come from the packs' game (`auditor.packs.game`); this table adds that a
+Natural in either hand stops both, and what the round announces."""
 
 from __future__ import annotations
 
@@ -8,10 +10,9 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from auditor.packs.game import game
 from auditor.packs.model import RulePack
-from auditor.packs.tables import pack_tables
 
-STOOD = -1  # the decision table's key for "the Player did not draw"
 CARD_SLOTS = (("player_cards", "p"), ("banker_cards", "b"))
 
 DECISION_SCHEMA = {
@@ -41,65 +42,72 @@ DECISION_SCHEMA = {
 
 
 def decision_table(packs: Mapping[str, RulePack]) -> pl.DataFrame:
-    """Every (ruleset, two-card totals, third card) the replay can meet, decided by its pack;
-    the Banker's cells are read from the packs' table form (`PackTables.draw_cells`)."""
-    cells = {
-        (r, banker, STOOD if third is None else third): (draws, citation, severity)
-        for r, banker, third, draws, citation, severity in pack_tables(packs)
-        .draw_cells.select(
-            "ruleset", "banker_two_card", "player_third", "banker_draws", "citation", "severity"
-        )
-        .iter_rows()
-    }
-    rows = []
-    for r, pack in packs.items():
-        naturals = set(pack.naturals.totals)
-        announce = pack.announce
-        for player_two in range(10):
-            for banker_two in range(10):
-                natural_hand = _natural_hand(player_two, banker_two, naturals)
-                for third in (STOOD, *range(10)):
-                    rows.append(
-                        (
-                            pack.ruleset,
-                            player_two,
-                            banker_two,
-                            third,
-                            *_player_decision(pack, player_two, natural_hand),
-                            *(
-                                (False, pack.cite(pack.naturals.cite), "high")
-                                if natural_hand
-                                else cells[r, banker_two, third]
-                            ),
-                            player_two in naturals,
-                            banker_two in naturals,
-                            natural_hand,
-                            pack.cite(announce.totals.cite),
-                            pack.cite(announce.outcome.cite),
-                            _ez_citation(pack),
-                            sorted(item.event for item in pack.ez.announce),
-                            _void_means_short(pack),
-                        )
-                    )
-    return pl.DataFrame(rows, schema=DECISION_SCHEMA, orient="row")
+    """Every (ruleset, two-card totals, third card) the replay can meet: the game's
+    Player and Banker tables side by side, a Natural in either hand standing both."""
+    played = game(packs)
+    banker = played.banker.rename({"player_third": "third_key"})
+    table = (
+        played.player.join(banker, on="ruleset", maintain_order="left")
+        .join(played.naturals, on="ruleset", maintain_order="left")
+        .join(_announcements(packs), on="ruleset", maintain_order="left")
+    )
+    natural = pl.col("player_natural") | pl.col("banker_natural")
+    return table.with_columns(
+        (~natural & (pl.col("player_action") == "draw")).alias("player_must_draw"),
+        (natural | (pl.col("player_action") == "stand")).alias("player_must_stand"),
+        pl.when(natural)
+        .then("natural_citation")
+        .otherwise("player_citation")
+        .alias("player_citation"),
+        (~natural & pl.col("banker_draws")).alias("banker_draws"),
+        pl.when(natural)
+        .then("natural_citation")
+        .otherwise("banker_citation")
+        .alias("banker_citation"),
+        pl.when(natural).then(pl.lit("high")).otherwise("banker_severity").alias("banker_severity"),
+        _natural_hand().alias("natural_hand"),
+    ).select(pl.col(name).cast(dtype) for name, dtype in DECISION_SCHEMA.items())
 
 
-def _natural_hand(player_two: int, banker_two: int, naturals: set[int]) -> str | None:
-    if player_two in naturals and banker_two in naturals:
-        return "both"
-    if player_two in naturals:
-        return "player"
-    if banker_two in naturals:
-        return "banker"
-    return None
+def _natural_hand() -> pl.Expr:
+    player, banker = pl.col("player_natural"), pl.col("banker_natural")
+    return (
+        pl.when(player & banker)
+        .then(pl.lit("both"))
+        .when(player)
+        .then(pl.lit("player"))
+        .when(banker)
+        .then(pl.lit("banker"))
+    )
 
 
-def _player_decision(pack: RulePack, player_two: int, natural_hand: str | None) -> tuple:
-    """(must draw, must stand, citation); at Chemin de Fer's 5 the Player may do either."""
-    if natural_hand:
-        return False, True, pack.cite(pack.naturals.cite)
-    rule = pack.player_draw[player_two]
-    return rule.action == "draw", rule.action == "stand", pack.cite(rule.cite)
+def _announcements(packs: Mapping[str, RulePack]) -> pl.DataFrame:
+    """What each ruleset's round announces, and where its void means the cards ran out."""
+    return pl.DataFrame(
+        [
+            (
+                ruleset,
+                pack.cite(pack.announce.totals.cite),
+                pack.cite(pack.announce.outcome.cite),
+                _ez_citation(pack),
+                sorted(item.event for item in pack.ez.announce),
+                _void_means_short(pack),
+            )
+            for ruleset, pack in packs.items()
+        ],
+        schema={
+            name: DECISION_SCHEMA[name]
+            for name in (
+                "ruleset",
+                "totals_citation",
+                "outcome_citation",
+                "ez_citation",
+                "announces",
+                "void_short",
+            )
+        },
+        orient="row",
+    )
 
 
 def _void_means_short(pack: RulePack) -> bool:
@@ -123,27 +131,18 @@ def rank_code(card: pl.Expr) -> pl.Expr:
 
 
 def rank_value(code: pl.Expr, packs: Mapping[str, RulePack]) -> pl.Expr:
-    """Point value (Int8) of a `rank_code`, from the packs' card values (null: no card)."""
+    """Point value (Int8) of a `rank_code`, from the packs' card values (null: no card).
+
+    One table for every ruleset keeps the replay a single pass: packs that counted cards
+    differently would need the value joined per ruleset instead (`Game.shared_values`
+    refuses them)."""
     table: list[int | None] = [None] * 36
-    for rank, value in _shared_card_values(packs).items():
+    for rank, value in game(packs).shared_values().items():
         table[int(rank, 36)] = value
     # A gather from a 36-entry table; anything outside it (a negative code would count
     # from the end) is no card.
     position = pl.when(code.is_between(0, 35)).then(code)
     return pl.lit(pl.Series(table, dtype=pl.Int8)).gather(position)
-
-
-def _shared_card_values(packs: Mapping[str, RulePack]) -> dict[str, int]:
-    tables = {
-        r: {rank: rule.value_of(rank) for rank, rule in p.card_values.items()}
-        for r, p in packs.items()
-    }
-    distinct = {tuple(sorted(t.items())) for t in tables.values()}
-    if len(distinct) != 1:
-        # One expression for all rulesets keeps the replay a single pass; a pack that
-        # counts cards differently would need the value joined per ruleset instead.
-        raise ValueError(f"rule packs disagree on card values: {sorted(tables)}")
-    return next(iter(tables.values()))
 
 
 def event_exprs(

@@ -2,7 +2,7 @@
 
 The whole stage is polars expressions over whole frames. The rule packs are turned
 into one small decision table keyed by (ruleset, Player two-card total, Banker
-two-card total, Player's third card or -1 when the Player stood); a single join
+two-card total, Player's third card or `PLAYER_STOOD`); a single join
 brings each round its Player action, Banker decision, the citations and the EZ
 announcements its ruleset makes. Each check is then an expression that yields a
 finding struct or null, and the findings of all checks come out of one pass.
@@ -20,10 +20,10 @@ import polars as pl
 
 from auditor.codes import code
 from auditor.contract import EZ_EVENTS, OUTCOMES
+from auditor.packs.game import PLAYER_STOOD, THIRD_CARDS
 from auditor.packs.model import RulePack
 from auditor.replay.decisions import (
     CARD_SLOTS,
-    STOOD,
     decision_table,
     event_exprs,
     rank_code,
@@ -52,17 +52,18 @@ DECISION_TEXTS = (
     "outcome_citation",
     "ez_citation",
 )
+BANKER_KEYS = 10 * len(THIRD_CARDS)  # decision keys per Player two-card total
+TOTALS_KEYS = 10 * BANKER_KEYS  # decision keys per ruleset
 PLAYER_WINS, BANKER_WINS, TIE = (code(o, OUTCOMES) for o in ("player", "banker", "tie"))
 
 
 def decision_key(ruleset_index: pl.Expr) -> pl.Expr:
     """Dense index into the decision table: ruleset, two-card totals, third card (or stood)."""
     return (
-        ruleset_index.cast(pl.Int32) * 1100
-        + pl.col("player_two").cast(pl.Int32) * 110
-        + pl.col("banker_two").cast(pl.Int32) * 11
+        ruleset_index.cast(pl.Int32) * TOTALS_KEYS
+        + pl.col("player_two").cast(pl.Int32) * BANKER_KEYS
+        + pl.col("banker_two").cast(pl.Int32) * len(THIRD_CARDS)
         + pl.col("third_key").cast(pl.Int32)
-        + 1
     ).alias("decision_key")
 
 
@@ -83,7 +84,7 @@ def _ordered_decisions(items: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
         pl.col("ruleset").replace_strict(order, return_dtype=pl.Int32).alias("_ri")
     )
     keyed = table.with_columns(decision_key(pl.col("_ri"))).sort("decision_key")
-    assert keyed["decision_key"].to_list() == list(range(len(packs) * 1100))
+    assert keyed["decision_key"].to_list() == list(range(len(packs) * TOTALS_KEYS))
     return keyed.drop("_ri")
 
 
@@ -138,7 +139,7 @@ def derive(valued: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.LazyFrame:
         .alias("banker_final"),
         pl.when(pl.col("player_count") >= 3)
         .then(pl.col("p3"))
-        .otherwise(pl.lit(STOOD, dtype=pl.Int8))
+        .otherwise(pl.lit(PLAYER_STOOD, dtype=pl.Int8))
         .alias("third_key"),
     ).with_columns(decision_key(pl.col("ruleset_index")))
     decisions = ordered_decisions(packs)

@@ -1,10 +1,10 @@
 """Each finding's evidence, for a person: the round's cards in dealing order, both point
-counts, the drawing rules step by step from the audit's rule pack, the wagers logged
-against correct (a wager's correct net is its logged net less its findings' impacts,
-which add up to its whole error: CONTRACT), and for shoe checks the shoe's sequence
-reconciled around the cards the finding names (its round's first card out of place, its
-discards, the burn, cut or cover card, the card seen too often), never around another
-finding's; with the regulation's own words for the citation.
+counts, the drawing rules step by step as the audit's replay decided them (`decided`),
+the wagers logged against correct (a wager's correct net is its logged net less its
+findings' impacts, which add up to its whole error: CONTRACT), and for shoe checks the
+shoe's sequence reconciled around the cards the finding names (its round's first card
+out of place, its discards, the burn, cut or cover card, the card seen too often), never
+around another finding's; with the regulation's own words for the citation.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import polars as pl
 from auditor.output.query import Catalog
 from auditor.packs.model import RulePack
 from auditor.report import data
+from auditor.report.decided import Step, draw_steps, replayed
 from auditor.report.sections import SectionText, pack_texts, section_text
 
 SUITS = {"S": ("♠", False), "H": ("♥", True), "D": ("♦", True), "C": ("♣", False)}
@@ -34,13 +35,6 @@ class Card:
     red: bool
     order: int | None = None  # 1.. in dealing order
     hand: str = ""  # "Player", "Banker"
-
-
-@dataclass(frozen=True)
-class Step:
-    text: str
-    cite: str | None = None
-    ok: bool | None = None  # False: the log departs from the rule here
 
 
 @dataclass(frozen=True)
@@ -104,107 +98,6 @@ def dealt_cards(player: Sequence[str], banker: Sequence[str]) -> list[Card]:
     for hand, cards in (("Player", player), ("Banker", banker)):
         out += [card(c, len(out) + 1, hand) for c in cards[3:]]
     return out
-
-
-# ---- the drawing rules, step by step ----------------------------------------------------
-
-
-def _value(pack: RulePack, code: str) -> int | None:
-    rule = pack.card_values.get(rank := str(code)[:1])
-    return None if rule is None else rule.value_of(rank)
-
-
-def _ref(pack: RulePack, cite: str | None) -> str | None:
-    return pack.cite(cite) if cite else None
-
-
-def draw_steps(r: Mapping[str, Any], pack: RulePack | None) -> list[Step]:
-    """The round replayed from its cards under its ruleset's pack, each decision with the
-    rule it follows and whether the log agrees."""
-    player, banker = list(r.get("player_cards") or []), list(r.get("banker_cards") or [])
-    if pack is None:
-        return [Step("The ruleset of this round's shoe is not known: no rule to replay.")]
-    if len(player) < 2 or len(banker) < 2 or len(player) > 3 or len(banker) > 3:
-        return [
-            Step(
-                f"{len(player)} Player and {len(banker)} Banker card(s) logged "
-                f"({r.get('kind')} round): the drawing rules need two or three each."
-            )
-        ]
-    pv = [_value(pack, c) for c in player]
-    bv = [_value(pack, c) for c in banker]
-    if None in pv or None in bv:
-        return [Step("A card of this round is not a card of the deck: no rule to replay.")]
-    p2, b2 = (pv[0] + pv[1]) % 10, (bv[0] + bv[1]) % 10
-    steps = [
-        Step(
-            f"Player's first two cards {player[0]} {player[1]}: {pv[0]} + {pv[1]} counts {p2}",
-            _ref(pack, pack.card_values[player[0][0]].cite),
-        ),
-        Step(
-            f"Banker's first two cards {banker[0]} {banker[1]}: {bv[0]} + {bv[1]} counts {b2}",
-            _ref(pack, pack.card_values[banker[0][0]].cite),
-        ),
-    ]
-    naturals = pack.naturals.totals
-    player_drew, banker_drew = len(player) == 3, len(banker) == 3
-    if p2 in naturals or b2 in naturals:
-        who = " and ".join(f"{h} {t}" for h, t in (("Player", p2), ("Banker", b2)) if t in naturals)
-        ok = not player_drew and not banker_drew
-        logged = "" if ok else "; yet a third card was dealt"
-        steps.append(
-            Step(
-                f"A Natural ({who}): neither hand draws{logged}", _ref(pack, pack.naturals.cite), ok
-            )
-        )
-    else:
-        rule = pack.player_draw.get(p2)
-        if rule is not None:
-            says = {"draw": "draw", "stand": "stand", "either": "draw or stand"}[rule.action]
-            did = f"the Player drew {player[2]}" if player_drew else "the Player stood"
-            ok = rule.action == "either" or (rule.action == "draw") == player_drew
-            steps.append(
-                Step(f"Player {p2}: the rules say {says}; {did}", _ref(pack, rule.cite), ok)
-            )
-        third = pv[2] if player_drew else None
-        try:
-            cell = pack.banker_decision(b2, third)
-        except KeyError:
-            cell = None
-        if cell is not None:
-            after = f"Player's third card {third}" if player_drew else "Player stood"
-            says = "draw" if cell.draws else "stand"
-            did = f"the Banker drew {banker[2]}" if banker_drew else "the Banker stood"
-            steps.append(
-                Step(
-                    f"Banker {b2}, {after}: {cell.cite} says {says}; {did}",
-                    _ref(pack, cell.cite),
-                    cell.draws == banker_drew,
-                )
-            )
-    pf, bf = sum(pv) % 10, sum(bv) % 10
-    winner = "player" if pf > bf else "banker" if bf > pf else "tie"
-    counts_ok = pf == r.get("player_total") and bf == r.get("banker_total")
-    steps.append(
-        Step(
-            f"Final counts: Player {pf}, Banker {bf}; logged Player "
-            f"{r.get('player_total')}, Banker {r.get('banker_total')}",
-            _ref(pack, pack.announce.totals.cite),
-            counts_ok,
-        )
-    )
-    if r.get("kind") == "void":
-        steps.append(Step("The round is logged void: every wager is returned", None, None))
-    else:
-        said = "a tie" if winner == "tie" else f"the {winner.title()} wins"
-        steps.append(
-            Step(
-                f"By the cards {said}; logged outcome: {r.get('outcome')}",
-                _ref(pack, pack.announce.outcome.cite),
-                winner == r.get("outcome"),
-            )
-        )
-    return steps
 
 
 # ---- wagers: logged against correct -------------------------------------------------------
@@ -416,6 +309,7 @@ class Sources:
     options: dict[str, list[dict[str, Any]]]
     checks: Mapping[str, dict[str, Any]]
     packs: Mapping[str, RulePack]
+    decided: dict[str, dict[str, Any]]  # round_id -> what the replay decided (`decided`)
 
 
 def build(f: Mapping[str, Any], src: Sources) -> Evidence:
@@ -429,7 +323,7 @@ def build(f: Mapping[str, Any], src: Sources) -> Evidence:
         ev.dealt = dealt_cards(player, banker)
         ev.player = [c for c in ev.dealt if c.hand == "Player"]
         ev.banker = [c for c in ev.dealt if c.hand == "Banker"]
-        ev.steps = draw_steps(r, src.packs.get(r.get("ruleset") or ""))
+        ev.steps = draw_steps(r, src.decided.get(r["round_id"]))
         wagers = src.wagers.get(r["round_id"])
         if wagers is not None and wagers.height:
             found = src.wager_findings.get(r["round_id"], [])
@@ -491,10 +385,11 @@ def load_sources(
         },
         checks=checks,
         packs=packs,
+        decided=replayed(rounds.filter(pl.col("round_id").is_in(round_ids)), packs),
     )
     return sources, wagers
 
 
 def no_sources(checks: Mapping[str, dict[str, Any]], packs: Mapping[str, RulePack]) -> Sources:
     """Evidence from the findings alone: their message and citation, no hand history."""
-    return Sources({}, {}, {}, {}, {}, {}, checks, packs)
+    return Sources({}, {}, {}, {}, {}, {}, checks, packs, {})
