@@ -26,11 +26,11 @@ from auditor.archive.ledger import (
     ReviewInput,
     append_reviews,
     current_status,
-    read_review_file,
     read_reviews,
     record_hash,
-    verify_ledger,
 )
+from auditor.archive.ledger_check import verify_ledger
+from auditor.archive.review_file import read_review_file
 from auditor.output.lock import holding
 
 T0 = datetime(2026, 11, 24, 18, 0, tzinfo=UTC)

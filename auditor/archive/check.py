@@ -19,7 +19,7 @@ from auditor.archive.catalog import (
     view_problems,
 )
 from auditor.archive.keys import find_key
-from auditor.archive.ledger import anchor_problems, verify_ledger
+from auditor.archive.ledger_check import anchor_problems, verify_ledger
 from auditor.archive.record import (
     RECORD_FILE,
     RecordMissing,

@@ -7,7 +7,7 @@ archived finding, one JSON record per line (UTF-8), appended and never rewritten
 `hash` is the SHA-256 of the record's other fields as canonical JSON (keys sorted, no
 spaces, UTF-8), `prev` included, and `prev` is the hash of the record before (64 zeros
 for the first): a chain, so that an edited, deleted, inserted or reordered record shows
-(`verify_ledger`). A finding's current status is its latest record (`current_status`).
+(`ledger_check.verify_ledger`). A finding's current status is its latest record (`current_status`).
 
 A batch is all or nothing: an unknown finding, status or an empty reviewer refuses it
 whole. Appends hold the ledger's lock (`.reviews.jsonl.lock` in the archive), waiting for
@@ -31,7 +31,6 @@ The ledger is read only as a regular file of at most 2 GB (about 6 million recor
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import sys
@@ -407,85 +406,6 @@ def read_reviews(archive: Path) -> list[dict]:
     return [line.record for line in lines]
 
 
-def verify_ledger(
-    archive: Path, *, key: bytes | None = None, keyed: bool = False, head: str | None = None
-) -> list[str]:
-    """Every break in the ledger, first one first, naming its line and seq: its chain,
-    each record as `review` validates an entry, its signatures (with `key`; without it,
-    in a `keyed` archive, only that each record is signed), and a `head` kept elsewhere
-    (a record hash the ledger must still hold). Empty when intact (or no ledger yet)."""
-    try:
-        lines = _lines(ledger_path(archive))
-    except LedgerError as exc:
-        return [str(exc)]
-    problems = _chain_problems(lines) + _record_problems(archive, lines)
-    problems += _signature_problems(lines, key, keyed)
-    if head is not None and head not in {_hash(line) for line in lines if line.record}:
-        problems.append(
-            f"head {head}: no record of the ledger has this hash: records were removed from "
-            "its end or rewritten since it was kept"
-        )
-    return problems
-
-
-def anchor_problems(archive: Path, entries: Sequence[dict]) -> list[str]:
-    """Each ledger head the archive's record anchored (at each run added) that the ledger
-    no longer holds: records removed from its end, or rewritten."""
-    try:
-        lines = _lines(ledger_path(archive))
-    except LedgerError:
-        return []  # said by verify_ledger
-    held = {line.seq: _hash(line) for line in lines if line.record is not None}
-    return [
-        f"seq {entry['ledger_seq']}: the ledger's last record when record entry "
-        f"{entry['seq']} was written ({entry['ledger_hash'][:12]}…) is "
-        + ("gone: records were removed from its end" if seq not in held else "changed")
-        for entry in entries
-        if (seq := entry.get("ledger_seq")) and held.get(seq) != entry.get("ledger_hash")
-    ]
-
-
-def _record_problems(archive: Path, lines: list[_Line]) -> list[str]:
-    """Each record that `review` would have refused as an entry, or that names a run that
-    does not hold its finding."""
-    records = [line for line in lines if line.record is not None]
-    found = finding_runs(archive, {line.record["finding_id"] for line in records})
-    problems = []
-    for line in records:
-        record = line.record
-        entry = ReviewInput(record["finding_id"], record["status"], record["note"], record["by"])
-        runs = {fid: sorted(held)[0] for fid, held in found.items()}
-        reasons = _review_problems(entry, runs)
-        if record["finding_id"] in found and record["run_id"] not in found[record["finding_id"]]:
-            reasons.append(f"run {record['run_id']!r} holds no such finding")
-        if not _is_time(record["at"]):
-            reasons.append(f"at {record['at']!r} is not a time with its zone")
-        if reasons:
-            problems.append(f"{line.where}: {'; '.join(reasons)}")
-    return problems
-
-
-def _is_time(text: str) -> bool:
-    try:
-        return datetime.fromisoformat(text).tzinfo is not None
-    except ValueError:
-        return False
-
-
-def _signature_problems(lines: list[_Line], key: bytes | None, keyed: bool) -> list[str]:
-    problems = []
-    for line in lines:
-        if line.record is None:
-            continue
-        sig = line.record.get("sig")
-        if key is not None and sig != signature(key, _hash(line)):
-            why = "unsigned" if sig is None else "its signature is not the archive key's"
-            problems.append(f"{line.where}: {why}: written or re-chained without the key")
-        elif key is None and keyed and sig is None:
-            problems.append(f"{line.where}: unsigned, in an archive whose records are signed")
-    return problems
-
-
 def current_status(records: Sequence[dict]) -> dict[str, dict]:
     """Each finding's latest record (the highest seq)."""
     return {record["finding_id"]: record for record in sorted(records, key=lambda r: r["seq"])}
@@ -553,99 +473,5 @@ def _parse_line(raw: bytes) -> tuple[dict | None, str | None]:
     return record, None
 
 
-def _chain_problems(lines: list[_Line]) -> list[str]:
-    """Walk the chain, each record against the one it must follow. A record the next one
-    chains past is an insertion; two whose order fits only swapped are swapped; a record
-    the next one was chained to with another hash was changed and re-hashed."""
-    problems: list[str] = []
-    expected_seq, expected_prev = 1, GENESIS  # None: after an unreadable line, unknown
-    at = 0
-    while at < len(lines):
-        line, after, later = (*lines[at : at + 3], None, None)[:3]
-        if line.record is None:
-            problems.append(f"line {line.number} (seq {expected_seq} expected): {line.problem}")
-            expected_seq, expected_prev = expected_seq + 1, None
-            at += 1
-            continue
-        if _follows(after, expected_seq, expected_prev) and after.record["prev"] != _hash(line):
-            # The next record is the one due here: this one was put in, or swapped with it.
-            swapped = _follows(line, after.seq + 1, _hash(after))
-            how = "out of order, swapped with" if swapped else "inserted: skipped by"
-            problems.append(
-                f"{line.where}: {how} line {after.number} (seq {after.seq}), which chains "
-                "from the record before it"
-            )
-            if swapped:
-                expected_seq, expected_prev = line.seq + 1, _hash(line)
-            at += 2 if swapped else 1
-            continue
-        reasons = _link_problems(line, expected_seq, expected_prev)
-        expected_seq, expected_prev = line.seq + 1, _hash(line)
-        if reasons:
-            problems.append(f"{line.where}: {'; '.join(reasons)}")
-        elif (
-            _follows(after, expected_seq, None)
-            and after.record["prev"] != _hash(line)
-            and not _follows(later, expected_seq, _hash(line))  # else `after` was inserted
-        ):
-            problems.append(
-                f"{line.where}: changed and re-hashed: line {after.number} (seq {after.seq}) "
-                "was chained to another version of it (or was itself)"
-            )
-            expected_prev = after.record["prev"]  # reported once, not again at the next line
-        at += 1
-    return problems
-
-
 def _hash(line: _Line) -> str:
     return line.record["hash"]
-
-
-def _follows(line: _Line | None, seq: int, prev: str | None) -> bool:
-    """Whether `line` is an intact record with this seq, chained to `prev` (None: any)."""
-    if line is None or line.record is None or not line.hash_ok or line.seq != seq:
-        return False
-    return prev is None or line.record["prev"] == prev
-
-
-def _link_problems(line: _Line, expected_seq: int, expected_prev: str | None) -> list[str]:
-    reasons = []
-    if not line.hash_ok:
-        reasons.append("edited: its content does not match its hash")
-    if line.seq != expected_seq:
-        why = "missing or moved" if line.seq > expected_seq else "moved or repeated"
-        reasons.append(f"seq {line.seq} where {expected_seq} was expected (records {why})")
-    if expected_prev is not None and line.record["prev"] != expected_prev:
-        reasons.append("its prev is not the hash of the record before it")
-    return reasons
-
-
-def read_review_file(path: Path) -> list[ReviewInput]:
-    """A batch from a CSV (UTF-8, a header row) or Parquet file with the columns
-    finding_id, status, note and by; an empty note may be left blank."""
-    path = Path(path)
-    frame = _read_frame(path)
-    missing = [column for column in REVIEW_COLUMNS if column not in frame.columns]
-    if missing:
-        needed = ", ".join(REVIEW_COLUMNS)
-        raise LedgerError(f"{path}: no column {', '.join(missing)} (needs {needed})")
-    try:
-        frame = frame.select([pl.col(column).cast(pl.String) for column in REVIEW_COLUMNS])
-    except pl.exceptions.PolarsError as exc:
-        raise LedgerError(f"{path}: a review column is not text ({exc})") from exc
-    frame = frame.with_columns(pl.col("note").fill_null(""))
-    return [ReviewInput(**row) for row in frame.iter_rows(named=True)]
-
-
-def _read_frame(path: Path) -> pl.DataFrame:
-    kind = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}.get(path.suffix.lower())
-    if kind is None:
-        raise LedgerError(f"{path}: a review batch is a .csv or .parquet file")
-    try:
-        if kind == "Parquet":
-            return pl.read_parquet(path)
-        # utf-8-sig: a spreadsheet's export often starts with a byte-order mark.
-        text = path.read_bytes().decode("utf-8-sig").encode("utf-8")
-        return pl.read_csv(io.BytesIO(text), infer_schema=False, empty_string_is_null=False)
-    except (OSError, UnicodeDecodeError, pl.exceptions.PolarsError) as exc:
-        raise LedgerError(f"{path}: not a readable {kind} file ({exc})") from exc

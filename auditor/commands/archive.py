@@ -213,7 +213,8 @@ def review(
 
 
 def _batch(ids, status, note, reviewer, batch_file):
-    from auditor.archive.ledger import LedgerError, ReviewInput, read_review_file
+    from auditor.archive.ledger import LedgerError, ReviewInput
+    from auditor.archive.review_file import read_review_file
 
     if batch_file is not None:
         if ids or status:
@@ -226,7 +227,8 @@ def _batch(ids, status, note, reviewer, batch_file):
 
 def _verify_ledger(archive_folder: Path, head: str | None) -> None:
     from auditor.archive.keys import find_key
-    from auditor.archive.ledger import ledger_head, verify_ledger
+    from auditor.archive.ledger import ledger_head
+    from auditor.archive.ledger_check import verify_ledger
 
     key, keyed, said = find_key(archive_folder)
     problems = verify_ledger(archive_folder, key=key, keyed=keyed, head=head)
