@@ -22,6 +22,9 @@ from auditor.money import usd
 from auditor.packs.model import SEAT_COLUMNS
 from auditor.procedures.frames import cents, ids
 
+# The contract's ways of collecting commission, as a message writes them.
+COLLECTED_WORDS = {"at_payout": "at payout", "marker": "by marker"}
+
 TABLE_CHECKS = CheckSet()
 HOLDER_CHECKS = CheckSet()
 COLLECTION_CHECKS = CheckSet()
@@ -129,10 +132,16 @@ def _collection_not_allowed() -> Violation:
             "table {} ({}) collects commission {} in its options from {}",
             pl.col("table_id"),
             pl.col("ruleset"),
-            pl.col("commission_collection"),
+            collected(pl.col("commission_collection")),
             pl.col("effective_from").dt.to_string(MINUTE_TEXT),
         ),
     )
+
+
+def collected(collection: pl.Expr) -> pl.Expr:
+    """A `commission_collection` value as the words that follow "collects":
+    "by marker", "at payout"."""
+    return collection.replace_strict(COLLECTED_WORDS, default=collection)
 
 
 def options_row() -> pl.Expr:
@@ -401,7 +410,7 @@ def _collection_without_marker() -> Violation:
             pl.col("seat"),
             pl.col("patron_id").fill_null("unrated"),
             pl.col("shoe_id"),
-            pl.col("commission_collection"),
+            collected(pl.col("commission_collection")),
         ),
     )
 
