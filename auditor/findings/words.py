@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.contract import MOMENT_TEXT
-
-SECOND_TEXT = "%Y-%m-%d %H:%M:%S UTC"
+from auditor.contract import MOMENT_TEXT, SECOND_TEXT
 
 
 def agreeing(count: pl.Expr, singular: str, plural: str) -> pl.Expr:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.contract import MINUTE_TEXT, MOMENT_TEXT
+from auditor.contract import MINUTE_TEXT
 from auditor.findings.check import Check, CheckSet, Violation, discriminated, instant_text
 from auditor.findings.table import NO_ID
+from auditor.findings.words import moment
 from auditor.money import usd
 from auditor.packs.model import SEAT_COLUMNS
 from auditor.procedures.frames import cents, ids
@@ -317,24 +318,23 @@ def _free_hand_not_allowed() -> Violation:
 )
 def _no_more_bets_not_announced() -> Violation:
     announced, dealt = pl.col("no_more_bets_at"), pl.col("dealt_at")
-    time = MOMENT_TEXT
     return Violation(
         when=pl.col("no_more_bets_announced_citation").is_not_null()
         & (pl.col("kind") == "regular")
         & (announced.is_null() | (announced > dealt)),
         citation=pl.col("no_more_bets_announced_citation"),
-        expected=pl.format('"no more bets" by {}', dealt.dt.strftime(time)),
+        expected=pl.format('"no more bets" by {}', moment(dealt)),
         logged=pl.when(announced.is_null())
         .then(pl.lit("not announced"))
-        .otherwise(announced.dt.strftime(time)),
+        .otherwise(moment(announced)),
         message=pl.format(
             'round {} of shoe {}: "no more bets" {} ("cards" at {})',
             pl.col("round_no"),
             pl.col("shoe_id"),
             pl.when(announced.is_null())
             .then(pl.lit("was not logged"))
-            .otherwise(pl.format("was called at {}", announced.dt.strftime(time))),
-            dealt.dt.strftime(time),
+            .otherwise(pl.format("was called at {}", moment(announced))),
+            moment(dealt),
         ),
     )
 
