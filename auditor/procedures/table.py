@@ -18,7 +18,7 @@ import polars as pl
 from auditor.contract import MINUTE_TEXT
 from auditor.findings.check import Check, CheckSet, Violation, discriminated, instant_text
 from auditor.findings.table import NO_ID
-from auditor.findings.words import moment
+from auditor.findings.words import moment, with_article
 from auditor.money import usd
 from auditor.packs.model import SEAT_COLUMNS
 from auditor.procedures.frames import cents, ids
@@ -289,10 +289,10 @@ def _free_hand_not_allowed() -> Violation:
         .otherwise(pl.lit("no Free Hand: the table's options do not allow it")),
         logged=pl.lit("free"),
         message=pl.format(
-            "round {} of shoe {} was a Free Hand at a {} table{}",
+            "round {} of shoe {} was a Free Hand at {} table{}",
             pl.col("round_no"),
             pl.col("shoe_id"),
-            pl.col("ruleset"),
+            with_article(pl.col("ruleset")),
             pl.when(pl.col("free_hands_citation").is_not_null())
             .then(pl.lit(" whose options do not allow Free Hands"))
             .otherwise(pl.lit("")),
