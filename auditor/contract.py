@@ -15,8 +15,10 @@ CONTRACT_VERSION = 1
 
 MONEY = pl.Decimal(18, 2)
 TIMESTAMP = pl.Datetime("us", "UTC")
-# How a finding's text writes a moment (the logs' timestamps, read as UTC): to the
-# microsecond the logs carry, with its zone, as the reports write it.
+# How a finding's text writes a moment (the logs' timestamps, read as UTC), with its zone:
+# to the second, or to the microsecond the logs carry where it has a fraction of a second
+# (`auditor.findings.words.moment`).
+SECOND_TEXT = "%Y-%m-%d %H:%M:%S UTC"
 MOMENT_TEXT = "%Y-%m-%d %H:%M:%S%.6f UTC"
 MINUTE_TEXT = "%Y-%m-%d %H:%M UTC"
 CARDS = pl.List(pl.String)

@@ -16,9 +16,7 @@ A fail case may pin the words of its findings, as `message`, `expected` and `log
 each finding of the case's code must then read exactly so, and a change of wording is a
 visible change to the case rather than a silent one. With `count` 1 each key is a
 string; with a larger `count` each is a list of `count` strings, one per finding in the
-order the audit reports them. Every check pins all three keys in at least one fail case,
-unless its file says in a top-level `unpinned: "..."` why its words are not yet fit to
-pin (it may still pin those that are, but no case in full).
+order the audit reports them. Every check pins all three keys in at least one fail case.
 
 Every check with a numeric or positional threshold has a `pass_at_the_edge_*` case (the
 boundary itself, which must not be flagged) and a `fail_just_past_*` one; a file whose
@@ -93,7 +91,7 @@ CASE_KEYS = {
 }  # fmt: skip
 # A finding's words a fail case may pin, exactly as the audit reports them.
 WORDING_KEYS = ("message", "expected", "logged")
-FILE_KEYS = {"check", "cases", "no_edge", "unpinned"}
+FILE_KEYS = {"check", "cases", "no_edge"}
 
 
 def point(cards: list[str]) -> int:
@@ -418,11 +416,7 @@ def test_every_check_pins_the_wording_of_a_finding():
     for code, name, case in ALL_CASES:
         if name.startswith("fail_") and all(key in case for key in WORDING_KEYS):
             pinned_by_code.setdefault(code, []).append(name)
-    unpinned = {spec["check"]: spec["unpinned"] for _, spec in load_files() if "unpinned" in spec}
-    for code, reason in unpinned.items():
-        assert reason.strip(), f"{code}: unpinned needs its reason"
-        assert code not in pinned_by_code, f"{code} pins its wording and says it pins none"
-    missing = sorted({c.code for c in all_checks()} - set(pinned_by_code) - set(unpinned))
+    missing = sorted({c.code for c in all_checks()} - set(pinned_by_code))
     assert not missing, (
         f"no fail case states the message, expected and logged of a finding of {missing}"
     )

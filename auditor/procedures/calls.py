@@ -18,6 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.words import counted
 from auditor.input.partition import ROUND_ROW
 from auditor.money import usd
 from auditor.packs.tables import PackTables
@@ -101,26 +102,27 @@ def call_findings(
         why="The Banker's wager is the Bank: what the wagers against it may cover, what it "
         "wins and the commission on it. Without exactly one, the round's money cannot be "
         "accounted for.",
-        example="Round 8 of shoe S3 logged two banker wagers, at seats 2 and 5; the Banker "
+        example="Round 8 of shoe S3 logged two Banker wagers, at seats 2 and 5; the Banker "
         "sat at seat 2.",
     )
 )
 def _banker_wager_not_one() -> Violation:
+    banker_wagers = counted(pl.col("_banker_rows"), "Banker wager", "Banker wagers")
     return Violation(
         when=(pl.col("_banker_rows") != 1) | (pl.col("_at_seat") != 1),
         citation=pl.col("banker_citation"),
-        expected=pl.format("one banker wager at seat {}", pl.col("banker_seat")),
+        expected=pl.format("one Banker wager at seat {}", pl.col("banker_seat")),
         logged=pl.format(
-            "{} banker wager(s), {} at seat {}",
-            pl.col("_banker_rows"),
+            "{}, {} at seat {}",
+            banker_wagers,
             pl.col("_at_seat"),
             pl.col("banker_seat"),
         ),
         message=pl.format(
-            "round {} of shoe {}: {} banker wager(s), {} of them at the Banker's seat {}",
+            "round {} of shoe {}: {}, {} at the Banker's seat {}",
             pl.col("round_no"),
             pl.col("shoe_id"),
-            pl.col("_banker_rows"),
+            banker_wagers,
             pl.col("_at_seat"),
             pl.col("banker_seat"),
         ),

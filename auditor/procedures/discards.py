@@ -13,6 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.words import agreeing, counted
 from auditor.packs.tables import PackTables
 from auditor.procedures.frames import ids
 
@@ -56,16 +57,22 @@ def discard_counts(tables: PackTables) -> pl.DataFrame:
 def _discard_count_wrong() -> Violation:
     count = pl.col("discarded_after").list.len()
     allowed = pl.col("irregular_discards_allowed")
+    cards = counted(count, "card", "cards")
     return Violation(
         when=~allowed.list.contains(count.cast(pl.Int64)),
         citation=pl.col("irregular_discards_citation"),
-        expected=pl.format("{} card(s)", allowed.cast(pl.List(pl.String)).list.join(" or ")),
-        logged=pl.format("{} card(s): {}", count, pl.col("discarded_after").list.join(" ")),
+        # "1 or 2 cards": the noun agrees with the nearest count, the largest.
+        expected=pl.format(
+            "{} {}",
+            allowed.cast(pl.List(pl.String)).list.join(" or "),
+            agreeing(allowed.list.max(), "card", "cards"),
+        ),
+        logged=pl.format("{}: {}", cards, pl.col("discarded_after").list.join(" ")),
         message=pl.format(
-            "round {} of shoe {} discarded {} card(s) ({}) after an irregularity",
+            "round {} of shoe {} discarded {} ({}) after an irregularity",
             pl.col("round_no"),
             pl.col("shoe_id"),
-            count,
+            cards,
             pl.col("discarded_after").list.join(" "),
         ),
     )

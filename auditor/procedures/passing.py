@@ -42,7 +42,7 @@ def _shoe_not_passed() -> Violation:
         & pl.col("_prev_seat").is_not_null()
         & (pl.col("_seat") == pl.col("_prev_seat")),
         citation=pl.col("pass_on_banker_loss_citation"),
-        expected=pl.format("another seat than {}", pl.col("_prev_seat")),
+        expected=pl.format("a seat other than {}", pl.col("_prev_seat")),
         logged=pl.format("seat {}", pl.col("_seat")),
         message=pl.format(
             "{} at seat {} kept the shoe after the Banker's Hand lost round {} of shoe {} "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.words import counted
 from auditor.packs.tables import PackTables
 from auditor.procedures.frames import SHOE_ORDER, beside, ids
 
@@ -336,10 +337,10 @@ def _burn_count_wrong() -> Violation:
         expected=pl.col("burn_value").cast(pl.String),
         logged=pl.col("burn_count").cast(pl.String),
         message=pl.format(
-            "burn card {} burns {} more cards; {} were burned",
+            "burn card {} burns {}; {}",
             pl.col("burn_card"),
-            pl.col("burn_value"),
-            pl.col("burn_count"),
+            counted(pl.col("burn_value"), "more card", "more cards"),
+            counted(pl.col("burn_count"), "was burned", "were burned"),
         ),
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.words import counted
 from auditor.procedures.frames import (
     counted_hand_keys,
 )
@@ -56,16 +57,18 @@ def _hand_after_last_hand() -> Violation:
     return Violation(
         when=dealt > hands_after,
         citation=pl.col("last_hand_after_cover_citation"),
-        expected=pl.format("{} hand(s) after round {}", hands_after, "first_cover_no"),
-        logged=pl.format("{} hands", dealt),
+        expected=pl.format(
+            "{} after round {}", counted(hands_after, "hand", "hands"), "first_cover_no"
+        ),
+        logged=counted(dealt, "hand", "hands"),
         message=pl.format(
             "the cover card came out in round {}; round {} is the {} hand after it, and only "
-            "{} more may be dealt ({} hands dealt after it)",
+            "{} more may be dealt ({} dealt after it)",
             pl.col("first_cover_no"),
             pl.col("after_cover_nos").list.get(hands_after, null_on_oob=True),
             _ordinal(hands_after + 1),
             hands_after,
-            dealt,
+            counted(dealt, "hand", "hands"),
         ),
     )
 
@@ -88,17 +91,18 @@ def _hand_after_last_hand() -> Violation:
     )
 )
 def _round_after_void() -> Violation:
+    rounds_after = counted(pl.col("after_void_count"), "round", "rounds")
     return Violation(
         when=pl.col("after_void_count") > 0,
         citation=pl.col("void_ends_shoe_citation"),
         expected=pl.format("no round after round {}", pl.col("first_void_no")),
-        logged=pl.format("{} round(s) after it", pl.col("after_void_count")),
+        logged=pl.format("{} after it", rounds_after),
         message=pl.format(
-            "round {} was dealt after void round {} in the same shoe ({} round(s) after it); "
+            "round {} was dealt after void round {} in the same shoe ({} after it); "
             "a void round ends the shoe",
             pl.col("after_void_no"),
             pl.col("first_void_no"),
-            pl.col("after_void_count"),
+            rounds_after,
         ),
     )
 
@@ -123,17 +127,17 @@ def _round_after_void() -> Violation:
     )
 )
 def _void_with_cards_left() -> Violation:
+    cards_left = pl.col("_cards_left")
     return Violation(
         when=pl.col("_cards_left") > 0,
         citation=pl.col("void_ends_shoe_citation"),
         expected=pl.lit("void only when the shoe runs out of cards"),
-        logged=pl.format("{} card(s) left in the shoe", pl.col("_cards_left")),
+        logged=pl.format("{} left in the shoe", counted(cards_left, "card", "cards")),
         message=pl.format(
-            "round {} of shoe {} was logged void, yet the reader saw {} more card(s) after its "
-            "hands",
+            "round {} of shoe {} was logged void, yet the reader saw {} after its hands",
             pl.col("round_no"),
             pl.col("shoe_id"),
-            pl.col("_cards_left"),
+            counted(cards_left, "more card", "more cards"),
         ),
     )
 

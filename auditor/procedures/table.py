@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.contract import MINUTE_TEXT, MOMENT_TEXT
+from auditor.contract import MINUTE_TEXT
 from auditor.findings.check import Check, CheckSet, Violation, discriminated, instant_text
 from auditor.findings.table import NO_ID
+from auditor.findings.words import moment, with_article
 from auditor.money import usd
 from auditor.packs.model import SEAT_COLUMNS
 from auditor.procedures.frames import cents, ids
+
+# The contract's ways of collecting commission, as a message writes them.
+COLLECTED_WORDS = {"at_payout": "at payout", "marker": "by marker"}
 
 TABLE_CHECKS = CheckSet()
 HOLDER_CHECKS = CheckSet()
@@ -129,10 +133,16 @@ def _collection_not_allowed() -> Violation:
             "table {} ({}) collects commission {} in its options from {}",
             pl.col("table_id"),
             pl.col("ruleset"),
-            pl.col("commission_collection"),
+            collected(pl.col("commission_collection")),
             pl.col("effective_from").dt.to_string(MINUTE_TEXT),
         ),
     )
+
+
+def collected(collection: pl.Expr) -> pl.Expr:
+    """A `commission_collection` value as the words that follow "collects":
+    "by marker", "at payout"."""
+    return collection.replace_strict(COLLECTED_WORDS, default=collection)
 
 
 def options_row() -> pl.Expr:
@@ -279,10 +289,10 @@ def _free_hand_not_allowed() -> Violation:
         .otherwise(pl.lit("no Free Hand: the table's options do not allow it")),
         logged=pl.lit("free"),
         message=pl.format(
-            "round {} of shoe {} was a Free Hand at a {} table{}",
+            "round {} of shoe {} was a Free Hand at {} table{}",
             pl.col("round_no"),
             pl.col("shoe_id"),
-            pl.col("ruleset"),
+            with_article(pl.col("ruleset")),
             pl.when(pl.col("free_hands_citation").is_not_null())
             .then(pl.lit(" whose options do not allow Free Hands"))
             .otherwise(pl.lit("")),
@@ -308,24 +318,23 @@ def _free_hand_not_allowed() -> Violation:
 )
 def _no_more_bets_not_announced() -> Violation:
     announced, dealt = pl.col("no_more_bets_at"), pl.col("dealt_at")
-    time = MOMENT_TEXT
     return Violation(
         when=pl.col("no_more_bets_announced_citation").is_not_null()
         & (pl.col("kind") == "regular")
         & (announced.is_null() | (announced > dealt)),
         citation=pl.col("no_more_bets_announced_citation"),
-        expected=pl.format('"no more bets" by {}', dealt.dt.strftime(time)),
+        expected=pl.format('"no more bets" by {}', moment(dealt)),
         logged=pl.when(announced.is_null())
         .then(pl.lit("not announced"))
-        .otherwise(announced.dt.strftime(time)),
+        .otherwise(moment(announced)),
         message=pl.format(
             'round {} of shoe {}: "no more bets" {} ("cards" at {})',
             pl.col("round_no"),
             pl.col("shoe_id"),
             pl.when(announced.is_null())
             .then(pl.lit("was not logged"))
-            .otherwise(pl.format("was called at {}", announced.dt.strftime(time))),
-            dealt.dt.strftime(time),
+            .otherwise(pl.format("was called at {}", moment(announced))),
+            moment(dealt),
         ),
     )
 
@@ -401,7 +410,7 @@ def _collection_without_marker() -> Violation:
             pl.col("seat"),
             pl.col("patron_id").fill_null("unrated"),
             pl.col("shoe_id"),
-            pl.col("commission_collection"),
+            collected(pl.col("commission_collection")),
         ),
     )
 

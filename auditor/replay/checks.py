@@ -31,9 +31,9 @@ def _hand_words(column: str) -> pl.Expr:
 def _natural_words() -> pl.Expr:
     return pl.format(
         "{} had a Natural",
-        pl.when(pl.col("natural_hand") == "both")
-        .then(pl.lit("both hands"))
-        .otherwise(pl.concat_str(pl.lit("the "), pl.col("natural_hand"), pl.lit("'s Hand"))),
+        pl.col("natural_hand").replace_strict(
+            {"both": "both hands", "player": "the Player's Hand", "banker": "the Banker's Hand"}
+        ),
     )
 
 

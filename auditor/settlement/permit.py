@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.contract import MOMENT_TEXT
 from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.words import moment
 from auditor.input.partition import ROUND_ROW
 from auditor.money import usd
 from auditor.packs.tables import PackTables, requires_code
@@ -232,24 +232,24 @@ def _royal9_at_nonconforming_table() -> Violation:
         "a round finding).",
         why="A wager made or raised once the cards may be known is past-posting, the "
         "classic table cheat.",
-        example="Banker wager of $100.00 at seat 1 placed at 2026-11-24 18:00:57.000000, "
-        '2.0 s after "no more bets" at 2026-11-24 18:00:55.000000.',
+        example="Banker wager of $100.00 at seat 1 placed at 2026-11-24 18:00:57 UTC, "
+        '2.0 s after "no more bets" at 2026-11-24 18:00:55 UTC.',
     )
 )
 def _wager_after_no_more_bets() -> Violation:
     late = pl.col("placed_at") - pl.col("no_more_bets_at")
-    time = MOMENT_TEXT
+    placed, announced = moment(pl.col("placed_at")), moment(pl.col("no_more_bets_at"))
     return Violation(
         when=pl.col("_late_rule") & (pl.col("placed_at") > pl.col("no_more_bets_at")),
         citation=pl.col("_late_cite"),
-        expected=pl.format("by {}", pl.col("no_more_bets_at").dt.strftime(time)),
-        logged=pl.col("placed_at").dt.strftime(time),
+        expected=pl.format("by {}", announced),
+        logged=placed,
         message=pl.format(
             '{} placed at {}, {} s after "no more bets" at {}',
             _wager_words(),
-            pl.col("placed_at").dt.strftime(time),
+            placed,
             (late.dt.total_microseconds() / 1_000_000).round(3),
-            pl.col("no_more_bets_at").dt.strftime(time),
+            announced,
         ),
     )
 

@@ -140,6 +140,11 @@ def _hands() -> pl.Expr:
     return pl.format("Player {} against Banker {}", pl.col("_p_first"), pl.col("_b_first"))
 
 
+def _royal9_line() -> pl.Expr:
+    """'give "Any Royal 9"', or "qualify for no line": what the first two cards give."""
+    return pl.format('give "{}"', pl.col("r9_line")).fill_null(pl.lit("qualify for no line"))
+
+
 def _counts() -> pl.Expr:
     """ "Player 9 (a Natural) against Banker 5" """
     natural = {
@@ -224,7 +229,7 @@ def _wrong_result() -> Violation:
         .when(is_bet("banker") & pl.col("ez_push"))
         .then(pl.format("{}, a Dragon 7 at an EZ table", _counts()))
         .when(is_bet("royal9"))
-        .then(pl.format("{}: {}", _hands(), pl.col("r9_line").fill_null(pl.lit("no line"))))
+        .then(pl.format("the first two cards, {}, {}", _hands(), _royal9_line()))
         .otherwise(_counts())
     )
     return Violation(
@@ -412,11 +417,11 @@ def _wrong_royal9_award() -> Violation:
         )
         .otherwise(
             pl.format(
-                'Royal 9 wager at seat {} awarded "{}"; the first two cards, {}, give "{}"',
+                'Royal 9 wager at seat {} awarded "{}"; the first two cards, {}, {}',
                 pl.col("seat"),
                 award,
                 _hands(),
-                line,
+                _royal9_line(),
             )
         ),
     )
