@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 
 from auditor.archive.catalog import RUNS, SET
+from auditor.archive.check import refuse_changed_periods
 from auditor.archive.query import open_archive_catalog
 from auditor.archive.store import open_archive
 from auditor.errors import AuditorError
@@ -105,6 +106,7 @@ def gather_archive(archive: Path, subject: Subject) -> Gathered:
     """The subject's findings, reviews and tests from the archive's catalog, then its rounds
     and wagers from the catalog of each run in force whose dataset is still in place."""
     folder = open_archive(archive)
+    refuse_changed_periods(folder)
     catalog = open_archive_catalog(folder, inputs=False)
     try:
         found = _from_archive(catalog, folder, subject)

@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from auditor import __version__
+from auditor.archive.check import refuse_changed_periods
 from auditor.archive.query import open_archive_catalog
 from auditor.output.query import Catalog
 from auditor.report import period_data as reads
@@ -138,6 +139,7 @@ def gather_period(
     """What the page shows, as the template receives it (for checks against the
     catalog)."""
     _check_order(start, end)
+    refuse_changed_periods(Path(archive))
     catalog = open_archive_catalog(Path(archive), inputs=False)
     try:
         return _context(catalog, Path(archive), Period(start, end, property_id))
