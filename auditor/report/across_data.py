@@ -84,6 +84,7 @@ class Gathered:
     period_tests: pl.DataFrame = field(default_factory=pl.DataFrame)
     periods: list[dict[str, Any]] = field(default_factory=list)
     surveilled: bool = False
+    ledger: data.LedgerHead | None = None
 
 
 def archive_subject(subject: Subject, start: date | None, end: date | None) -> Subject:
@@ -107,11 +108,14 @@ def gather_archive(archive: Path, subject: Subject) -> Gathered:
     and wagers from the catalog of each run in force whose dataset is still in place."""
     folder = open_archive(archive)
     refuse_changed_periods(folder)
+    # Read before the catalog's reviews: every record up to the head printed is on the page.
+    ledger = data.read_ledger_head(folder)
     catalog = open_archive_catalog(folder, inputs=False)
     try:
         found = _from_archive(catalog, folder, subject)
     finally:
         catalog.close()
+    found.ledger = ledger
     _hand_histories(found)
     _check_known(found)
     return found

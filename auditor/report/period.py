@@ -31,7 +31,7 @@ from auditor.output.query import Catalog
 from auditor.report import period_data as reads
 from auditor.report import period_figures as figures
 from auditor.report import period_surveillance
-from auditor.report.data import SEVERITIES
+from auditor.report.data import SEVERITIES, read_ledger_head
 from auditor.report.investigate import BROWSERS, find_browser, print_pdf
 from auditor.report.period_data import Period, PeriodReportError
 from auditor.report.render import render
@@ -140,9 +140,14 @@ def gather_period(
     catalog)."""
     _check_order(start, end)
     refuse_changed_periods(Path(archive))
+    # Read before the catalog's reviews: every record up to the head printed is on the page.
+    ledger = read_ledger_head(Path(archive))
     catalog = open_archive_catalog(Path(archive), inputs=False)
     try:
-        return _context(catalog, Path(archive), Period(start, end, property_id))
+        return {
+            **_context(catalog, Path(archive), Period(start, end, property_id)),
+            "ledger": ledger,
+        }
     finally:
         catalog.close()
 
