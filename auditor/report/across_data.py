@@ -108,7 +108,7 @@ def gather_archive(archive: Path, subject: Subject) -> Gathered:
     and wagers from the catalog of each run in force whose dataset is still in place."""
     folder = open_archive(archive)
     refuse_changed_periods(folder)
-    # Read before the catalog's reviews: every record up to the head printed is on the page.
+    # Read before the catalog: the page's reviews are as of this head or later, never earlier.
     ledger = data.read_ledger_head(folder)
     catalog = open_archive_catalog(folder, inputs=False)
     try:

@@ -92,7 +92,7 @@ def read_history(
     archive's runs other than its own."""
     archive = Path(archive)
     try:
-        # Read before the catalog's reviews: every record up to the head printed is seen.
+        # Read before the catalog: the page's reviews are as of this head or later, never earlier.
         ledger = data.read_ledger_head(archive)
     except AuditorError as error:
         return History(archive, problem=str(error))

@@ -140,7 +140,7 @@ def gather_period(
     catalog)."""
     _check_order(start, end)
     refuse_changed_periods(Path(archive))
-    # Read before the catalog's reviews: every record up to the head printed is on the page.
+    # Read before the catalog: the page's reviews are as of this head or later, never earlier.
     ledger = read_ledger_head(Path(archive))
     catalog = open_archive_catalog(Path(archive), inputs=False)
     try:
