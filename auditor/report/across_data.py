@@ -107,11 +107,11 @@ def gather_archive(archive: Path, subject: Subject) -> Gathered:
     """The subject's findings, reviews and tests from the archive's catalog, then its rounds
     and wagers from the catalog of each run in force whose dataset is still in place."""
     folder = open_archive(archive)
-    refuse_changed_periods(folder)
-    # Read before the catalog: the page's reviews are as of this head or later, never earlier.
-    ledger = data.read_ledger_head(folder)
     catalog = open_archive_catalog(folder, inputs=False)
     try:
+        refuse_changed_periods(folder)
+        # Read before the catalog's views: the page's reviews are as of this head or later.
+        ledger = data.read_ledger_head(folder)
         found = _from_archive(catalog, folder, subject)
     finally:
         catalog.close()

@@ -92,7 +92,7 @@ def read_history(
     archive's runs other than its own."""
     archive = Path(archive)
     try:
-        # Read before the catalog: the page's reviews are as of this head or later, never earlier.
+        # Read before the catalog's views: the page's reviews are as of this head or later.
         ledger = data.read_ledger_head(archive)
     except AuditorError as error:
         return History(archive, problem=str(error))

@@ -139,11 +139,11 @@ def gather_period(
     """What the page shows, as the template receives it (for checks against the
     catalog)."""
     _check_order(start, end)
-    refuse_changed_periods(Path(archive))
-    # Read before the catalog: the page's reviews are as of this head or later, never earlier.
-    ledger = read_ledger_head(Path(archive))
     catalog = open_archive_catalog(Path(archive), inputs=False)
     try:
+        refuse_changed_periods(Path(archive))
+        # Read before the catalog's views: the page's reviews are as of this head or later.
+        ledger = read_ledger_head(Path(archive))
         return {
             **_context(catalog, Path(archive), Period(start, end, property_id)),
             "ledger": ledger,
