@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
@@ -18,6 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli import main
+from auditor.simulator.nights import simulate_nights
+from tests.test_period_surveillance import PATRON, PLANT
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 AUDITOR = str(Path(sys.executable).with_name("auditor"))
@@ -190,3 +193,93 @@ def test_sealing_refuses_a_changed_run(archive: Path) -> None:
     refused = run("archive", "seal", archive)
     assert refused.exit_code == 2 and "not sealed" in refused.output
     assert not (archive / "record.jsonl").exists()
+
+
+# ---- the periods `auditor surveil` wrote -----------------------------------------------------
+
+PERIOD_START, PERIOD_NIGHTS = date(2026, 11, 1), 3
+PERIOD_END = PERIOD_START + timedelta(days=PERIOD_NIGHTS - 1)
+PERIOD = f"{PERIOD_START}_{PERIOD_END}"
+# Three nights of the planted patron are too few for the default rate to alert on them;
+# at this rate the period holds an alert, for a tampered file to leave out.
+LENIENT_FDR = "0.5"
+
+
+@pytest.fixture(scope="module")
+def surveilled_once(tmp_path_factory) -> Path:
+    """Three planted nights audited, archived and surveilled, by the auditor's commands."""
+    root = tmp_path_factory.mktemp("surveilled")
+    simulate_nights(root / "data", 12_000, 1, PERIOD_START, PERIOD_NIGHTS, plant=PLANT)
+    archive = root / "archive"
+    for day in sorted(p for p in (root / "data").iterdir() if p.is_dir()):
+        out = root / "out" / day.name
+        assert run("audit", day, "--out", out, "--exit-zero").exit_code == 0
+        assert run("archive", "add", archive, out).exit_code == 0
+    dates = ("--from", PERIOD_START, "--to", PERIOD_END, "--alert-fdr", LENIENT_FDR)
+    done = run("surveil", archive, *dates)
+    assert done.exit_code == 0, done.output
+    assert pl.read_parquet(archive / "periods" / PERIOD / "alerts.parquet").height > 0
+    return archive
+
+
+@pytest.fixture
+def surveilled(surveilled_once: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(surveilled_once, tmp_path / "archive"))
+
+
+def period_report(archive: Path, target: Path) -> object:
+    return run("report", archive, "--period", f"{PERIOD_START}..{PERIOD_END}", "-o", target)
+
+
+def patron_report(archive: Path, target: Path) -> object:
+    return run("report", archive, "--patron", PATRON, "-o", target)
+
+
+def test_a_surveilled_archive_verifies_intact_and_its_alerts_are_reported(
+    surveilled: Path, tmp_path: Path
+) -> None:
+    code, output = verify_output(surveilled)
+    assert code == 0 and "intact" in output, output
+    written = period_report(surveilled, tmp_path / "period.html")
+    assert written.exit_code == 0, written.output
+    assert '<table class="tests period-alerts">' in (tmp_path / "period.html").read_text()
+    assert patron_report(surveilled, tmp_path / "patron.html").exit_code == 0
+
+
+def test_alerts_rewritten_without_a_row_are_named_and_never_reported(
+    surveilled: Path, tmp_path: Path
+) -> None:
+    alerts = surveilled / "periods" / PERIOD / "alerts.parquet"
+    pl.read_parquet(alerts).slice(1).write_parquet(alerts)
+    code, output = verify_output(surveilled)
+    assert code == 1 and f"periods/{PERIOD}: alerts.parquet: not as recorded" in output
+    for report in (period_report, patron_report):
+        refused = report(surveilled, tmp_path / "report.html")
+        assert refused.exit_code == 2, refused.output
+        assert f"periods/{PERIOD}: alerts.parquet: not as recorded" in refused.output
+        assert not (tmp_path / "report.html").exists()
+
+
+def test_a_file_added_to_a_period_is_named_as_extra(surveilled: Path, tmp_path: Path) -> None:
+    (surveilled / "periods" / PERIOD / "notes.txt").write_text("added by hand")
+    code, output = verify_output(surveilled)
+    assert code == 1 and f"periods/{PERIOD}: extra: notes.txt" in output
+    refused = period_report(surveilled, tmp_path / "period.html")
+    assert refused.exit_code == 2 and "extra: notes.txt" in refused.output
+
+
+def test_a_period_planted_by_hand_is_named_as_not_in_the_record(
+    surveilled: Path, tmp_path: Path
+) -> None:
+    planted = f"{PERIOD_START}_{PERIOD_START}"
+    shutil.copytree(surveilled / "periods" / PERIOD, surveilled / "periods" / planted)
+    code, output = verify_output(surveilled)
+    assert code == 1 and f"periods/{planted}: not in the archive's record" in output
+    refused = period_report(surveilled, tmp_path / "period.html")
+    assert refused.exit_code == 2 and f"periods/{planted}: not in the" in refused.output
+
+
+def test_a_deleted_period_is_named_as_missing(surveilled: Path) -> None:
+    shutil.rmtree(surveilled / "periods" / PERIOD)
+    code, output = verify_output(surveilled)
+    assert code == 1 and f"periods/{PERIOD}: missing: the archive's record holds it" in output

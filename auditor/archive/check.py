@@ -28,7 +28,7 @@ from auditor.archive.record import (
     read_entries,
     recorded_runs,
 )
-from auditor.archive.store import MANIFEST_SHA256, RUN_FILE, open_archive
+from auditor.archive.store import MANIFEST_SHA256, RUN_FILE, ArchiveError, open_archive
 from auditor.errors import AuditorError
 from auditor.output.outdir import MANIFEST_FILE
 from auditor.output.verify import manifest_sha256, read_manifest, verify_set
@@ -164,6 +164,32 @@ def _period_problems(folder: Path, entries: list[dict]) -> list[str]:
         for name in sorted(latest.keys() - on_disk)
     ]
     return problems
+
+
+def changed_periods(archive: Path) -> list[str]:
+    """Each difference between the periods' folders and the archive's record (their files
+    by SHA-256, no folder it does not hold, none it holds gone), and every break in the
+    record's chain that would let an edited entry vouch for them; none in an archive
+    without its record, whose periods were never recorded."""
+    folder = open_archive(archive)
+    try:
+        entries = read_entries(folder)
+    except RecordMissing:
+        return []
+    whole = [e for e in entries if e is not None and isinstance(e.get("files"), dict)]
+    return chain_problems(entries, None) + _period_problems(folder, whole)
+
+
+def refuse_changed_periods(archive: Path) -> None:
+    """An `ArchiveError` (exit 2) naming the first differences when a period's files are
+    not as surveilled: the catalog's period views read every period's folder, so a
+    report would show an edited or planted alert as the auditor's own."""
+    problems = changed_periods(archive)
+    if problems:
+        raise ArchiveError(
+            f"{archive}: the periods' surveillance is not as written ({'; '.join(problems[:3])});"
+            f" `auditor verify {archive}` lists every difference"
+        )
 
 
 def changed_runs(archive: Path) -> list[str]:

@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 
 from auditor.archive.catalog import RUNS, SET
+from auditor.archive.check import refuse_changed_periods
 from auditor.archive.query import open_archive_catalog
 from auditor.archive.store import open_archive
 from auditor.errors import AuditorError
@@ -83,6 +84,7 @@ class Gathered:
     period_tests: pl.DataFrame = field(default_factory=pl.DataFrame)
     periods: list[dict[str, Any]] = field(default_factory=list)
     surveilled: bool = False
+    ledger: data.LedgerHead | None = None
 
 
 def archive_subject(subject: Subject, start: date | None, end: date | None) -> Subject:
@@ -107,9 +109,13 @@ def gather_archive(archive: Path, subject: Subject) -> Gathered:
     folder = open_archive(archive)
     catalog = open_archive_catalog(folder, inputs=False)
     try:
+        refuse_changed_periods(folder)
+        # Read before the catalog's views: the page's reviews are as of this head or later.
+        ledger = data.read_ledger_head(folder)
         found = _from_archive(catalog, folder, subject)
     finally:
         catalog.close()
+    found.ledger = ledger
     _hand_histories(found)
     _check_known(found)
     return found

@@ -89,6 +89,7 @@ def page(found: Gathered) -> str:
         period_tests=list(found.period_tests.head(TESTS_SHOWN).iter_rows(named=True)),
         period_tests_total=found.period_tests.height,
         period_alerts=_period_alerts(found),
+        ledger=found.ledger,
     )
 
 

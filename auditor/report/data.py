@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
 
+from auditor.archive.ledger import ledger_head
 from auditor.findings.table import OUTPUT_SCHEMA
 from auditor.output.files import DUCKDB_FILE
 from auditor.output.query import Catalog, QueryError, open_catalog
@@ -419,3 +421,19 @@ def holds(catalog: Catalog) -> pl.DataFrame:
         "p_value, q_value, alert, wagers, detail FROM surveillance "
         "WHERE level = 'table' AND statistic = 'hold' ORDER BY z NULLS LAST, key",
     )
+
+
+@dataclass(frozen=True)
+class LedgerHead:
+    """The review ledger's last record as a report read it, printed in its footer: a
+    page kept on paper can be held against the ledger later (`auditor review ARCHIVE
+    --verify --head HASH`), and a record removed or rewritten since shows. seq 0: the
+    ledger holds no record yet."""
+
+    seq: int
+    hash: str
+
+
+def read_ledger_head(archive: Path) -> LedgerHead:
+    seq, last = ledger_head(archive)
+    return LedgerHead(seq, last)

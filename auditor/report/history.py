@@ -15,7 +15,7 @@ whose set is already written.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -74,6 +74,7 @@ class History:
     earlier_total: int = 0
     earlier_escalated: int = 0
     problem: str | None = None
+    ledger: data.LedgerHead | None = None
 
     @property
     def repeated(self) -> int:
@@ -90,19 +91,25 @@ def read_history(
     """The history of the night whose catalog is `run_catalog` (in `folder`), from the
     archive's runs other than its own."""
     archive = Path(archive)
+    try:
+        # Read before the catalog's views: the page's reviews are as of this head or later.
+        ledger = data.read_ledger_head(archive)
+    except AuditorError as error:
+        return History(archive, problem=str(error))
     if not (archive / CATALOG_FILE).is_file():
         # No run added yet: every finding is new, nothing earlier is open.
-        return History(archive, new=len(set(finding_ids)))
+        return History(archive, new=len(set(finding_ids)), ledger=ledger)
     try:
         catalog = open_archive_catalog(archive, inputs=False)
     except AuditorError as error:
         return History(archive, problem=str(error))
     try:
-        return _read(catalog, archive, _run_id(run_catalog), finding_ids, _nights_of(folder))
+        found = _read(catalog, archive, _run_id(run_catalog), finding_ids, _nights_of(folder))
     except AuditorError as error:
         return History(archive, problem=str(error))
     finally:
         catalog.close()
+    return replace(found, ledger=ledger)
 
 
 def _read(

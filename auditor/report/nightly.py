@@ -198,6 +198,7 @@ def _pages(
         "rules_found": [checks[c] for c in sorted(findings["rule"].unique()) if c in checks],
         **watched,
         "history": remembered,
+        "ledger": remembered.ledger if remembered else None,
         "titles": titles,
     }
     pages = {REPORT_FILE: render("nightly.html", **context)}
@@ -214,6 +215,7 @@ def _pages(
             evidence_of={f: (built[f], evidence.anchor(f)) for f in with_evidence},
             hold=watched["hold_of"].get(table),
             history=remembered,
+            ledger=remembered.ledger if remembered else None,
         )
     return pages
 

@@ -25,12 +25,13 @@ from typing import Any
 import polars as pl
 
 from auditor import __version__
+from auditor.archive.check import refuse_changed_periods
 from auditor.archive.query import open_archive_catalog
 from auditor.output.query import Catalog
 from auditor.report import period_data as reads
 from auditor.report import period_figures as figures
 from auditor.report import period_surveillance
-from auditor.report.data import SEVERITIES
+from auditor.report.data import SEVERITIES, read_ledger_head
 from auditor.report.investigate import BROWSERS, find_browser, print_pdf
 from auditor.report.period_data import Period, PeriodReportError
 from auditor.report.render import render
@@ -140,7 +141,13 @@ def gather_period(
     _check_order(start, end)
     catalog = open_archive_catalog(Path(archive), inputs=False)
     try:
-        return _context(catalog, Path(archive), Period(start, end, property_id))
+        refuse_changed_periods(Path(archive))
+        # Read before the catalog's views: the page's reviews are as of this head or later.
+        ledger = read_ledger_head(Path(archive))
+        return {
+            **_context(catalog, Path(archive), Period(start, end, property_id)),
+            "ledger": ledger,
+        }
     finally:
         catalog.close()
 
