@@ -413,8 +413,8 @@ def small_archive(built: Month, archive: Path, reviews: int = 12) -> Path:
     return archive
 
 
-def _encoded(record: dict) -> str:
-    from auditor.archive.ledger import FIELDS
+def encoded_line(record: dict) -> str:
+    from auditor.archive.ledger_format import FIELDS
 
     return json.dumps({k: record[k] for k in FIELDS}, separators=(",", ":"), ensure_ascii=False)
 
@@ -422,16 +422,16 @@ def _encoded(record: dict) -> str:
 def _edited(lines: list[str]) -> list[str]:
     record = json.loads(lines[3])
     record["note"] = "nothing to see"
-    return [*lines[:3], _encoded(record), *lines[4:]]
+    return [*lines[:3], encoded_line(record), *lines[4:]]
 
 
 def _edited_and_rehashed(lines: list[str]) -> list[str]:
-    from auditor.archive.ledger import record_hash
+    from auditor.archive.ledger_format import record_hash
 
     record = json.loads(lines[3])
     record["status"] = "dismissed"
     record["hash"] = record_hash(record)
-    return [*lines[:3], _encoded(record), *lines[4:]]
+    return [*lines[:3], encoded_line(record), *lines[4:]]
 
 
 # How the ledger is tampered with, and what `auditor verify` says of it.

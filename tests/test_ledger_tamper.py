@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from auditor.archive.ledger import record_hash
+from auditor.archive.ledger_format import record_hash
 from auditor.cli import main
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"

@@ -19,17 +19,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.archive.ledger import (
-    FIELDS,
-    GENESIS,
-    LEDGER_FILE,
     LedgerError,
     ReviewInput,
     append_reviews,
     current_status,
     read_reviews,
-    record_hash,
 )
 from auditor.archive.ledger_check import verify_ledger
+from auditor.archive.ledger_format import (
+    FIELDS,
+    GENESIS,
+    IDENTITY_FIELD,
+    IDENTITY_KEYS,
+    LEDGER_FILE,
+    LINE_ORDER,
+    record_hash,
+)
 from auditor.archive.review_file import read_review_file
 from auditor.output.lock import holding
 
@@ -89,7 +94,7 @@ def write_lines(archive: Path, lines: list[bytes]) -> None:
 
 
 def encoded(record: dict) -> bytes:
-    ordered = {key: record[key] for key in FIELDS}
+    ordered = {key: record[key] for key in LINE_ORDER if key in record}
     return json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
@@ -112,7 +117,9 @@ def test_appends_chain_and_verify_clean(archive: Path) -> None:
     for before, record in itertools.pairwise(records):
         assert record["prev"] == before["hash"]
     for record in records:
-        assert list(record) == list(FIELDS)
+        # The finding's identity beside its id, as its run states it.
+        assert list(record) == [*FIELDS[:2], IDENTITY_FIELD, *FIELDS[2:]]
+        assert set(record[IDENTITY_FIELD]) == set(IDENTITY_KEYS)
         assert record["hash"] == record_hash(record)
         stamp = datetime.fromisoformat(record["at"])
         assert stamp.utcoffset() == timedelta(0) and "." in record["at"]

@@ -27,6 +27,7 @@ from pathlib import Path
 import duckdb
 
 from auditor.archive.ledger import LEDGER_FILE, LEDGER_LIMIT
+from auditor.archive.ledger_read import check_for_reading
 from auditor.archive.record import RECORD_FILE
 from auditor.errors import InputError
 from auditor.output.catalog import STORAGE_VERSION
@@ -200,7 +201,10 @@ GROUP BY r.run_id""",
         # The review ledger, every record; a finding's status is its latest record.
         f"""CREATE VIEW reviews AS
 SELECT * FROM read_json({ledger}, format = 'newline_delimited', columns = {{
-  seq: 'BIGINT', finding_id: 'VARCHAR', run_id: 'VARCHAR', status: 'VARCHAR',
+  seq: 'BIGINT', finding_id: 'VARCHAR',
+  identity: 'STRUCT(rule VARCHAR, table_id VARCHAR, shoe_id VARCHAR, round_id VARCHAR,
+                    wager_id VARCHAR, discriminator VARCHAR)',
+  run_id: 'VARCHAR', status: 'VARCHAR',
   note: 'VARCHAR', "by": 'VARCHAR', "at": 'TIMESTAMPTZ', prev: 'VARCHAR', hash: 'VARCHAR'}})""",
         # Each finding ever found: its nights, its current review status (its latest
         # record; "open" until reviewed), and whether it is still found, or the run that
@@ -338,6 +342,8 @@ def current_catalog(archive: Path) -> Path:
     archive = Path(archive).resolve()
     target = archive / CATALOG_FILE
     refuse_special_files(archive)
+    # Its `reviews` and `finding_status` read the ledger: a broken chain is refused first.
+    check_for_reading(archive)
     if _built_for(target) == str(archive) and not view_problems(archive):
         return target
     with waiting(archive, "an archive's catalog rebuild", REBUILD_WAIT_SECONDS):

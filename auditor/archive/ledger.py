@@ -30,7 +30,6 @@ The ledger is read only as a regular file of at most 2 GB (about 6 million recor
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -43,6 +42,18 @@ from pathlib import Path
 import polars as pl
 
 from auditor.archive.keys import find_key, signature
+from auditor.archive.ledger_format import (
+    GENESIS,
+    IDENTITY_FIELD,
+    IDENTITY_KEYS,
+    LEDGER_FILE,
+    STATUSES,
+    LedgerLine,
+    checked_line,
+    encoded_line,
+    line_hash,
+    record_hash,
+)
 from auditor.errors import AuditorError, InputError, summarize
 from auditor.output.lock import FolderBusy, waiting
 from auditor.output.outdir import fsync_folder
@@ -52,12 +63,6 @@ from auditor.regular_files import read_regular
 # holding the ledger in memory can afford.
 LEDGER_LIMIT = 2 * 1024**3
 
-STATUSES = ("open", "explained", "corrected", "escalated", "dismissed")
-LEDGER_FILE = "reviews.jsonl"
-FIELDS = ("seq", "finding_id", "run_id", "status", "note", "by", "at", "prev", "hash")
-SIGNED_FIELDS = (*FIELDS, "sig")
-REVIEW_COLUMNS = ("finding_id", "status", "note", "by")
-GENESIS = "0" * 64
 LOCK_WAIT_SECONDS = 30.0
 RUNS_GLOB = "runs/*/set/findings.parquet"
 RUN_FILE = "run.json"
@@ -83,14 +88,7 @@ def ledger_path(archive: Path) -> Path:
     return Path(archive) / LEDGER_FILE
 
 
-def record_hash(record: dict) -> str:
-    """The SHA-256 of every field but `hash` and `sig`, as canonical JSON."""
-    fields = {key: value for key, value in record.items() if key not in ("hash", "sig")}
-    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def _to_stderr(message: str) -> None:
+def say_on_stderr(message: str) -> None:
     sys.stderr.write(message + "\n")
 
 
@@ -99,7 +97,7 @@ def append_reviews(
     reviews: Sequence[ReviewInput],
     *,
     lock_wait: float = LOCK_WAIT_SECONDS,
-    notify: Callable[[str], None] = _to_stderr,
+    notify: Callable[[str], None] = say_on_stderr,
 ) -> list[dict]:
     """Append `reviews` to the ledger, all or none; returns the records written (none
     when the same batch is already in). The record chained from, the last, is checked; the
@@ -125,7 +123,8 @@ def append_reviews(
         if entered:
             notify(f"{ledger}: this batch is already in the ledger ({entered}); nothing written")
             return []
-        records = _chained(reviews, runs, _last_record(ledger, data), key)
+        identities = finding_identities(archive, runs)
+        records = _chained(reviews, runs, identities, _last_record(ledger, data), key)
         _write_with(ledger, data, records)
     if key is None:
         notify(f"{ledger}: records not signed: {said}")
@@ -135,7 +134,7 @@ def append_reviews(
 def ledger_head(archive: Path) -> tuple[int, str]:
     """The seq and hash of the ledger's last whole record ((0, 64 zeros) when empty)."""
     lines = [line for line in _lines(ledger_path(archive)) if line.record is not None]
-    return (lines[-1].seq, _hash(lines[-1])) if lines else (0, GENESIS)
+    return (lines[-1].seq, line_hash(lines[-1])) if lines else (0, GENESIS)
 
 
 def _without_torn_tail(ledger: Path, data: bytes, notify: Callable[[str], None]) -> bytes:
@@ -262,6 +261,27 @@ def finding_runs(archive: Path, finding_ids: set[str]) -> dict[str, set[str]]:
     return held
 
 
+def finding_identities(archive: Path, runs: dict[str, str]) -> dict[str, dict]:
+    """Each finding's identity, as the run it is read from (`runs`: finding id to run id)
+    states it; a run written before findings had a discriminator states it as null."""
+    wanted: dict[str, set[str]] = {}
+    for finding_id, run_id in runs.items():
+        wanted.setdefault(run_id, set()).add(finding_id)
+    identities: dict[str, dict] = {}
+    for run_id, finding_ids in wanted.items():
+        path = Path(archive) / RUNS_GLOB.replace("*", run_id)
+        try:
+            frame = pl.read_parquet(path)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise LedgerError(f"{path}: {exc}") from exc
+        missing = [key for key in IDENTITY_KEYS if key not in frame.columns]
+        frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(key) for key in missing)
+        chosen = frame.filter(pl.col("finding_id").is_in(sorted(finding_ids)))
+        for row in chosen.select("finding_id", *IDENTITY_KEYS).iter_rows(named=True):
+            identities[row.pop("finding_id")] = row
+    return identities
+
+
 def _is_run(run_folder: Path) -> bool:
     return not run_folder.name.startswith(".")
 
@@ -299,25 +319,25 @@ def _run_of(run_folder: Path, recorded: dict[str, str] | None) -> tuple[datetime
 
 
 def _chained(
-    reviews: list[ReviewInput], runs: dict[str, str], last: dict | None, key: bytes | None
+    reviews: list[ReviewInput],
+    runs: dict[str, str],
+    identities: dict[str, dict],
+    last: dict | None,
+    key: bytes | None,
 ) -> list[dict]:
     at = datetime.now(UTC).isoformat(timespec="microseconds")
     last_seq, prev = (last["seq"], last["hash"]) if last else (0, GENESIS)
     records = []
     for seq, review in enumerate(reviews, start=last_seq + 1):
         record = {"seq": seq, **asdict(review), "run_id": runs[review.finding_id]}
+        if review.finding_id in identities:
+            record[IDENTITY_FIELD] = identities[review.finding_id]
         record |= {"at": at, "prev": prev}
         record["hash"] = prev = record_hash(record)
         if key is not None:
             record["sig"] = signature(key, record["hash"])
         records.append(record)
     return records
-
-
-def _encoded(record: dict) -> bytes:
-    """A record's line, as the ledger writes it (without its line end)."""
-    ordered = {key: record[key] for key in SIGNED_FIELDS if key in record}
-    return json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 @contextmanager
@@ -336,7 +356,7 @@ def _last_record(ledger: Path, data: bytes) -> dict | None:
     if not data:
         return None
     line_start = data.rfind(b"\n", 0, len(data) - 1) + 1
-    line = _checked_line(data.count(b"\n"), data[line_start:-1])
+    line = checked_line(data.count(b"\n"), data[line_start:-1])
     if line.record is None or not line.hash_ok:
         raise LedgerError(
             f"{ledger}: its last record cannot be chained from "
@@ -351,7 +371,7 @@ def _write_with(ledger: Path, data: bytes, records: list[dict]) -> None:
     at any moment leaves either the ledger as it was or with the whole batch."""
     staged = ledger.with_name(f".{ledger.name}.new")
     staged.unlink(missing_ok=True)  # a kill's leftover: we hold the lock
-    batch = b"".join(_encoded(record) + b"\n" for record in records)
+    batch = b"".join(encoded_line(record) + b"\n" for record in records)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         handle = os.open(staged, flags, 0o644)
@@ -376,22 +396,6 @@ def _write_all(handle: int, data: bytes) -> None:
         view = view[os.write(handle, view) :]
 
 
-@dataclass(frozen=True)
-class _Line:
-    number: int
-    record: dict | None  # None when the line is not a record as the ledger writes one
-    problem: str | None
-    hash_ok: bool
-
-    @property
-    def seq(self) -> int:
-        return self.record["seq"]
-
-    @property
-    def where(self) -> str:
-        return f"line {self.number} (seq {self.seq})"
-
-
 def read_reviews(archive: Path) -> list[dict]:
     """Every record in file order; the chain is not checked here (`verify_ledger` does),
     but a line that is not a whole record is refused."""
@@ -411,16 +415,16 @@ def current_status(records: Sequence[dict]) -> dict[str, dict]:
     return {record["finding_id"]: record for record in sorted(records, key=lambda r: r["seq"])}
 
 
-def _lines(ledger: Path) -> list[_Line]:
+def _lines(ledger: Path) -> list[LedgerLine]:
     return _parsed(_read_settled(ledger))
 
 
-def _parsed(data: bytes) -> list[_Line]:
+def _parsed(data: bytes) -> list[LedgerLine]:
     pieces = data.split(b"\n")
-    lines = [_checked_line(number, raw) for number, raw in enumerate(pieces[:-1], start=1)]
+    lines = [checked_line(number, raw) for number, raw in enumerate(pieces[:-1], start=1)]
     if pieces[-1]:
         torn = "incomplete: the file ends inside it (an append was cut off mid-write)"
-        lines.append(_Line(len(pieces), None, torn, False))
+        lines.append(LedgerLine(len(pieces), None, torn, False))
     return lines
 
 
@@ -446,32 +450,3 @@ def _read_bytes(ledger: Path) -> bytes:
         raise LedgerError(str(exc)) from exc
     except OSError as exc:
         raise LedgerError(f"{ledger}: unreadable ({exc.strerror})") from exc
-
-
-def _checked_line(number: int, raw: bytes) -> _Line:
-    record, problem = _parse_line(raw)
-    if problem:
-        return _Line(number, None, problem, False)
-    return _Line(number, record, None, record_hash(record) == record["hash"])
-
-
-def _parse_line(raw: bytes) -> tuple[dict | None, str | None]:
-    """The record on a line, or why it is none."""
-    try:
-        record = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None, "not a JSON record"
-    if not isinstance(record, dict) or set(record) - {"sig"} != set(FIELDS):
-        return None, f"not a review record (its fields must be {', '.join(FIELDS)})"
-    seq = record["seq"]
-    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-        return None, "its seq is not a whole number from 1"
-    if not all(isinstance(record[key], str) for key in record if key != "seq"):
-        return None, "a field that must be text is not"
-    if _encoded(record) != raw:
-        return None, "not written as the ledger writes a record: its bytes were changed"
-    return record, None
-
-
-def _hash(line: _Line) -> str:
-    return line.record["hash"]

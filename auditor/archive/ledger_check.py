@@ -16,13 +16,13 @@ from auditor.archive.keys import signature
 from auditor.archive.ledger import (
     GENESIS,
     LedgerError,
+    LedgerLine,
     ReviewInput,
-    _hash,
-    _Line,
     _lines,
     _review_problems,
     finding_runs,
     ledger_path,
+    line_hash,
 )
 
 
@@ -39,7 +39,7 @@ def verify_ledger(
         return [str(exc)]
     problems = _chain_problems(lines) + _record_problems(archive, lines)
     problems += _signature_problems(lines, key, keyed)
-    if head is not None and head not in {_hash(line) for line in lines if line.record}:
+    if head is not None and head not in {line_hash(line) for line in lines if line.record}:
         problems.append(
             f"head {head}: no record of the ledger has this hash: records were removed from "
             "its end or rewritten since it was kept"
@@ -54,7 +54,7 @@ def anchor_problems(archive: Path, entries: Sequence[dict]) -> list[str]:
         lines = _lines(ledger_path(archive))
     except LedgerError:
         return []  # said by verify_ledger
-    held = {line.seq: _hash(line) for line in lines if line.record is not None}
+    held = {line.seq: line_hash(line) for line in lines if line.record is not None}
     return [
         f"seq {entry['ledger_seq']}: the ledger's last record when record entry "
         f"{entry['seq']} was written ({entry['ledger_hash'][:12]}…) is "
@@ -64,7 +64,7 @@ def anchor_problems(archive: Path, entries: Sequence[dict]) -> list[str]:
     ]
 
 
-def _record_problems(archive: Path, lines: list[_Line]) -> list[str]:
+def _record_problems(archive: Path, lines: list[LedgerLine]) -> list[str]:
     """Each record that `review` would have refused as an entry, or that names a run that
     does not hold its finding."""
     records = [line for line in lines if line.record is not None]
@@ -91,13 +91,13 @@ def _is_time(text: str) -> bool:
         return False
 
 
-def _signature_problems(lines: list[_Line], key: bytes | None, keyed: bool) -> list[str]:
+def _signature_problems(lines: list[LedgerLine], key: bytes | None, keyed: bool) -> list[str]:
     problems = []
     for line in lines:
         if line.record is None:
             continue
         sig = line.record.get("sig")
-        if key is not None and sig != signature(key, _hash(line)):
+        if key is not None and sig != signature(key, line_hash(line)):
             why = "unsigned" if sig is None else "its signature is not the archive key's"
             problems.append(f"{line.where}: {why}: written or re-chained without the key")
         elif key is None and keyed and sig is None:
@@ -105,7 +105,7 @@ def _signature_problems(lines: list[_Line], key: bytes | None, keyed: bool) -> l
     return problems
 
 
-def _chain_problems(lines: list[_Line]) -> list[str]:
+def _chain_problems(lines: list[LedgerLine]) -> list[str]:
     """Walk the chain, each record against the one it must follow. A record the next one
     chains past is an insertion; two whose order fits only swapped are swapped; a record
     the next one was chained to with another hash was changed and re-hashed."""
@@ -119,26 +119,26 @@ def _chain_problems(lines: list[_Line]) -> list[str]:
             expected_seq, expected_prev = expected_seq + 1, None
             at += 1
             continue
-        if _follows(after, expected_seq, expected_prev) and after.record["prev"] != _hash(line):
+        if _follows(after, expected_seq, expected_prev) and after.record["prev"] != line_hash(line):
             # The next record is the one due here: this one was put in, or swapped with it.
-            swapped = _follows(line, after.seq + 1, _hash(after))
+            swapped = _follows(line, after.seq + 1, line_hash(after))
             how = "out of order, swapped with" if swapped else "inserted: skipped by"
             problems.append(
                 f"{line.where}: {how} line {after.number} (seq {after.seq}), which chains "
                 "from the record before it"
             )
             if swapped:
-                expected_seq, expected_prev = line.seq + 1, _hash(line)
+                expected_seq, expected_prev = line.seq + 1, line_hash(line)
             at += 2 if swapped else 1
             continue
         reasons = _link_problems(line, expected_seq, expected_prev)
-        expected_seq, expected_prev = line.seq + 1, _hash(line)
+        expected_seq, expected_prev = line.seq + 1, line_hash(line)
         if reasons:
             problems.append(f"{line.where}: {'; '.join(reasons)}")
         elif (
             _follows(after, expected_seq, None)
-            and after.record["prev"] != _hash(line)
-            and not _follows(later, expected_seq, _hash(line))  # else `after` was inserted
+            and after.record["prev"] != line_hash(line)
+            and not _follows(later, expected_seq, line_hash(line))  # else `after` was inserted
         ):
             problems.append(
                 f"{line.where}: changed and re-hashed: line {after.number} (seq {after.seq}) "
@@ -149,14 +149,14 @@ def _chain_problems(lines: list[_Line]) -> list[str]:
     return problems
 
 
-def _follows(line: _Line | None, seq: int, prev: str | None) -> bool:
+def _follows(line: LedgerLine | None, seq: int, prev: str | None) -> bool:
     """Whether `line` is an intact record with this seq, chained to `prev` (None: any)."""
     if line is None or line.record is None or not line.hash_ok or line.seq != seq:
         return False
     return prev is None or line.record["prev"] == prev
 
 
-def _link_problems(line: _Line, expected_seq: int, expected_prev: str | None) -> list[str]:
+def _link_problems(line: LedgerLine, expected_seq: int, expected_prev: str | None) -> list[str]:
     reasons = []
     if not line.hash_ok:
         reasons.append("edited: its content does not match its hash")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import polars as pl
 
-from auditor.archive.ledger import REVIEW_COLUMNS, LedgerError, ReviewInput
+from auditor.archive.ledger import LedgerError, ReviewInput
+from auditor.archive.ledger_format import REVIEW_COLUMNS
 
 
 def read_review_file(path: Path) -> list[ReviewInput]:

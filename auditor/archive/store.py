@@ -22,6 +22,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,8 +31,9 @@ import duckdb
 import polars as pl
 
 from auditor.archive import keys
+from auditor.archive.carry import carry_reviews
 from auditor.archive.catalog import RUNS, SET, current_catalog, ensure_catalog, is_run_id
-from auditor.archive.ledger import LEDGER_FILE, ledger_head
+from auditor.archive.ledger import LEDGER_FILE, ledger_head, say_on_stderr
 from auditor.archive.record import (
     RECORD_FILE,
     RecordMissing,
@@ -146,7 +148,9 @@ def _check_marker(marker: Path) -> None:
         )
 
 
-def add_run(archive: Path, outdir: Path) -> tuple[ArchivedRun, bool]:
+def add_run(
+    archive: Path, outdir: Path, notify: Callable[[str], None] = say_on_stderr
+) -> tuple[ArchivedRun, bool]:
     """Add the verified output set in `outdir` to the archive (created when missing);
     returns the archived run and whether it was new (a run already there is left as it
     is). The archive's catalog sees it at once (its views read every run's folder)."""
@@ -193,6 +197,8 @@ def add_run(archive: Path, outdir: Path) -> tuple[ArchivedRun, bool]:
         # The views read runs/*/ by pattern: a new run needs no new catalog, only a
         # missing or moved one does (rebuilding read every run's footers: seconds a year on).
         ensure_catalog(folder)
+        # A review follows its finding to the id another scheme gives it.
+        carry_reviews(folder, place, notify)
     return ArchivedRun(run_id, record, place), True
 
 

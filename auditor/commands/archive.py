@@ -196,12 +196,15 @@ def review(
     finding id, status or an empty --by refuses the batch, and nothing is written.
     """
     from auditor.archive import ledger
+    from auditor.archive.ledger_read import check_for_reading
 
     try:
         if check:
             _verify_ledger(archive_folder, head)
             return
         batch = _batch(finding_ids, status, note, reviewer, batch_file)
+        # Never chain onto a ledger whose records were changed: refused as a reader would.
+        check_for_reading(archive_folder)
         written = ledger.append_reviews(
             archive_folder, batch, notify=lambda said: click.echo(visible(said), err=True)
         )
