@@ -414,9 +414,10 @@ def small_archive(built: Month, archive: Path, reviews: int = 12) -> Path:
 
 
 def encoded_line(record: dict) -> str:
-    from auditor.archive.ledger_format import FIELDS
+    from auditor.archive.ledger_format import LINE_ORDER
 
-    return json.dumps({k: record[k] for k in FIELDS}, separators=(",", ":"), ensure_ascii=False)
+    ordered = {k: record[k] for k in LINE_ORDER if k in record}
+    return json.dumps(ordered, separators=(",", ":"), ensure_ascii=False)
 
 
 def _edited(lines: list[str]) -> list[str]:

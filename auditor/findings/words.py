@@ -1,7 +1,7 @@
 """How a finding's words write a count, a moment and a ruleset's article, so that every
 check writes them alike: "1 round" and "2 rounds" (never "round(s)" where the number is
-known), a logged time to the second unless it has a fraction of one, "an md-mini-baccarat
-table"."""
+known), a logged time to the second unless it has a fraction of one, and "a" or "an"
+before a ruleset's id as it is read aloud."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ VOWEL_SOUNDING_LETTERS = "aefhilmnorsx"
 
 def with_article(ruleset: pl.Expr) -> pl.Expr:
     """A ruleset's id after "a" or "an", by the sound of its first letter read as a letter:
-    "an md-mini-baccarat", "an ma-baccarat"."""
+    "an m…" (em), "a b…" (bee)."""
     first = ruleset.str.slice(0, 1).str.to_lowercase()
     vowel_sound = first.is_in(list(VOWEL_SOUNDING_LETTERS))
     return pl.format(
