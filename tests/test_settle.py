@@ -30,7 +30,8 @@ from auditor.packs.model import load_all
 from auditor.replay.rounds import replay
 from auditor.settlement.commission import COMMISSION_CHECKS
 from auditor.settlement.correct import commission_cents, settle
-from auditor.settlement.permit import PERMIT_CHECKS, ROLLOVER_CHECKS
+from auditor.settlement.permit import PERMIT_CHECKS
+from auditor.settlement.rollover import ROLLOVER_CHECKS
 from auditor.settlement.wagers import WAGER_CHECKS
 from auditor.simulator.settle import (
     CARD_CODES,

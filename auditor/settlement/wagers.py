@@ -32,19 +32,15 @@ import polars as pl
 
 from auditor.codes import names_of
 from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import WAGER_FRAME
 from auditor.money import usd
 from auditor.packs.model import RulePack
 from auditor.packs.tables import PackTables, pack_tables
 from auditor.settlement.commission import COMMISSION_CHECKS, commission_enrich
 from auditor.settlement.correct import VOID, WIN, dragon_odds, settle
-from auditor.settlement.permit import (
-    PERMIT_CHECKS,
-    ROLLOVER_CHECKS,
-    permit_columns,
-    permit_enrich,
-    rollovers,
-)
+from auditor.settlement.permit import PERMIT_CHECKS, permit_columns, permit_enrich
+from auditor.settlement.rollover import ROLLOVER_CHECKS, rollovers
 from auditor.settlement.terms import (
     BET_WORDS,
     SAME_RESULT,
@@ -220,6 +216,13 @@ def _stax_reading() -> pl.Expr:
         "patron; repeated, it is the signature of settling on the wrong hand.",
         example="Banker wager of $37.50 settled win (payout $37.50, commission $2.00); by "
         "the cards it lost: Player 9 (a Natural) against Banker 5. Impact $73.00.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "_b _b_first _banker_natural _bet_words _covered_basis _drawn _drawn_cite _due "
+            "_due_words _kind _p_first _player_natural _result _result_cite amount_c award "
+            "banker_final basis_c commission_c due_net_c due_result ez_push logged_net_c "
+            "payout_c player_final r9_line r9_random result rollover_c"
+        ),
     )
 )
 def _wrong_result() -> Violation:
@@ -298,6 +301,11 @@ def _payout_violation(when: pl.Expr, extra: pl.Expr) -> Violation:
         "dealer or seat is what a compliance review looks for first.",
         example="Player wager of $10.10 won; 1 to 1 pays $10.10, logged $15.00 (overpaid "
         "$4.90). Impact $4.90.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "_b _bet_words _covered_basis _due _due_words _odds _payout_cite _result amount_c "
+            "basis_c due_payout_c other_paytable payout_c r9_line rollover_c"
+        ),
     )
 )
 def _payout_off_odds() -> Violation:
@@ -320,6 +328,11 @@ def _payout_off_odds() -> Violation:
         example="Dragon Bonus on the Banker of $25.00 won; 6 to 1 pays $150.00, logged "
         "$175.00 (overpaid $25.00): Paytable B's odds, the table uses Paytable A. "
         "Impact $25.00.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "_b _bet_words _covered_basis _due _due_words _odds _payout_cite _paytable _result "
+            "amount_c basis_c due_payout_c other_paytable payout_c r9_line rollover_c"
+        ),
     )
 )
 def _dragon_bonus_off_paytable() -> Violation:
@@ -349,6 +362,11 @@ def _dragon_bonus_off_paytable() -> Violation:
         "wager at such a table is taken on terms the patron may not be offered.",
         example="Tie wager of $100.00 won at a table paying 7 to 1; the regulation requires "
         "at least 8 to 1 ($100.00 short). Impact -$100.00.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "_b _covered_basis _due _due_words _tie_cite amount_c basis_c rollover_c stake_c "
+            "tie_min tie_pays"
+        ),
     )
 )
 def _tie_odds_below_minimum() -> Violation:
@@ -392,6 +410,10 @@ def _tie_odds_below_minimum() -> Violation:
         "wrong line is how a progressive meter is paid out wrongly.",
         example='Royal 9 wager at seat 1 awarded "Any Royal 9"; the first two cards, Player '
         'KS 9H against Banker 4D 2C, give "Personal K9 on Player Hand".',
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "_b _b_first _due _kind _p_first _result award r9_cite r9_known r9_line seat"
+        ),
     )
 )
 def _wrong_royal9_award() -> Violation:
@@ -445,6 +467,11 @@ def _wrong_royal9_award() -> Violation:
         example="Royal 9 wager of $5.00 won $1250.00 with no award line; the first two "
         "cards, Player KS 2H against Banker 4C 4D, qualify for no line: possibly a "
         "random Stax award (Midi Baccarat's §12(j)), not provable from the logs.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "_b _b_first _p_first _result amount_c award payout_c r9_cite r9_known r9_line "
+            "r9_random"
+        ),
     )
 )
 def _royal9_paid_without_qualifying_hand() -> Violation:
