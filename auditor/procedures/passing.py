@@ -37,8 +37,8 @@ PASS_CHECKS = CheckSet()
         "again dealt by seat 3.",
         frame=PASS_FRAME,
         reads=column_names(
-            "_prev_banker_final _prev_outcome _prev_player_final _prev_round_no _prev_seat _seat "
-            "holder pass_on_banker_loss_citation shoe_id"
+            "_prev_banker_final _prev_outcome _prev_player_final _prev_round_no _prev_seat "
+            "_seat holder pass_on_banker_loss_citation shoe_id"
         ),
     )
 )

@@ -111,7 +111,7 @@ def _commission_violation(when: pl.Expr, logged_words: pl.Expr) -> Violation:
         "none was charged. Impact $2.00 (the patron kept $2.00 owed).",
         frame=WAGER_FRAME,
         reads=column_names(
-            "_b _bet_words _commission_cite _covered_basis _due _result amount_c basis_c "
+            "bet_index _bet_words _commission_cite _covered_basis _due _result amount_c basis_c "
             "commission_c commission_percent commission_rounding due_commission_c due_payout_c "
             "percent_in_force rollover_c"
         ),
@@ -142,7 +142,7 @@ def _commission_not_charged() -> Violation:
         "logged $1.87. Impact $0.13.",
         frame=WAGER_FRAME,
         reads=column_names(
-            "_b _bet_words _commission_cite _covered_basis _due _result amount_c basis_c "
+            "bet_index _bet_words _commission_cite _covered_basis _due _result amount_c basis_c "
             "commission_c commission_percent commission_rounding due_commission_c due_payout_c "
             "percent_in_force rollover_c"
         ),
@@ -173,7 +173,7 @@ def _commission_miscalculated() -> Violation:
         "was charged. Impact -$0.50.",
         frame=WAGER_FRAME,
         reads=column_names(
-            "_b _bet_words _covered_basis _due _due_words _no_commission_cite "
+            "bet_index _bet_words _covered_basis _due _due_words _no_commission_cite "
             "_no_commission_reason _result amount_c basis_c commission_c due_commission_c "
             "rollover_c"
         ),

@@ -109,8 +109,8 @@ def wager_words() -> pl.Expr:
         "(the curator game's §8(a)(5)).",
         frame=WAGER_FRAME,
         reads=column_names(
-            "_bet_cite _bet_words _bets_cite _in_ruleset _missing_option _permitted amount_c bet "
-            "ruleset seat"
+            "_bet_cite _bet_words _bets_cite _in_ruleset _missing_option _permitted amount_c "
+            "bet ruleset seat"
         ),
     )
 )
@@ -142,7 +142,7 @@ def _bet_not_permitted() -> Violation:
         example="Royal 9 wager of $10.00 at seat 10; the wager is fixed at $5.00.",
         frame=WAGER_FRAME,
         reads=column_names(
-            "_b _bet_words _in_ruleset _royal9_stake_c _royal9_stake_cite amount_c seat"
+            "bet_index _bet_words _in_ruleset _royal9_stake_c _royal9_stake_cite amount_c seat"
         ),
     )
 )
@@ -178,8 +178,8 @@ def _royal9_stake_not_fixed() -> Violation:
         "Royal 9 requires 8 decks.",
         frame=WAGER_FRAME,
         reads=column_names(
-            "_b _bet_words _permitted _royal9_limits_cite _royal9_limits_words _royal9_table_ok "
-            "amount_c decks seat seats"
+            "bet_index _bet_words _permitted _royal9_limits_cite _royal9_limits_words "
+            "_royal9_table_ok amount_c decks seat seats"
         ),
     )
 )
