@@ -18,7 +18,7 @@ import polars as pl
 
 from auditor.defaults import ALERT_FDR
 from auditor.errors import AuditorError
-from auditor.findings.check import Check, documented
+from auditor.findings.check import Check, CheckSet, documented
 from auditor.findings.table import combine
 from auditor.input.cross_rows import IdBuckets
 from auditor.input.load import open_dataset
@@ -57,11 +57,14 @@ from auditor.surveillance.store import CellStore
 SURVEY_PREFIX = "auditor-survey-"
 
 
+def all_check_sets() -> tuple[CheckSet, ...]:
+    """The stages' own check sets, each emitted over one frame."""
+    return (*replay_stage.CHECK_SETS, *settlement_stage.CHECK_SETS, *procedures_stage.CHECK_SETS)
+
+
 def all_checks() -> list[Check]:
     """Every check the pipeline runs, by code: the stages' own check sets."""
-    return documented(
-        (*replay_stage.CHECK_SETS, *settlement_stage.CHECK_SETS, *procedures_stage.CHECK_SETS)
-    )
+    return documented(all_check_sets())
 
 
 def run_validation(

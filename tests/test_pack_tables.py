@@ -37,7 +37,7 @@ def test_one_pack_alone_has_the_same_rows_as_among_all(ruleset):
     among = TABLES.rulesets.filter(pl.col("ruleset") == ruleset)
     assert alone.schema["royal9_limits_seats"] == pl.List(pl.Int32)
     assert alone.schema["cover_card_min_from_back"] == pl.Int32
-    common = [c for c in among.columns if c in alone.columns and c != "_r"]
+    common = [c for c in among.columns if c in alone.columns and c != "pack_ruleset_index"]
     assert len(common) > 50
     among = among.select(common)
     assert alone.select(common).cast(dict(among.schema)).equals(among)
@@ -111,7 +111,7 @@ def test_a_rule_off_keeps_its_citation_and_in_force_says_so():
     last = in_force.filter(~pl.col("last_hand_after_cover_value"))
     assert last["last_hand_after_cover_hands_after"].is_null().all()
     # A rule without a switch is in force wherever the pack gives it.
-    frame = pl.DataFrame({"_r": list(range(len(RULESETS)))})
+    frame = pl.DataFrame({"pack_ruleset_index": list(range(len(RULESETS)))})
     suivi = frame.select(TABLES.r_in_force("suivi"))["suivi_citation"].to_list()
     assert suivi == rows["suivi_citation"].to_list()
 
@@ -140,16 +140,16 @@ def test_keys_round_trip():
             "_paytable": [len(DRAGON_BONUS_PAYTABLES) - 1, 0],
         }
     )
-    coded = frame.with_columns(TABLES.ruleset_index().alias("_r")).with_columns(
+    coded = frame.with_columns(TABLES.ruleset_index().alias("pack_ruleset_index")).with_columns(
         TABLES.bet_key(b=pl.col("bet").cast(pl.Enum(BETS)).to_physical().cast(pl.Int32)).alias(
-            "_rb"
+            "pack_bet_row"
         ),
         TABLES.paytable_key(pl.col("_paytable")).alias("_table"),
     )
     coded = coded.with_columns(TABLES.call_slot().alias("_slot"))
     for row in coded.iter_rows(named=True):
-        assert TABLES.ruleset_of(row["_r"]) == row["ruleset"]
-        assert TABLES.decode_bet_key(row["_rb"]) == (row["ruleset"], row["bet"])
+        assert TABLES.ruleset_of(row["pack_ruleset_index"]) == row["ruleset"]
+        assert TABLES.decode_bet_key(row["pack_bet_row"]) == (row["ruleset"], row["bet"])
         assert TABLES.decode_call_slot(row["_slot"]) == (row["ruleset"], row["bet"], row["call"])
         assert TABLES.decode_paytable_key(row["_table"]) == (
             row["ruleset"],
@@ -168,7 +168,9 @@ def test_keys_round_trip():
 def test_lookups_read_the_rows_they_encode():
     r = RULESETS.index("ma-baccarat")
     pack = PACKS["ma-baccarat"]
-    frame = pl.DataFrame({"_r": [r], "_rb": [r * NB + BETS.index("banker")]})
+    frame = pl.DataFrame(
+        {"pack_ruleset_index": [r], "pack_bet_row": [r * NB + BETS.index("banker")]}
+    )
     got = frame.select(
         TABLES.r("commission_percents_min").alias("low"),
         TABLES.rb("payout_odds").alias("odds"),

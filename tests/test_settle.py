@@ -30,7 +30,8 @@ from auditor.packs.model import load_all
 from auditor.replay.rounds import replay
 from auditor.settlement.commission import COMMISSION_CHECKS
 from auditor.settlement.correct import commission_cents, settle
-from auditor.settlement.permit import PERMIT_CHECKS, ROLLOVER_CHECKS
+from auditor.settlement.permit import PERMIT_CHECKS
+from auditor.settlement.rollover import ROLLOVER_CHECKS
 from auditor.settlement.wagers import WAGER_CHECKS
 from auditor.simulator.settle import (
     CARD_CODES,
@@ -288,20 +289,20 @@ def test_engine_settles_every_wager_as_the_scalar_simulator(seed: int, variant: 
     replayed = replay(frames["rounds"], options, packs)
     settled = settle(frames["wagers"], replayed, options, packs, frames["royal9_seats"])
     columns = ["wager_id", "_result", "_due", "payout_c", "due_payout_c", "commission_c",
-               "due_commission_c", "logged_net_c", "due_net_c", "award", "r9_line"]  # fmt: skip
+               "due_commission_c", "logged_net_c", "due_net_c", "award", "royal9_line"]  # fmt: skip
     main, side = pl.collect_all([settled["main"].select(columns), settled["side"].select(columns)])
     got = pl.concat([main, side.join(main.select("wager_id"), on="wager_id", how="anti")])
     assert got.height == len(wagers)
     # Progressive Royal 9 amounts are meter readings, not checkable: compare the line.
     progressive = got["due_payout_c"].is_null()
-    assert (got.filter(progressive)["award"] == got.filter(progressive)["r9_line"]).all()
+    assert (got.filter(progressive)["award"] == got.filter(progressive)["royal9_line"]).all()
     checked = got.filter(~progressive)
     mismatched = checked.filter(
         (pl.col("_result") != pl.col("_due"))
         | (pl.col("payout_c") != pl.col("due_payout_c"))
         | (pl.col("commission_c") != pl.col("due_commission_c"))
         | (pl.col("logged_net_c") != pl.col("due_net_c"))
-        | pl.col("award").ne_missing(pl.col("r9_line"))
+        | pl.col("award").ne_missing(pl.col("royal9_line"))
     )
     assert mismatched.height == 0, (opts, mismatched.head(5).to_dicts())
 

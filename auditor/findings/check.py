@@ -8,12 +8,17 @@ reused. A check names the pack rules it applies (`rules`), never a ruleset: the 
 a reader sees is rendered from the packs loaded, each in its own sections. The `what`,
 `why` and `example` texts are the user documentation that `auditor rules` prints; a
 meta-test refuses a check without them or without YAML pass and fail cases.
+
+A check also declares the frame it is evaluated over (`frame`, one of `findings.frames`)
+and the columns of that frame its expressions read (`reads`), the columns its stage's
+`enrich` adds included; a test holds every check to exactly those (`misdeclared_reads`),
+so that a frame's builder knows what its checks need.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import polars as pl
 
@@ -46,6 +51,8 @@ class Check:
     what: str
     why: str
     example: str
+    frame: str  # the frame its check set is emitted over (`findings.frames`)
+    reads: tuple[str, ...]  # the columns of that frame its `Violation` reads
 
     @property
     def family(self) -> str:
@@ -76,6 +83,41 @@ class Violation:
     # Where the frame holds several rows of one entity (a shoe's collections, a table's
     # options rows), what tells them apart: part of the finding's identity, never words.
     discriminator: pl.Expr | None = None
+
+
+def column_names(names: str) -> tuple[str, ...]:
+    """Column names written as one string, separated by spaces: a check's `reads`, which
+    would otherwise take a line per column."""
+    return tuple(names.split())
+
+
+def read_columns(violation: Violation) -> frozenset[str]:
+    """The columns the violation's expressions read from their frame."""
+    expressions = (getattr(violation, field.name) for field in fields(violation))
+    return frozenset(
+        column
+        for expression in expressions
+        if expression is not None
+        for column in expression.meta.root_names()
+    )
+
+
+@dataclass(frozen=True)
+class MisdeclaredReads:
+    """How a check's declared columns differ from those its `Violation` reads."""
+
+    undeclared: frozenset[str]  # read but not declared
+    unread: frozenset[str]  # declared but not read
+
+    def __bool__(self) -> bool:
+        return bool(self.undeclared or self.unread)
+
+
+def misdeclared_reads(check: Check, violation: Violation) -> MisdeclaredReads:
+    """The columns `violation` reads that `check` does not declare, and the reverse."""
+    read = read_columns(violation)
+    declared = frozenset(check.reads)
+    return MisdeclaredReads(undeclared=read - declared, unread=declared - read)
 
 
 class CheckSet:

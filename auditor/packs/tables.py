@@ -2,9 +2,10 @@
 stage reads, so that no stage flattens the packs a way of its own.
 
 `pack_tables(packs)` builds, once for a set of packs:
-- `rulesets`: one row per ruleset (row `_r`, the ruleset's index among the packs);
-- `bets`: one row per ruleset x contract bet (row `_r * NB + _b`: every bet of the
-  contract, `bet_in_ruleset` false where the pack does not permit it);
+- `rulesets`: one row per ruleset (row `pack_ruleset_index`, the ruleset's index among
+  the packs);
+- `bets`: one row per ruleset x contract bet (row `pack_ruleset_index * NB + bet_index`:
+  every bet of the contract, `bet_in_ruleset` false where the pack does not permit it);
 - `calls`: one row per ruleset x bet x call slot (the contract's calls, then no call):
   whether the bet takes it, what it stakes against the Bank;
 - `sizes`: one row per ruleset x deck or seat count 0-127 (Royal 9's limits);
@@ -91,40 +92,45 @@ class PackTables:
 
     @property
     def ids(self) -> tuple[str, ...]:
-        """The rulesets in index order (`_r`)."""
+        """The rulesets in index order (`pack_ruleset_index`)."""
         return tuple(self.rulesets["ruleset"])
 
     # ---- encoding: what the stages gather by ----------------------------------------
 
     def ruleset_index(self, column: str = "ruleset") -> pl.Expr:
-        """A ruleset id column as its index `_r` (Int32)."""
+        """A ruleset id column as its index `pack_ruleset_index` (Int32)."""
         return enum_code(column, self.ids)
 
     @staticmethod
     def bet_key(r: pl.Expr | None = None, b: pl.Expr | None = None) -> pl.Expr:
-        """The row of `bets`: `_r * NB + _b` (the bet's index in the contract)."""
-        return (pl.col("_r") if r is None else r) * NB + (pl.col("_b") if b is None else b)
+        """The row of `bets`: `pack_ruleset_index * NB + bet_index` (the bet's index in the
+        contract)."""
+        return (pl.col("pack_ruleset_index") if r is None else r) * NB + (
+            pl.col("bet_index") if b is None else b
+        )
 
     @staticmethod
     def call_slot() -> pl.Expr:
-        """The row of `calls` for a wager's `call` (the last slot: none), by its `_rb`."""
+        """The row of `calls` for a wager's `call` (the last slot: none), by its `pack_bet_row`."""
         call = enum_code("call", CALLS)
-        return pl.col("_rb") * CALL_SLOTS + call.fill_null(len(CALLS))
+        return pl.col("pack_bet_row") * CALL_SLOTS + call.fill_null(len(CALLS))
 
     @staticmethod
     def size_key(column: str) -> pl.Expr:
         """The row of `sizes` for a count column (decks, seats), clipped to 0-127."""
-        return pl.col("_r") * SIZES + pl.col(column).cast(pl.Int32).clip(0, SIZES - 1)
+        return pl.col("pack_ruleset_index") * SIZES + pl.col(column).cast(pl.Int32).clip(
+            0, SIZES - 1
+        )
 
     @staticmethod
     def step_key(percent: pl.Expr) -> pl.Expr:
         """The row of `steps` for a commission percent 0-100."""
-        return pl.col("_r") * PERCENTS + percent
+        return pl.col("pack_ruleset_index") * PERCENTS + percent
 
     @staticmethod
     def paytable_key(paytable: pl.Expr, r: pl.Expr | None = None) -> pl.Expr:
         """A ruleset x Dragon Bonus paytable (its index in the contract) as one number."""
-        return (pl.col("_r") if r is None else r) * PAYTABLES + paytable
+        return (pl.col("pack_ruleset_index") if r is None else r) * PAYTABLES + paytable
 
     @staticmethod
     def margin_key(own_natural: pl.Expr, margin: pl.Expr) -> pl.Expr:
@@ -159,12 +165,12 @@ class PackTables:
     # ---- lookups: a term for every row -------------------------------------------------
 
     def r(self, name: str) -> pl.Expr:
-        """A column of `rulesets` for each row's ruleset index `_r`."""
-        return pl.lit(self.rulesets[name]).gather(pl.col("_r"))
+        """A column of `rulesets` for each row's ruleset index `pack_ruleset_index`."""
+        return pl.lit(self.rulesets[name]).gather(pl.col("pack_ruleset_index"))
 
     def rb(self, name: str) -> pl.Expr:
-        """A column of `bets` for each row's `_rb` (`bet_key`)."""
-        return pl.lit(self.bets[name]).gather(pl.col("_rb"))
+        """A column of `bets` for each row's `pack_bet_row` (`bet_key`)."""
+        return pl.lit(self.bets[name]).gather(pl.col("pack_bet_row"))
 
     def call_permitted(self) -> pl.Expr:
         """The wager's `call` (or its absence) is one its bet takes in its ruleset."""
@@ -201,8 +207,10 @@ class PackTables:
         return citation
 
     def r_in_force(self, rule: str) -> pl.Expr:
-        """`in_force(rule)` for each row's ruleset index `_r`."""
-        return pl.lit(self.rulesets.select(self.in_force(rule)).to_series()).gather(pl.col("_r"))
+        """`in_force(rule)` for each row's ruleset index `pack_ruleset_index`."""
+        return pl.lit(self.rulesets.select(self.in_force(rule)).to_series()).gather(
+            pl.col("pack_ruleset_index")
+        )
 
     def rulesets_in_force(self) -> pl.DataFrame:
         """`rulesets` as a rule's checks read it: where a rule is a switch that the pack

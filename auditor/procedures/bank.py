@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import BANK_ROUND_FRAME, BANK_WAGER_FRAME
 from auditor.input.partition import ROUND_ROW, of_round
 from auditor.money import usd
 from auditor.procedures.frames import (
@@ -51,6 +52,10 @@ AGAINST = pl.col("bet") == "player"
         why="The Bank is awarded to the highest offer (§4(b)); staking less than the offer "
         "takes the Bank on a bid that was never honoured.",
         example="The Bank was won with a bid of $1,000.00 but the Banker wagered $750.00.",
+        frame=BANK_WAGER_FRAME,
+        reads=column_names(
+            "_bank _bank_wager_id _bid bank_stake_citation bank_stake_first_at_least_bid wager_id"
+        ),
     )
 )
 def _bank_stake_below_bid() -> Violation:
@@ -87,6 +92,11 @@ def _bank_stake_below_bid() -> Violation:
         why="The stake ladder limits how fast a Bank can raise or shrink the money at risk "
         "against the table.",
         example="The Banker wagered $2,000.00 and then $5,000.00: at most $4,000.00 allowed.",
+        frame=BANK_WAGER_FRAME,
+        reads=column_names(
+            "_bank _bank_start _bank_wager_id _prev_bank bank_stake_citation "
+            "bank_stake_max_multiple bank_stake_min_multiple wager_id"
+        ),
     )
 )
 def _bank_stake_out_of_range() -> Violation:
@@ -123,6 +133,11 @@ def _bank_stake_out_of_range() -> Violation:
         why="The Banker covers the wagers against him from his stake; a larger wager is paid "
         "from money the Banker never put up.",
         example="The Banker wagered $500.00; a banco of $600.00 was accepted.",
+        frame=BANK_WAGER_FRAME,
+        reads=column_names(
+            "_amount _bank bet call seat wagers_against_bank_citation "
+            "wagers_against_bank_each_at_most_bank"
+        ),
     )
 )
 def _wager_exceeds_bank() -> Violation:
@@ -158,6 +173,11 @@ def _wager_exceeds_bank() -> Violation:
         why="The Banker pays the winning wagers against him from his stake; accepting more "
         "than it leaves the excess unfunded.",
         example="Banker's wager $1,000.00; partial wagers of $600.00 and $500.00.",
+        frame=BANK_ROUND_FRAME,
+        reads=column_names(
+            "_against_count _against_max _against_total _bank wagers_against_bank_citation "
+            "wagers_against_bank_total_at_most_bank"
+        ),
     )
 )
 def _bank_overcovered() -> Violation:
@@ -193,6 +213,8 @@ def _bank_overcovered() -> Violation:
         why="Suivi takes precedence over every other banco; a wrong Suivi takes the hand "
         "from the participant who was entitled to it.",
         example="Seat 2's banco lost round 12; in round 13 seat 5 called suivi.",
+        frame=BANK_WAGER_FRAME,
+        reads=column_names("_entitled _suivi_applies bet call seat suivi_citation"),
     )
 )
 def _suivi_not_entitled() -> Violation:

@@ -17,7 +17,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import (
+    BANK_ROUND_FRAME,
+    BANKER_WAGER_ROUND_FRAME,
+    WHOLE_BANK_CALL_FRAME,
+)
 from auditor.findings.words import counted
 from auditor.input.partition import ROUND_ROW
 from auditor.money import usd
@@ -57,6 +62,8 @@ def banker_wager_citations(tables: PackTables) -> pl.DataFrame:
         why="A full call takes precedence over every partial wager and gives the caller the "
         "Player's Hand (§7(c)); logged for less, it takes both for less than the Bank.",
         example="Banker's wager $1,000.00; seat 4 called banco with $600.00.",
+        frame=WHOLE_BANK_CALL_FRAME,
+        reads=column_names("_amount _bank call call_citation seat"),
     )
 )
 def _call_below_the_bank() -> Violation:
@@ -104,6 +111,8 @@ def call_findings(
         "accounted for.",
         example="Round 8 of shoe S3 logged two Banker wagers, at seats 2 and 5; the Banker "
         "sat at seat 2.",
+        frame=BANKER_WAGER_ROUND_FRAME,
+        reads=column_names("_at_seat _banker_rows banker_citation banker_seat round_no shoe_id"),
     )
 )
 def _banker_wager_not_one() -> Violation:
@@ -173,6 +182,10 @@ def banker_wager_findings(
         why="The bid is what the Bank was won with and what its first stake must reach; a "
         "Bank taken without a recorded bid escapes the stake rules.",
         example="Round 1 of shoe S7: Banker at seat 3, no banker_bid logged.",
+        frame=BANK_ROUND_FRAME,
+        reads=column_names(
+            "_bank_start _bid bank_bid_logged_citation banker_seat kind round_no shoe_id"
+        ),
     )
 )
 def _new_bank_without_bid() -> Violation:

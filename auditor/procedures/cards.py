@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import COUNTED_SHOE_FRAME, COVER_FLAG_FRAME, SEQUENCE_MISMATCH_FRAME
 from auditor.procedures.frames import ids, materialize
 
 CARDS_PER_DECK = 52
@@ -106,6 +107,8 @@ CARD_COUNT_CHECKS = CheckSet()
         why="A card seen once too often did not come from the shoe's decks: a foreign card, a "
         "card brought back from the discards, or a falsified log.",
         example="QS seen 9 times in an 8-deck shoe.",
+        frame=COUNTED_SHOE_FRAME,
+        reads=column_names("decks decks_citation over_logged"),
     )
 )
 def _card_seen_too_often() -> Violation:
@@ -136,6 +139,8 @@ def _card_seen_too_often() -> Violation:
         why="The reader saw every card that left the shoe; more cards, or a card too often, "
         "means cards were added to the shoe or the reader log is corrupt.",
         example="An 8-deck shoe whose card_sequence holds 417 cards.",
+        frame=COUNTED_SHOE_FRAME,
+        reads=column_names("decks decks_citation over_sequence reader seq_len"),
     )
 )
 def _sequence_exceeds_decks() -> Violation:
@@ -231,6 +236,8 @@ COVER_FLAG_CHECKS = CheckSet()
         why="The reader records what really left the shoe; a hand that does not match it was "
         "dealt out of order, swapped, or logged falsely.",
         example="Card 57 of the card_sequence is 7H, but the round's Player's second card is QS.",
+        frame=SEQUENCE_MISMATCH_FRAME,
+        reads=column_names("card deal_order_citation mismatches pos seq_card seq_len slot"),
     )
 )
 def _card_out_of_sequence() -> Violation:
@@ -366,6 +373,11 @@ def _sequence_mismatches(
         "set early or late hides extra hands or ends the shoe early.",
         example="The cover card, 16 cards from the back of 416, was reached in round 57, but "
         "cover_card_drawn is first set on round 59.",
+        frame=COVER_FLAG_FRAME,
+        reads=column_names(
+            "cover_from_back expected_cover_no first_cover_no last_hand_after_cover_citation "
+            "seq_len"
+        ),
     )
 )
 def _cover_card_flag_inconsistent() -> Violation:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import DISCARD_FRAME
 from auditor.findings.words import agreeing, counted
 from auditor.packs.tables import PackTables
 from auditor.procedures.frames import ids
@@ -52,6 +53,11 @@ def discard_counts(tables: PackTables) -> pl.DataFrame:
         "the procedure takes changes the cards the next hands are dealt from.",
         example="Round 20 discarded five cards after an exposed Player third card; the "
         "procedure discards two.",
+        frame=DISCARD_FRAME,
+        reads=column_names(
+            "discarded_after irregular_discards_allowed irregular_discards_citation round_no "
+            "shoe_id"
+        ),
     )
 )
 def _discard_count_wrong() -> Violation:

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation, discriminated
+from auditor.findings.check import Check, CheckSet, Violation, column_names, discriminated
+from auditor.findings.frames import MARKER_FRAME
 from auditor.input.partition import ROUND_ROW, of_round
 from auditor.money import usd
 from auditor.packs.tables import PackTables
@@ -40,6 +41,11 @@ MARKER_CHECKS = CheckSet()
         "is a loss to the house and a favour to the patron.",
         example="Seat 3 owed $12.50 in a shoe; $5.00 was collected before the next shoe "
         "opened: $7.50 uncollected.",
+        frame=MARKER_FRAME,
+        reads=column_names(
+            "_in_time _late _next_open _owed _tolerance "
+            "marker_collected_before_next_shoe_citation patron_id seat"
+        ),
     )
 )
 def _marker_uncollected() -> Violation:

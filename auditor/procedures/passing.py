@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import PASS_FRAME
 from auditor.packs.model import SEAT_COLUMNS
 from auditor.procedures.frames import beside
 
@@ -34,6 +35,11 @@ PASS_CHECKS = CheckSet()
         "it controls the cards round after round.",
         example="The Banker's Hand lost round 12 with the curator at seat 3; round 13 was "
         "again dealt by seat 3.",
+        frame=PASS_FRAME,
+        reads=column_names(
+            "_prev_banker_final _prev_outcome _prev_player_final _prev_round_no _prev_seat "
+            "_seat holder pass_on_banker_loss_citation shoe_id"
+        ),
     )
 )
 def _shoe_not_passed() -> Violation:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation, discriminated
+from auditor.findings.check import Check, CheckSet, Violation, column_names, discriminated
+from auditor.findings.frames import CHAIR_FRAME
 from auditor.findings.table import NO_ID
 from auditor.packs.tables import PackTables
 
@@ -41,6 +42,10 @@ def chair_rules(tables: PackTables) -> pl.DataFrame:
         "appears; a combination posted twice, or too many at one chair, pays progressive "
         "meters to the wrong seat.",
         example="KS9H posted at chairs 2 and 5 of a Midi Royal 9 table.",
+        frame=CHAIR_FRAME,
+        reads=column_names(
+            "_discriminator _expected _problem royal9_seat_combinations_citation table_id"
+        ),
     )
 )
 def _chair_combinations() -> Violation:

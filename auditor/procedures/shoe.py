@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import SHOE_FRAME
 from auditor.findings.words import counted
 from auditor.packs.tables import PackTables
 from auditor.procedures.frames import SHOE_ORDER, beside, ids
@@ -197,6 +198,8 @@ def _royal9_decks_ok() -> pl.Expr:
         why="The house edge and every card-count check assume the approved number of decks; "
         "a short or overfull shoe is a game the regulator never approved.",
         example="A curator-game shoe logged with 9 decks: §3(a) permits six to eight.",
+        frame=SHOE_FRAME,
+        reads=column_names("decks shoe_decks_citation shoe_decks_max shoe_decks_min"),
     )
 )
 def _decks_out_of_range() -> Violation:
@@ -226,6 +229,11 @@ def _decks_out_of_range() -> Violation:
         "deck count is otherwise within the ruleset's limits (else SHO001).",
         why="The Royal 9 paytable and its progressive meters are approved for those shoes only.",
         example="A midi table offering Royal 9 dealt a 7-deck shoe: §12(i) requires 6 or 8.",
+        frame=SHOE_FRAME,
+        reads=column_names(
+            "decks royal9_limits_citation royal9_limits_decks royal9_paytable shoe_decks_max "
+            "shoe_decks_min"
+        ),
     )
 )
 def _royal9_decks_wrong() -> Violation:
@@ -258,6 +266,11 @@ def _royal9_decks_wrong() -> Violation:
         why="The table is approved to deal the submitted number of decks; a different shoe is "
         "a departure from the Rules Submission even if the regulation would allow it.",
         example="A table submitted with 8 decks dealt a 6-deck shoe.",
+        frame=SHOE_FRAME,
+        reads=column_names(
+            "decks decks_citation royal9_limits_decks royal9_paytable shoe_decks_max "
+            "shoe_decks_min table_decks"
+        ),
     )
 )
 def _decks_differ_from_table() -> Violation:
@@ -290,6 +303,11 @@ def _decks_differ_from_table() -> Violation:
         why="The two batches alternate shoe by shoe (.03B(4)); unequal batches mean one of "
         "them is not the approved 6-to-8-deck half of the 12-to-16 total.",
         example="Shoe S2 holds 6 decks after shoe S1 held 8 at the same automated-shuffler table.",
+        frame=SHOE_FRAME,
+        reads=column_names(
+            "automated_shuffler decks prev_automated_shuffler prev_decks prev_shoe_id "
+            "prev_table_decks shoe_batches_citation table_decks"
+        ),
     )
 )
 def _shuffler_batches_unequal() -> Violation:
@@ -328,6 +346,8 @@ def _shuffler_batches_unequal() -> Violation:
         why="A wrong burn changes which cards are dealt; a dealer who burns short or long can "
         "steer the first hands of a shoe.",
         example="Burn card KS burns 10 more cards, but burn_count is 9.",
+        frame=SHOE_FRAME,
+        reads=column_names("burn_card burn_count burn_value burn_value_citation"),
     )
 )
 def _burn_count_wrong() -> Violation:
@@ -357,6 +377,8 @@ def _burn_count_wrong() -> Violation:
         why="The burn card is the first card out of the shoe; if the reader saw another card "
         "first, the shoe log or the burn record is wrong.",
         example="burn_card KS, but card_sequence starts with 7H.",
+        frame=SHOE_FRAME,
+        reads=column_names("burn_card burn_citation reader seq_first"),
     )
 )
 def _burn_card_not_first() -> Violation:
@@ -389,6 +411,8 @@ def _burn_card_not_first() -> Violation:
         why="A shallow cut leaves the top or bottom of the shuffled stack where it was, which "
         "a player who tracked the previous shoe could exploit.",
         example="Cut at 31 cards from the top in the curator game: at least 52 required.",
+        frame=SHOE_FRAME,
+        reads=column_names("cut_citation cut_index cut_min_from_either_end decks"),
     )
 )
 def _cut_too_shallow() -> Violation:
@@ -427,6 +451,8 @@ def _cut_too_shallow() -> Violation:
         why="The cover card announces the last hand; placed too deep, the shoe can run out of "
         "cards in the middle of a round.",
         example="Cover card 10 cards from the back in the curator game: at least 14 required.",
+        frame=SHOE_FRAME,
+        reads=column_names("cover_card_citation cover_card_min_from_back cover_from_back"),
     )
 )
 def _cover_card_too_close() -> Violation:

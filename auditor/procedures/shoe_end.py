@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import AFTER_COVER_FRAME, AFTER_VOID_FRAME
 from auditor.findings.words import counted
 from auditor.procedures.frames import (
     counted_hand_keys,
@@ -49,6 +50,11 @@ def _ordinal(n: pl.Expr) -> pl.Expr:
         why="Dealing on into the cards behind the cover card lets the end of the shoe be "
         "played by someone who has counted it down.",
         example="The cover card came out in round 56; rounds 57 and 58 were both dealt.",
+        frame=AFTER_COVER_FRAME,
+        reads=column_names(
+            "after_cover_nos first_cover_no last_hand_after_cover_citation "
+            "last_hand_after_cover_hands_after"
+        ),
     )
 )
 def _hand_after_last_hand() -> Violation:
@@ -88,6 +94,8 @@ def _hand_after_last_hand() -> Violation:
         why="A shoe that could not complete a round has no cards left to deal honestly; rounds "
         "after it were dealt from cards that should have been replaced.",
         example="Round 61 was void, yet round 62 was dealt from the same shoe.",
+        frame=AFTER_VOID_FRAME,
+        reads=column_names("after_void_count after_void_no first_void_no void_ends_shoe_citation"),
     )
 )
 def _round_after_void() -> Violation:
@@ -124,6 +132,8 @@ def _round_after_void() -> Violation:
         "house may have been losing.",
         example="Round 58 logged void with Player 7 and Banker 3 dealt; the reader shows 40 "
         "more cards in the shoe.",
+        frame=AFTER_VOID_FRAME,
+        reads=column_names("_cards_left round_no shoe_id void_ends_shoe_citation"),
     )
 )
 def _void_with_cards_left() -> Violation:

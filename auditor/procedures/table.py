@@ -16,7 +16,15 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.contract import MINUTE_TEXT
-from auditor.findings.check import Check, CheckSet, Violation, discriminated, instant_text
+from auditor.findings.check import (
+    Check,
+    CheckSet,
+    Violation,
+    column_names,
+    discriminated,
+    instant_text,
+)
+from auditor.findings.frames import COLLECTION_FRAME, HOLDER_ROUND_FRAME, TABLE_FRAME
 from auditor.findings.table import NO_ID
 from auditor.findings.words import moment, with_article
 from auditor.money import usd
@@ -47,6 +55,10 @@ COLLECTION_CHECKS = CheckSet()
         why="The seat count fixes which positions may wager and hold the shoe; a table "
         "submitted with a layout the game does not have is not the game approved.",
         example="A curator-game table submitted with 8 seats; the game seats 10 to 14.",
+        frame=TABLE_FRAME,
+        reads=column_names(
+            "effective_from ruleset seats seats_citation seats_max seats_min table_id"
+        ),
     )
 )
 def _table_seats_out_of_range() -> Violation:
@@ -84,6 +96,11 @@ def _table_seats_out_of_range() -> Violation:
         "limits the seats of a Royal 9 table, `seats` must be one of those counts.",
         why="The Royal 9 paytable and its per-seat combinations are approved for that layout only.",
         example="A midi table offering Royal 9 with 9 seats; Royal 9 is played at 6 or 7.",
+        frame=TABLE_FRAME,
+        reads=column_names(
+            "effective_from royal9_limits_citation royal9_limits_seats royal9_paytable seats "
+            "table_id"
+        ),
     )
 )
 def _royal9_table_seats() -> Violation:
@@ -119,6 +136,11 @@ def _royal9_table_seats() -> Violation:
         why="Deferred collection by marker lets commission go uncollected; where the rules do "
         "not allow it, every marker is a debt the game does not provide for.",
         example="A Chemin de Fer table submitted with commission_collection = marker.",
+        frame=TABLE_FRAME,
+        reads=column_names(
+            "commission_collection commission_collection_citation commission_collection_modes "
+            "effective_from ruleset table_id"
+        ),
     )
 )
 def _collection_not_allowed() -> Violation:
@@ -209,6 +231,11 @@ def _foreign_holder() -> pl.Expr:
         why="A holder at a position the layout does not have cannot be a seated player: the "
         "record of who dealt, and who owes the pass, is wrong.",
         example="Round 12 logged curator_seat 13 at a table of 12 seats.",
+        frame=HOLDER_ROUND_FRAME,
+        reads=column_names(
+            "banker_seat curator_seat deals_citation deals_seat_column round_no seats "
+            "seats_citation shoe_id"
+        ),
     )
 )
 def _holder_seat_out_of_range() -> Violation:
@@ -242,6 +269,11 @@ def _holder_seat_out_of_range() -> Violation:
         why="A holder recorded where the game has none means the log describes another game "
         "than the one approved, or a player handled the cards.",
         example="A Mini Baccarat round logged curator_seat 3: the dealer deals this game.",
+        frame=HOLDER_ROUND_FRAME,
+        reads=column_names(
+            "_foreign_seat banker_seat curator_seat deals_citation deals_seat_column round_no "
+            "ruleset shoe_id"
+        ),
     )
 )
 def _holder_not_of_the_game() -> Violation:
@@ -277,6 +309,10 @@ def _holder_not_of_the_game() -> Violation:
         why="A Free Hand burns cards without wagers; where it is not allowed it changes the "
         "cards the next wagers are settled on.",
         example="A Mini Baccarat round logged as free: the game has no Free Hand.",
+        frame=HOLDER_ROUND_FRAME,
+        reads=column_names(
+            "bets_citation free_hands free_hands_citation kind round_no ruleset shoe_id"
+        ),
     )
 )
 def _free_hand_not_allowed() -> Violation:
@@ -314,6 +350,10 @@ def _free_hand_not_allowed() -> Violation:
         why="Without the call, or after the cards, nothing separates the wagers from the "
         "cards: late wagers cannot even be judged (WAG004).",
         example='Round 14 logged "no more bets" at 20:01:07, after "cards" at 20:01:05.',
+        frame=HOLDER_ROUND_FRAME,
+        reads=column_names(
+            "dealt_at kind no_more_bets_announced_citation no_more_bets_at round_no shoe_id"
+        ),
     )
 )
 def _no_more_bets_not_announced() -> Violation:
@@ -395,6 +435,11 @@ def holder_findings(
         why="A collection the table's procedure has no place for is money moved outside the "
         "settlement of any wager: it may hide a commission taken twice.",
         example="$12.50 collected from seat 3 for shoe S12 at a table that collects at payout.",
+        frame=COLLECTION_FRAME,
+        reads=column_names(
+            "_amount collection_id commission_collection commission_collection_citation "
+            "patron_id seat shoe_id"
+        ),
     )
 )
 def _collection_without_marker() -> Violation:

@@ -9,7 +9,8 @@ import polars as pl
 
 from auditor.codes import code_of, names_of
 from auditor.contract import EZ_EVENTS, OUTCOMES
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import ROUND_FRAME
 from auditor.findings.table import NO_ID
 from auditor.packs.model import RulePack
 from auditor.replay.rounds import DECISION_TEXTS, ordered_decisions
@@ -65,6 +66,10 @@ PLAYED = pl.col("kind") != "void"
         "commonest sign of a misdeal or a manipulated shoe.",
         example="Player 4 6 (count 0) and Banker 9 K (Natural 9): the Player's third card 5 "
         "was dealt although a Natural stops both hands.",
+        frame=ROUND_FRAME,
+        reads=column_names(
+            "natural_hand player_cards player_citation player_count player_must_stand player_two"
+        ),
     )
 )
 def _player_drew_on_stand() -> Violation:
@@ -107,6 +112,8 @@ def _player_drew_on_stand() -> Violation:
         "and neither hand had a Natural.",
         why="A missing third card changes the outcome; a shoe dealing short hands is misdealt.",
         example="Player 2 3 (count 5) stood against Banker 4 2 (6): the Player must draw on 5.",
+        frame=ROUND_FRAME,
+        reads=column_names("kind player_citation player_count player_must_draw player_two"),
     )
 )
 def _player_stood_on_draw() -> Violation:
@@ -133,6 +140,11 @@ def _player_stood_on_draw() -> Violation:
         why="The Banker's draw decides most close rounds; a wrong draw moves money between "
         "the house and every Banker and Player wager.",
         example="Banker 6 after Player's third card 8: Table 1 says stand, but the Banker drew.",
+        frame=ROUND_FRAME,
+        reads=column_names(
+            "banker_cards banker_citation banker_count banker_draws banker_severity banker_two "
+            "natural_hand player_cards player_count"
+        ),
     )
 )
 def _banker_drew_on_stand() -> Violation:
@@ -174,6 +186,11 @@ def _banker_drew_on_stand() -> Violation:
         "Player's third card (or his standing), requires a draw.",
         why="A Banker who stands where he must draw changes the outcome of the round.",
         example="Banker 3 after Player's third card 2: Table 1 says draw, but the Banker stood.",
+        frame=ROUND_FRAME,
+        reads=column_names(
+            "banker_citation banker_count banker_draws banker_severity banker_two kind "
+            "player_cards player_count"
+        ),
     )
 )
 def _banker_stood_on_draw() -> Violation:
@@ -221,6 +238,8 @@ def _total_check(hand: str) -> Violation:
         why="Patrons settle on the announced counts; a wrong count is a wrong call or a "
         "tampered log.",
         example="Player 7 8 counts 5, but 6 was announced.",
+        frame=ROUND_FRAME,
+        reads=column_names("kind player_cards player_final player_total totals_citation"),
     )
 )
 def _wrong_player_total() -> Violation:
@@ -239,6 +258,8 @@ def _wrong_player_total() -> Violation:
         why="Patrons settle on the announced counts; a wrong count is a wrong call or a "
         "tampered log.",
         example="Banker K 9 A counts 0, but 9 was announced.",
+        frame=ROUND_FRAME,
+        reads=column_names("banker_cards banker_final banker_total kind totals_citation"),
     )
 )
 def _wrong_banker_total() -> Violation:
@@ -261,6 +282,11 @@ def _wrong_banker_total() -> Violation:
         "cards in the shoe.",
         why="Every wager on the round is settled on the announced winner.",
         example="Player 9 against Banker 7, but the Banker's Hand was announced the winner.",
+        frame=ROUND_FRAME,
+        reads=column_names(
+            "banker_count banker_draws banker_final expected_outcome expected_outcome_code kind "
+            "outcome outcome_citation player_count player_final player_must_draw void_short"
+        ),
     )
 )
 def _wrong_outcome() -> Violation:
@@ -312,6 +338,11 @@ def _played_out() -> pl.Expr:
         why="The Banker wager pushes on a Dragon 7 and the insurance wagers pay 40:1 and "
         "25:1 on these events: a wrong call moves money.",
         example="Banker 3-card 7 beats Player 5 at an EZ table, but no Dragon 7 was announced.",
+        frame=ROUND_FRAME,
+        reads=column_names(
+            "banker_count banker_final expected_ez_code expected_ez_event ez_baccarat "
+            "ez_citation ez_event kind player_count player_final"
+        ),
     )
 )
 def _wrong_ez_announcement() -> Violation:

@@ -81,11 +81,11 @@ def _ordered_decisions(items: tuple[tuple[str, RulePack], ...]) -> pl.DataFrame:
     packs = dict(items)
     order = {ruleset: i for i, ruleset in enumerate(packs)}
     table = decision_table(packs).with_columns(
-        pl.col("ruleset").replace_strict(order, return_dtype=pl.Int32).alias("_ri")
+        pl.col("ruleset").replace_strict(order, return_dtype=pl.Int32).alias("_ruleset_order")
     )
-    keyed = table.with_columns(decision_key(pl.col("_ri"))).sort("decision_key")
+    keyed = table.with_columns(decision_key(pl.col("_ruleset_order"))).sort("decision_key")
     assert keyed["decision_key"].to_list() == list(range(len(packs) * TOTALS_KEYS))
-    return keyed.drop("_ri")
+    return keyed.drop("_ruleset_order")
 
 
 def replay(

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import WAGER_FRAME
 from auditor.money import usd
 from auditor.packs.tables import PackTables
 from auditor.settlement.correct import WIN
@@ -108,6 +109,12 @@ def _commission_violation(when: pl.Expr, logged_words: pl.Expr) -> Violation:
         "nothing to collect.",
         example="Banker wager of $37.50 won; commission 5% of $37.50 rounds up to $2.00, "
         "none was charged. Impact $2.00 (the patron kept $2.00 owed).",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _bet_words _commission_cite _covered_basis _due _result amount_c basis_c "
+            "commission_c commission_percent commission_rounding due_commission_c due_payout_c "
+            "percent_in_force rollover_c"
+        ),
     )
 )
 def _commission_not_charged() -> Violation:
@@ -133,6 +140,12 @@ def _commission_not_charged() -> Violation:
         "shows a misconfigured table system.",
         example="Banker wager of $37.50 won; commission 5% of $37.50 rounds up to $2.00, "
         "logged $1.87. Impact $0.13.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _bet_words _commission_cite _covered_basis _due _result amount_c basis_c "
+            "commission_c commission_percent commission_rounding due_commission_c due_payout_c "
+            "percent_in_force rollover_c"
+        ),
     )
 )
 def _commission_miscalculated() -> Violation:
@@ -158,6 +171,12 @@ def _commission_miscalculated() -> Violation:
         why="Vigorish taken where the rules charge none is money taken from the patron.",
         example="Player wager of $10.10 won; only a Banker wager pays commission, yet $0.50 "
         "was charged. Impact -$0.50.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _bet_words _covered_basis _due _due_words _no_commission_cite "
+            "_no_commission_reason _result amount_c basis_c commission_c due_commission_c "
+            "rollover_c"
+        ),
     )
 )
 def _commission_not_due() -> Violation:

@@ -93,7 +93,7 @@ def settle(
     frames = {}
     for name, chosen in FRAMES.items():
         frame = with_round(wager_terms(wagers.filter(chosen)), rounds, terms).with_columns(
-            tables.bet_key().alias("_rb"),
+            tables.bet_key().alias("pack_bet_row"),
             tables.r("banker_payout_covered").alias("_covered_basis"),
             (pl.col("amount_c") + pl.col("rollover_c")).alias("stake_c"),
         )
@@ -116,13 +116,13 @@ def _with_royal9_hands(frame: pl.LazyFrame, replayed: pl.LazyFrame) -> pl.LazyFr
     return with_round(frame, hands, [name for name in hands.columns if name != ROUND_ROW])
 
 
-NO_CARDS = (("_p_first", pl.String), ("_b_first", pl.String))
+NO_CARDS = (("_player_first_two", pl.String), ("_banker_first_two", pl.String))
 ROYAL9_COLUMNS = (
-    ("r9_line", pl.String),
-    ("r9_amount_c", pl.Int64),
-    ("r9_known", pl.Boolean),
-    ("r9_random", pl.String),
-    ("r9_cite", pl.String),
+    ("royal9_line", pl.String),
+    ("royal9_amount_c", pl.Int64),
+    ("royal9_known", pl.Boolean),
+    ("royal9_random", pl.String),
+    ("royal9_citation", pl.String),
 )
 
 
@@ -150,7 +150,7 @@ def _settled(frame: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
 def _dragon_bonus_columns(tables: PackTables) -> list[pl.Expr]:
     """A Dragon Bonus on the chosen hand (§8(a)(4), §13(e)): whether each hand is a
     Natural, its margin over the other, the odds key (a Natural winner, else the
-    margin) and the table's paytable (`db_table`: ruleset x paytable; null: none)."""
+    margin) and the table's paytable (`dragon_paytable_row`: ruleset x paytable; null: none)."""
     on_banker = is_bet("dragon_bonus_banker")
     player, banker = pl.col("_player_natural"), pl.col("_banker_natural")
     difference = pl.col("player_final").cast(pl.Int32) - pl.col("banker_final").cast(pl.Int32)
@@ -161,7 +161,7 @@ def _dragon_bonus_columns(tables: PackTables) -> list[pl.Expr]:
         pl.when(on_banker).then(player).otherwise(banker).alias("db_other_natural"),
         margin.alias("db_margin"),
         tables.margin_key(own_natural, margin).alias("db_key"),
-        tables.paytable_key(pl.col("_paytable")).alias("db_table"),
+        tables.paytable_key(pl.col("_paytable")).alias("dragon_paytable_row"),
     ]
 
 
@@ -175,7 +175,7 @@ def _dragon_bonus_result(tables: PackTables) -> pl.Expr:
     the paytable; equal Naturals push; anything else loses. Null: no paytable."""
     margin = pl.col("db_margin")
     own_nat, other_nat = pl.col("db_own_natural"), pl.col("db_other_natural")
-    known = tables.dragon_citation(pl.col("db_table")).is_not_null()
+    known = tables.dragon_citation(pl.col("dragon_paytable_row")).is_not_null()
     return pl.when(known.fill_null(False)).then(
         pl.when(own_nat & other_nat & (margin == 0))
         .then(PUSH)
@@ -183,7 +183,7 @@ def _dragon_bonus_result(tables: PackTables) -> pl.Expr:
         .then(LOSE)
         .when(own_nat)
         .then(WIN)
-        .when(other_nat | dragon_odds(tables, pl.col("db_table")).is_null())
+        .when(other_nat | dragon_odds(tables, pl.col("dragon_paytable_row")).is_null())
         .then(LOSE)
         .otherwise(WIN)
     )
@@ -221,7 +221,7 @@ def _due_result(tables: PackTables) -> pl.Expr:
             )
         )
         .when(is_bet("royal9"))
-        .then(pl.when(pl.col("r9_known")).then(win_lose(pl.col("r9_line").is_not_null())))
+        .then(pl.when(pl.col("royal9_known")).then(win_lose(pl.col("royal9_line").is_not_null())))
         .cast(pl.Int8)
     )
 
@@ -250,7 +250,7 @@ def _due_payout(tables: PackTables) -> pl.Expr:
         pl.when(is_bet("tie"))
         .then(pl.col("tie_pays").cast(pl.Int64))
         .when(is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player"))
-        .then(dragon_odds(tables, pl.col("db_table")))
+        .then(dragon_odds(tables, pl.col("dragon_paytable_row")))
         .when(is_bet("house_money"))
         .then(house_money)
         .otherwise(tables.rb("payout_odds"))
@@ -261,7 +261,7 @@ def _due_payout(tables: PackTables) -> pl.Expr:
         .when(pl.col("_due") != WIN)
         .then(pl.lit(0, dtype=pl.Int64))
         .when(is_bet("royal9"))
-        .then(pl.col("r9_amount_c"))
+        .then(pl.col("royal9_amount_c"))
         .when(is_bet("banker"))
         .then(odds * pl.col("basis_c"))
         .otherwise(odds * stake)
@@ -308,7 +308,7 @@ def _due_commission(tables: PackTables) -> pl.Expr:
 def _other_paytable(tables: PackTables) -> pl.Expr:
     """For a winning Dragon Bonus paid off its odds: the first other paytable of the
     ruleset whose odds the logged payout matches (PAY003), else null."""
-    own = dragon_odds(tables, pl.col("db_table"))
+    own = dragon_odds(tables, pl.col("dragon_paytable_row"))
     found = pl.lit(None, dtype=pl.String)
     for index, name in reversed(list(enumerate(DRAGON_BONUS_PAYTABLES))):
         odds = dragon_odds(tables, tables.paytable_key(pl.lit(index)))

@@ -3,9 +3,9 @@
 A bet type the ruleset or the table's options do not permit, a Royal 9 wager off its
 fixed stake or at a table without the decks and seats it needs, a wager placed after
 "no more bets", on a Free Hand or a simulated round, at a seat the table does not
-have, with a `call` where none belongs, and a House Money rollover other than the
-authorised share. These findings carry no impact: they are not about money owed (the
-wager's money is settled, and checked, as logged, by `wagers`).
+have, or with a `call` where none belongs; a House Money rollover other than the
+authorised share is `rollover.py`'s. These findings carry no impact: they are not
+about money owed (the wager's money is settled, and checked, as logged, by `wagers`).
 
 Chemin de Fer Bank stakes, overcovering and Suivi are table procedures
 (`procedures.py`), not checked here.
@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import WAGER_FRAME
 from auditor.findings.words import moment
-from auditor.input.partition import ROUND_ROW
 from auditor.money import usd
 from auditor.packs.tables import PackTables, requires_code
-from auditor.settlement.correct import FREE, SIMULATED, WIN
+from auditor.settlement.correct import FREE, SIMULATED
 from auditor.settlement.terms import is_bet
 
 PERMIT_CHECKS = CheckSet()
 permit_check = PERMIT_CHECKS.check
-ROLLOVER_CHECKS = CheckSet()
-rollover_check = ROLLOVER_CHECKS.check
 
 # What each `requires` code of the packs' bets asks of the table (0: nothing).
 OPTION_SET = {
@@ -59,37 +57,6 @@ def permit_columns(settled: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
     )
 
 
-def rollovers(settled: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
-    """The rollover frame (`correct.FRAMES`: House Money wagers and the wagers carrying
-    a rollover) with each seat's authorised House Money share: per winning
-    House Money wager, floor(payout x `house_money_rollover_percent` / 100) to the
-    cent, the payout due by the cards, summed over the seat's House Money wagers of the
-    round; against it, the rollover the seat's wagers of the pack's rollover bets
-    (Banker, Player) carry. A rollover on any other wager is WAG010 on that wager alone
-    and stays out of the seat's total (INDEX Ambiguity 29)."""
-    # The round's number, not its string id: the same groups, cheaper to hash.
-    seat = [ROUND_ROW, "seat"]
-    won = is_bet("house_money") & (pl.col("_due") == WIN)
-    share = pl.col("due_payout_c") * pl.col("house_money_rollover_percent").cast(pl.Int64) // 100
-    # One window yielding a struct: four windows over the same key cost three times as
-    # much under the streaming engine (measured).
-    per_seat = pl.struct(
-        pl.when(won).then(share).otherwise(0).sum().alias("share_c"),
-        pl.when(won).then(pl.col("due_payout_c")).sum().alias("house_money_payout_c"),
-        won.any().alias("_won"),
-        pl.when(pl.col("_rollover_target"))
-        .then(pl.col("rollover_c"))
-        .otherwise(0)
-        .sum()
-        .alias("seat_rollover_c"),
-    )
-    return (
-        settled.with_columns(tables.rb("house_money_rollover_target").alias("_rollover_target"))
-        .with_columns(per_seat.over(seat).alias("_per_seat"))
-        .unnest("_per_seat")
-    )
-
-
 def permit_enrich(flagged: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
     """Citations and words for the WAG messages, for the flagged rows only."""
     requires = tables.rb("bet_requires")
@@ -118,7 +85,7 @@ def permit_enrich(flagged: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
     )
 
 
-def _wager_words() -> pl.Expr:
+def wager_words() -> pl.Expr:
     """ "Dragon 7 Insurance of $10.00 at seat 3" """
     return pl.format("{} of {} at seat {}", pl.col("_bet_words"), usd(pl.col("amount_c")), "seat")
 
@@ -140,6 +107,11 @@ def _wager_words() -> pl.Expr:
         "is an unapproved game.",
         example="Dragon 7 Insurance of $10.00 at seat 1, at a table that is not EZ Baccarat "
         "(the curator game's §8(a)(5)).",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "_bet_cite _bet_words _bets_cite _in_ruleset _missing_option _permitted amount_c "
+            "bet ruleset seat"
+        ),
     )
 )
 def _bet_not_permitted() -> Violation:
@@ -151,8 +123,8 @@ def _bet_not_permitted() -> Violation:
         expected=pl.format("no {} wager", pl.col("bet")),
         logged=pl.format("{} {}", pl.col("bet"), usd(pl.col("amount_c"))),
         message=pl.when(pl.col("_in_ruleset"))
-        .then(pl.format("{}, at {}", _wager_words(), "_missing_option"))
-        .otherwise(pl.format("{}: {} permits no such wager", _wager_words(), pl.col("ruleset"))),
+        .then(pl.format("{}, at {}", wager_words(), "_missing_option"))
+        .otherwise(pl.format("{}: {} permits no such wager", wager_words(), pl.col("ruleset"))),
     )
 
 
@@ -168,6 +140,10 @@ def _bet_not_permitted() -> Violation:
         why="The Royal 9 paytable and its progressive meters are built on a fixed $5 "
         "wager; any other stake is a wager the paytable does not price.",
         example="Royal 9 wager of $10.00 at seat 10; the wager is fixed at $5.00.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _bet_words _in_ruleset _royal9_stake_c _royal9_stake_cite amount_c seat"
+        ),
     )
 )
 def _royal9_stake_not_fixed() -> Violation:
@@ -179,7 +155,7 @@ def _royal9_stake_not_fixed() -> Violation:
         expected=usd(pl.col("_royal9_stake_c")),
         logged=usd(pl.col("amount_c")),
         message=pl.format(
-            "{}; the wager is fixed at {}", _wager_words(), usd(pl.col("_royal9_stake_c"))
+            "{}; the wager is fixed at {}", wager_words(), usd(pl.col("_royal9_stake_c"))
         ),
     )
 
@@ -200,6 +176,11 @@ def _royal9_stake_not_fixed() -> Violation:
         "the odds of every line.",
         example="Royal 9 wager of $5.00 at seat 10 at a table of 6 decks and 12 seats; "
         "Royal 9 requires 8 decks.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _bet_words _permitted _royal9_limits_cite _royal9_limits_words "
+            "_royal9_table_ok amount_c decks seat seats"
+        ),
     )
 )
 def _royal9_at_nonconforming_table() -> Violation:
@@ -210,7 +191,7 @@ def _royal9_at_nonconforming_table() -> Violation:
         logged=pl.format("{} decks and {} seats", pl.col("decks"), pl.col("seats")),
         message=pl.format(
             "{} at a table of {} decks and {} seats; Royal 9 requires {}",
-            _wager_words(),
+            wager_words(),
             pl.col("decks"),
             pl.col("seats"),
             pl.col("_royal9_limits_words"),
@@ -234,6 +215,10 @@ def _royal9_at_nonconforming_table() -> Violation:
         "classic table cheat.",
         example="Banker wager of $100.00 at seat 1 placed at 2026-11-24 18:00:57 UTC, "
         '2.0 s after "no more bets" at 2026-11-24 18:00:55 UTC.',
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "_bet_words _late_cite _late_rule amount_c no_more_bets_at placed_at seat"
+        ),
     )
 )
 def _wager_after_no_more_bets() -> Violation:
@@ -246,7 +231,7 @@ def _wager_after_no_more_bets() -> Violation:
         logged=placed,
         message=pl.format(
             '{} placed at {}, {} s after "no more bets" at {}',
-            _wager_words(),
+            wager_words(),
             placed,
             (late.dt.total_microseconds() / 1_000_000).round(3),
             announced,
@@ -271,6 +256,8 @@ def _wager_after_no_more_bets() -> Violation:
         "cards already seen.",
         example="Player wager of $25.00 at seat 1 on a simulated round, where no wager may "
         "be accepted.",
+        frame=WAGER_FRAME,
+        reads=column_names("_bet_words _kind _no_wager_cite amount_c bet kind seat"),
     )
 )
 def _wager_on_round_without_wagers() -> Violation:
@@ -280,7 +267,7 @@ def _wager_on_round_without_wagers() -> Violation:
         expected=pl.format("no wager on a {} round", pl.col("kind")),
         logged=pl.format("{} {}", pl.col("bet"), usd(pl.col("amount_c"))),
         message=pl.format(
-            "{} on a {} round, where no wager may be accepted", _wager_words(), pl.col("kind")
+            "{} on a {} round, where no wager may be accepted", wager_words(), pl.col("kind")
         ),
     )
 
@@ -299,6 +286,8 @@ def _wager_on_round_without_wagers() -> Violation:
         why="A wager at a position the layout does not have cannot be attributed to a "
         "player, and it is how phantom wagers are booked.",
         example="Player wager of $50.00 at seat 13 at a table of 12 seats.",
+        frame=WAGER_FRAME,
+        reads=column_names("_bet_words _seats_cite amount_c seat seats"),
     )
 )
 def _seat_out_of_range() -> Violation:
@@ -307,7 +296,7 @@ def _seat_out_of_range() -> Violation:
         citation=pl.col("_seats_cite"),
         expected=pl.format("seat 1-{}", pl.col("seats")),
         logged=pl.format("seat {}", pl.col("seat")),
-        message=pl.format("{} at a table of {} seats", _wager_words(), pl.col("seats")),
+        message=pl.format("{} at a table of {} seats", wager_words(), pl.col("seats")),
     )
 
 
@@ -327,6 +316,11 @@ def _seat_out_of_range() -> Violation:
         "without one, or a call outside Chemin de Fer, is a misrecorded wager.",
         example="Banker wager of $25.00 at seat 1 with call banco; in the curator game this "
         "wager takes no call.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "_bet_cite _bet_words _bets_cite _call_ok _calls_words _in_ruleset amount_c call "
+            "ruleset seat"
+        ),
     )
 )
 def _call_misplaced() -> Violation:
@@ -348,124 +342,6 @@ def _call_misplaced() -> Violation:
         expected=expected,
         logged=call,
         message=pl.format(
-            "{} with {}; in {} this wager takes {}", _wager_words(), call, "ruleset", expected
-        ),
-    )
-
-
-# ---- House Money rollover ------------------------------------------------------------
-
-
-def _rollover_unauthorised() -> pl.Expr:
-    """A rollover with nothing it may come from: not onto a Banker or Player wager, in a
-    ruleset without rollover, or with no winning House Money wager at the seat."""
-    return (pl.col("rollover_c") > 0) & (
-        ~pl.col("_rollover_target") | ~pl.col("_won") | (pl.col("share_c") == 0)
-    )
-
-
-@rollover_check(
-    Check(
-        code="WAG008",
-        name="RolloverExceedsShare",
-        title="House Money rollover above the authorised share",
-        severity="high",
-        subject="the House Money rollover",
-        rules=("procedures.house_money_rollover",),
-        what="The rollover on the seat's Banker or Player wager is more than the authorised "
-        "share of its winning House Money payout: floor(payout x "
-        "`house_money_rollover_percent` / 100) to the cent (INDEX Ambiguity 20). The "
-        "wager is still settled, and checked, on amount + rollover.",
-        why="Only the payout, or the share the Rules Submission authorises, may ride on the "
-        "hand; more is house money added to a live wager.",
-        example="Player wager of $25.00 at seat 3 carries a $75.00 rollover (the seat's "
-        "total $75.00); the House Money wager won $75.00 and the table authorises "
-        "50%: $37.50.",
-    )
-)
-def _rollover_exceeds_share() -> Violation:
-    return _rollover_violation(pl.col("seat_rollover_c") > pl.col("share_c"))
-
-
-@rollover_check(
-    Check(
-        code="WAG009",
-        name="RolloverShortOfShare",
-        title="House Money rollover below the authorised share",
-        severity="low",
-        subject="the House Money rollover",
-        rules=("procedures.house_money_rollover", "payouts.house_money"),
-        what="The rollover is more than nothing but less than the authorised share of the "
-        'winning House Money payout. The text lets the dealer place "all or a portion '
-        'thereof, as authorized", so this is reported at low severity: a rollover is 0 '
-        "or exactly the share (INDEX Ambiguity 20).",
-        why="A partial rollover that is not the authorised portion means the payout was "
-        "split in a way the Rules Submission does not describe.",
-        example="Banker wager of $50.00 at seat 1 carries a $20.00 rollover (the seat's "
-        "total $20.00); the House Money wager won $30.00 and the table authorises "
-        "100%: $30.00.",
-    )
-)
-def _rollover_short_of_share() -> Violation:
-    return _rollover_violation(
-        (pl.col("seat_rollover_c") > 0) & (pl.col("seat_rollover_c") < pl.col("share_c"))
-    )
-
-
-def _rollover_violation(when: pl.Expr) -> Violation:
-    return Violation(
-        when=(pl.col("rollover_c") > 0) & ~_rollover_unauthorised() & when,
-        citation=pl.col("_rollover_cite"),
-        expected=usd(pl.col("share_c")),
-        logged=usd(pl.col("seat_rollover_c")),
-        message=pl.format(
-            "{} carries a {} rollover (the seat's total {}); the House Money wager won {} and "
-            "the table authorises {}%: {}",
-            _wager_words(),
-            usd(pl.col("rollover_c")),
-            usd(pl.col("seat_rollover_c")),
-            usd(pl.col("house_money_payout_c")),
-            pl.col("house_money_rollover_percent"),
-            usd(pl.col("share_c")),
-        ),
-    )
-
-
-@rollover_check(
-    Check(
-        code="WAG010",
-        name="RolloverWithoutHouseMoneyWin",
-        title="Rollover with no winning House Money wager to come from",
-        severity="high",
-        subject="the House Money rollover; elsewhere the permissible wagers",
-        rules=("procedures.house_money_rollover", "bets.cite"),
-        what="A wager carries a `rollover` although it is not a Banker or Player wager, "
-        "the ruleset has no House Money rollover (Mini Baccarat, Chemin de Fer), or no House "
-        "Money wager at the same seat won in the round by the cards. A rollover on a side "
-        "wager is this one finding, on that wager: it stays out of the seat's total, so "
-        "the seat's Banker or Player wager is not flagged for it (INDEX Ambiguity 29). The "
-        "wager is still settled on amount + rollover (a Chemin de Fer Bank too: "
-        "Ambiguity 30).",
-        why="A rollover is a House Money payout riding on the hand; without a winning "
-        "House Money wager it is an unexplained addition to a live wager.",
-        example="Banker wager of $50.00 at seat 1 carries a $30.00 rollover; no House Money "
-        "wager at seat 1 won in the round.",
-    )
-)
-def _rollover_without_house_money_win() -> Violation:
-    reason = (
-        pl.when(pl.col("_rollover_onto").is_null())
-        .then(pl.format("{} has no House Money rollover", pl.col("ruleset")))
-        .when(~pl.col("_rollover_target"))
-        .then(pl.format("a rollover rides only on a {} wager", pl.col("_rollover_onto")))
-        .otherwise(pl.format("no House Money wager at seat {} won in the round", "seat"))
-    )
-    return Violation(
-        when=_rollover_unauthorised(),
-        citation=pl.col("_rollover_cite"),
-        expected=pl.lit("no rollover"),
-        logged=usd(pl.col("rollover_c")),
-        message=pl.format(
-            "{} carries a {} rollover; {}", _wager_words(), usd(pl.col("rollover_c")), reason
+            "{} with {}; in {} this wager takes {}", wager_words(), call, "ruleset", expected
         ),
     )

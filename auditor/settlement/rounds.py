@@ -130,7 +130,7 @@ def round_terms(
             "no_more_bets_at",
             "ruleset_index",
             enum_code("kind", ROUND_KINDS).cast(pl.Int8).alias("_kind"),
-            tables.ruleset_index().alias("_r"),
+            tables.ruleset_index().alias("pack_ruleset_index"),
             "player_final",
             "banker_final",
             *DEALT_ONLY,
@@ -195,12 +195,12 @@ def against_bank(wagers: pl.LazyFrame, rounds: pl.DataFrame, tables: PackTables)
     return (
         with_round(
             wager_terms(wagers.filter(pl.lit(covered).gather(pl.col(ROUND_ROW)))).filter(
-                pl.col("_b").is_in(pl.lit(bets).implode())
+                pl.col("bet_index").is_in(pl.lit(bets).implode())
             ),
             rounds,
-            ["_r"],
+            ["pack_ruleset_index"],
         )
-        .with_columns(tables.bet_key().alias("_rb"))
+        .with_columns(tables.bet_key().alias("pack_bet_row"))
         .filter(tables.rb("banker_payout_covered_by"))
         .group_by(ROUND_ROW)
         .agg((pl.col("amount_c") + pl.col("rollover_c")).sum().alias("against_c"))

@@ -24,7 +24,7 @@ def royal9_hands() -> list[pl.Expr]:
     (its combination, face card first as `royal9_seats` writes it, "KS9H", or null;
     and whether it is suited)."""
     exprs = []
-    for cards, prefix in (("player_cards", "p"), ("banker_cards", "b")):
+    for cards, prefix, hand in (("player_cards", "p", "player"), ("banker_cards", "b", "banker")):
         c1 = pl.col(cards).list.get(0, null_on_oob=True)
         c2 = pl.col(cards).list.get(1, null_on_oob=True)
         r1, r2 = c1.str.head(1), c2.str.head(1)
@@ -37,7 +37,7 @@ def royal9_hands() -> list[pl.Expr]:
         )
         suited = combo.is_not_null() & (c1.str.slice(1, 1) == c2.str.slice(1, 1))
         exprs += [
-            pl.concat_str(c1, c2, separator=" ").alias(f"_{prefix}_first"),
+            pl.concat_str(c1, c2, separator=" ").alias(f"_{hand}_first_two"),
             combo.alias(f"_{prefix}_combo"),
             suited.alias(f"_{prefix}_suited"),
         ]
@@ -59,11 +59,11 @@ def _seat_combinations(
     by_ruleset = (
         tables.royal9_chairs.lazy()
         .select(
-            tables.ruleset_index().alias("_r"),
+            tables.ruleset_index().alias("pack_ruleset_index"),
             pl.col("royal9_chair").alias("seat"),
             pl.col("royal9_combo").alias("combo"),
         )
-        .group_by("_r", "combo")
+        .group_by("pack_ruleset_index", "combo")
         .agg(pl.col("seat").unique().alias("seats"))
     )
     return by_table, by_ruleset, has_rows
@@ -93,7 +93,9 @@ def _royal9_line_exprs(tables: PackTables) -> dict[str, pl.Expr]:
     random, cite = none_s, none_s
     for row in tables.royal9_paytables.iter_rows(named=True):
         index = tables.ids.index(row["ruleset"])
-        here = (pl.col("_r") == index) & (pl.col("royal9_paytable") == row["paytable"])
+        here = (pl.col("pack_ruleset_index") == index) & (
+            pl.col("royal9_paytable") == row["paytable"]
+        )
         line_of, amount_of = none_s, none_i
         for item in reversed(row["royal9_paytable_lines"]):
             hit = matches[item["match"]].fill_null(False)
@@ -107,11 +109,11 @@ def _royal9_line_exprs(tables: PackTables) -> dict[str, pl.Expr]:
         random = pl.when(here).then(pl.lit(ra_cite, dtype=pl.String)).otherwise(random)
         cite = pl.when(here).then(pl.lit(row["royal9_paytable_citation"])).otherwise(cite)
     return {
-        "r9_line": line,
-        "r9_amount_c": amount,
-        "r9_known": known,
-        "r9_random": random,
-        "r9_cite": cite,
+        "royal9_line": line,
+        "royal9_amount_c": amount,
+        "royal9_known": known,
+        "royal9_random": random,
+        "royal9_citation": cite,
     }
 
 
@@ -126,19 +128,19 @@ def royal9_lines(
         combo = f"_{hand}_combo"
         r9 = (
             r9.join(
-                by_table.rename({"combo": combo, "seats": "_sx"}),
+                by_table.rename({"combo": combo, "seats": "_table_combo_seats"}),
                 on=["table_id", combo],
                 how="left",
             )
             .join(
-                by_ruleset.rename({"combo": combo, "seats": "_sd"}),
-                on=["_r", combo],
+                by_ruleset.rename({"combo": combo, "seats": "_ruleset_combo_seats"}),
+                on=["pack_ruleset_index", combo],
                 how="left",
             )
             .with_columns(
                 pl.when(pl.col("_explicit").fill_null(False))
-                .then(pl.col("_sx"))
-                .otherwise(pl.col("_sd"))
+                .then(pl.col("_table_combo_seats"))
+                .otherwise(pl.col("_ruleset_combo_seats"))
                 .alias("_seats")
             )
             .with_columns(
@@ -150,7 +152,7 @@ def royal9_lines(
                     > pl.col(f"_{hand}_mine").cast(pl.UInt32)
                 ).alias(f"_{hand}_other")
             )
-            .drop("_sx", "_sd", "_seats")
+            .drop("_table_combo_seats", "_ruleset_combo_seats", "_seats")
         )
     lines = _royal9_line_exprs(tables)
     return r9.with_columns(**lines).drop(

@@ -1,11 +1,11 @@
 """The settlement stage's shared words and money in integer cents.
 
 The stage reads each wager's terms (odds, citations, commission, limits) from the
-packs' table form (`auditor.packs.tables`), gathered by ruleset (`_r`) and by ruleset x
-bet (`_rb`) for every row: a lookup by position, with no hash join over millions of
-wagers. Money is integer cents from the first step (a Decimal(18,2) column is read
-through its unscaled value) and becomes Decimal dollars again only for `impact`
-(ECOSYSTEM: never floats).
+packs' table form (`auditor.packs.tables`), gathered by ruleset (`pack_ruleset_index`)
+and by ruleset x bet (`pack_bet_row`) for every row: a lookup by position, with no hash
+join over millions of wagers. Money is integer cents from the first step (a
+Decimal(18,2) column is read through its unscaled value) and becomes Decimal dollars
+again only for `impact` (ECOSYSTEM: never floats).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def wager_terms(wagers: pl.LazyFrame) -> pl.LazyFrame:
     """The wagers with bet and result as codes and money in cents."""
     return wagers.select(
         *WAGER_COLUMNS,
-        enum_code("bet", BETS).alias("_b"),
+        enum_code("bet", BETS).alias("bet_index"),
         enum_code("result", RESULTS).cast(pl.Int8).alias("_result"),
         pl.col("call"),
         cents("amount").alias("amount_c"),
@@ -58,7 +58,7 @@ def dollars(cents_expr: pl.Expr) -> pl.Expr:
 
 
 def is_bet(name: str) -> pl.Expr:
-    return pl.col("_b") == code(name, BETS)
+    return pl.col("bet_index") == code(name, BETS)
 
 
 # The logged result is the one the cards give (codes `_result`, `_due`: settlement.py).

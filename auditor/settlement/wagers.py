@@ -2,9 +2,10 @@
 
 `correct.settle` gives each wager its correct settlement against the cards as
 dealt; the checks here (PAY) and in `commission.py` (COM) compare it with the logged
-one, and `permit.py` (WAG) judges whether the wager was permitted at all. All checks
-are expressions over the settled frame's columns; citations and words are gathered
-from the packs for the flagged rows only (`enrich`).
+one, and `permit.py` and `rollover.py` (WAG) judge whether the wager was permitted at
+all. All checks are expressions over the settled frame's columns; citations and words
+are gathered from the packs for the flagged rows only (`payout_words.payout_enrich`,
+`commission_enrich`, `permit_enrich`).
 
 How one wager's error is split, so that the impacts of its findings add up to its
 total error exactly once (CONTRACT, "What the auditor writes"). The patron's net is
@@ -31,22 +32,18 @@ from collections.abc import Mapping
 import polars as pl
 
 from auditor.codes import names_of
-from auditor.contract import BETS, DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
-from auditor.findings.check import Check, CheckSet, Violation
+from auditor.contract import DRAGON_BONUS_PAYTABLES
+from auditor.findings.check import Check, CheckSet, Violation, column_names
+from auditor.findings.frames import WAGER_FRAME
 from auditor.money import usd
 from auditor.packs.model import RulePack
-from auditor.packs.tables import PackTables, pack_tables
+from auditor.packs.tables import pack_tables
 from auditor.settlement.commission import COMMISSION_CHECKS, commission_enrich
-from auditor.settlement.correct import VOID, WIN, dragon_odds, settle
-from auditor.settlement.permit import (
-    PERMIT_CHECKS,
-    ROLLOVER_CHECKS,
-    permit_columns,
-    permit_enrich,
-    rollovers,
-)
+from auditor.settlement.correct import VOID, WIN, settle
+from auditor.settlement.payout_words import payout_enrich
+from auditor.settlement.permit import PERMIT_CHECKS, permit_columns, permit_enrich
+from auditor.settlement.rollover import ROLLOVER_CHECKS, rollovers
 from auditor.settlement.terms import (
-    BET_WORDS,
     SAME_RESULT,
     dollars,
     is_bet,
@@ -57,7 +54,6 @@ WAGER_CHECKS = CheckSet()
 wager_check = WAGER_CHECKS.check
 
 ID_EXPRS = {c: pl.col(c) for c in ("table_id", "shoe_id", "round_id", "wager_id")}
-DRAGON_BONUS = is_bet("dragon_bonus_banker") | is_bet("dragon_bonus_player")
 
 
 def wager_findings(
@@ -78,7 +74,7 @@ def wager_findings(
     frames = settle(wagers, replayed, options, packs, royal9_seats, tables)
 
     def words(flagged: pl.LazyFrame) -> pl.LazyFrame:
-        return permit_enrich(commission_enrich(enrich(flagged, tables), tables), tables)
+        return permit_enrich(commission_enrich(payout_enrich(flagged, tables), tables), tables)
 
     wager_checks = CheckSet()
     wager_checks.checks = WAGER_CHECKS.checks + COMMISSION_CHECKS.checks + PERMIT_CHECKS.checks
@@ -89,60 +85,19 @@ def wager_findings(
     ]
 
 
-def enrich(flagged: pl.LazyFrame, tables: PackTables) -> pl.LazyFrame:
-    """Citations and words for the messages, gathered for the flagged rows only."""
-    paytable = tables.dragon_citation(pl.col("db_table"))
-    return flagged.with_columns(
-        *(
-            names_of(pl.col(index), tuple(values)).alias(name)
-            for name, values, index in (
-                ("result", RESULTS, "_result"),
-                ("_due_words", ("won", "lost", "pushed"), "_due"),
-                ("due_result", RESULTS, "_due"),
-                ("kind", ROUND_KINDS, "_kind"),
-                ("bet", BETS, "_b"),
-                ("ruleset", tables.ids, "_r"),
-                ("_bet_words", tuple(BET_WORDS[b] for b in BETS), "_b"),
-            )
-        ),
-        pl.when(pl.col("_kind") == VOID)
-        .then(pl.coalesce(tables.r("void_ends_shoe_citation"), tables.r("bets_citation")))
-        .when(is_bet("banker") & pl.col("ez_push"))
-        .then(tables.r("ez_push_citation"))
-        .when(is_bet("royal9"))
-        .then(pl.col("r9_cite"))
-        .otherwise(tables.rb("bet_citation"))
-        .alias("_result_cite"),
-        pl.when(DRAGON_BONUS)
-        .then(paytable)
-        .when(is_bet("royal9"))
-        .then(pl.col("r9_cite"))
-        .otherwise(tables.rb("payout_citation"))
-        .alias("_payout_cite"),
-        pl.when(is_bet("tie"))
-        .then(pl.col("tie_pays").cast(pl.Int64))
-        .when(DRAGON_BONUS)
-        .then(dragon_odds(tables, pl.col("db_table")))
-        .when(is_bet("house_money"))
-        .then(pl.col("due_payout_c") // pl.col("stake_c"))
-        .otherwise(tables.rb("payout_odds"))
-        .alias("_odds"),
-        tables.r("tie_payout_citation").alias("_tie_cite"),
-        tables.r("natural_drawn_citation").alias("_drawn_cite"),
-    )
-
-
 # ---- words ---------------------------------------------------------------------------
 
 
 def _hands() -> pl.Expr:
     """ "Player KS 9H against Banker 4D 2C": the first two cards (Royal 9 only)."""
-    return pl.format("Player {} against Banker {}", pl.col("_p_first"), pl.col("_b_first"))
+    return pl.format(
+        "Player {} against Banker {}", pl.col("_player_first_two"), pl.col("_banker_first_two")
+    )
 
 
 def _royal9_line() -> pl.Expr:
     """'give "Any Royal 9"', or "qualify for no line": what the first two cards give."""
-    return pl.format('give "{}"', pl.col("r9_line")).fill_null(pl.lit("qualify for no line"))
+    return pl.format('give "{}"', pl.col("royal9_line")).fill_null(pl.lit("qualify for no line"))
 
 
 def _counts() -> pl.Expr:
@@ -179,7 +134,7 @@ def _due_words() -> pl.Expr:
         pl.when(pl.col("_due") != WIN)
         .then(pl.lit("nothing is paid"))
         .when(is_bet("royal9"))
-        .then(pl.format('"{}" pays {}', pl.col("r9_line"), usd(pl.col("due_payout_c"))))
+        .then(pl.format('"{}" pays {}', pl.col("royal9_line"), usd(pl.col("due_payout_c"))))
         .otherwise(pl.format("{} to 1 pays {}", pl.col("_odds"), usd(pl.col("due_payout_c"))))
     )
 
@@ -189,8 +144,8 @@ def _stax_reading() -> pl.Expr:
     random award (midi §12(j), INDEX Ambiguity 25): reported, not proven wrong."""
     return (
         is_bet("royal9")
-        & pl.col("r9_random").is_not_null()
-        & pl.col("r9_line").is_null()
+        & pl.col("royal9_random").is_not_null()
+        & pl.col("royal9_line").is_null()
         & (pl.col("_result") == WIN)
         & pl.col("award").is_null()
     )
@@ -220,6 +175,14 @@ def _stax_reading() -> pl.Expr:
         "patron; repeated, it is the signature of settling on the wrong hand.",
         example="Banker wager of $37.50 settled win (payout $37.50, commission $2.00); by "
         "the cards it lost: Player 9 (a Natural) against Banker 5. Impact $73.00.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _banker_first_two _banker_natural _bet_words _covered_basis _drawn "
+            "_drawn_cite _due _due_words _kind _player_first_two _player_natural _result "
+            "_result_cite amount_c award banker_final basis_c commission_c due_net_c due_result "
+            "ez_push logged_net_c payout_c player_final royal9_line royal9_random result "
+            "rollover_c"
+        ),
     )
 )
 def _wrong_result() -> Violation:
@@ -298,6 +261,11 @@ def _payout_violation(when: pl.Expr, extra: pl.Expr) -> Violation:
         "dealer or seat is what a compliance review looks for first.",
         example="Player wager of $10.10 won; 1 to 1 pays $10.10, logged $15.00 (overpaid "
         "$4.90). Impact $4.90.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _bet_words _covered_basis _due _due_words _odds _payout_cite _result "
+            "amount_c basis_c due_payout_c other_paytable payout_c royal9_line rollover_c"
+        ),
     )
 )
 def _payout_off_odds() -> Violation:
@@ -320,6 +288,12 @@ def _payout_off_odds() -> Violation:
         example="Dragon Bonus on the Banker of $25.00 won; 6 to 1 pays $150.00, logged "
         "$175.00 (overpaid $25.00): Paytable B's odds, the table uses Paytable A. "
         "Impact $25.00.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _bet_words _covered_basis _due _due_words _odds _payout_cite _paytable "
+            "_result amount_c basis_c due_payout_c other_paytable payout_c royal9_line "
+            "rollover_c"
+        ),
     )
 )
 def _dragon_bonus_off_paytable() -> Violation:
@@ -349,6 +323,11 @@ def _dragon_bonus_off_paytable() -> Violation:
         "wager at such a table is taken on terms the patron may not be offered.",
         example="Tie wager of $100.00 won at a table paying 7 to 1; the regulation requires "
         "at least 8 to 1 ($100.00 short). Impact -$100.00.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _covered_basis _due _due_words _tie_cite amount_c basis_c rollover_c "
+            "stake_c tie_min tie_pays"
+        ),
     )
 )
 def _tie_odds_below_minimum() -> Violation:
@@ -392,19 +371,24 @@ def _tie_odds_below_minimum() -> Violation:
         "wrong line is how a progressive meter is paid out wrongly.",
         example='Royal 9 wager at seat 1 awarded "Any Royal 9"; the first two cards, Player '
         'KS 9H against Banker 4D 2C, give "Personal K9 on Player Hand".',
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _banker_first_two _due _kind _player_first_two _result award "
+            "royal9_citation royal9_known royal9_line seat"
+        ),
     )
 )
 def _wrong_royal9_award() -> Violation:
     # A void round returns every wager: no line is due, whatever cards were dealt.
-    due = pl.when(pl.col("_kind") != VOID).then(pl.col("r9_line"))
+    due = pl.when(pl.col("_kind") != VOID).then(pl.col("royal9_line"))
     line = due.fill_null(pl.lit("no line"))
     award = pl.col("award").fill_null(pl.lit("no line"))
     return Violation(
         when=is_bet("royal9")
-        & pl.col("r9_known").fill_null(False)
+        & pl.col("royal9_known").fill_null(False)
         & SAME_RESULT
         & pl.col("award").ne_missing(due),
-        citation=pl.col("r9_cite"),
+        citation=pl.col("royal9_citation"),
         expected=line,
         logged=award,
         message=pl.when(pl.col("_kind") == VOID)
@@ -445,12 +429,17 @@ def _wrong_royal9_award() -> Violation:
         example="Royal 9 wager of $5.00 won $1250.00 with no award line; the first two "
         "cards, Player KS 2H against Banker 4C 4D, qualify for no line: possibly a "
         "random Stax award (Midi Baccarat's §12(j)), not provable from the logs.",
+        frame=WAGER_FRAME,
+        reads=column_names(
+            "bet_index _banker_first_two _player_first_two _result amount_c award payout_c "
+            "royal9_citation royal9_known royal9_line royal9_random"
+        ),
     )
 )
 def _royal9_paid_without_qualifying_hand() -> Violation:
     return Violation(
-        when=_stax_reading() & pl.col("r9_known").fill_null(False),
-        citation=pl.col("r9_cite"),
+        when=_stax_reading() & pl.col("royal9_known").fill_null(False),
+        citation=pl.col("royal9_citation"),
         expected=pl.lit("lose (no qualifying hand)"),
         logged=pl.format("win {}", usd(pl.col("payout_c"))),
         message=pl.format(
@@ -460,7 +449,7 @@ def _royal9_paid_without_qualifying_hand() -> Violation:
             usd(pl.col("amount_c")),
             usd(pl.col("payout_c")),
             _hands(),
-            pl.col("r9_random"),
+            pl.col("royal9_random"),
         ),
     )
 

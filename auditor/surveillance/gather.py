@@ -288,7 +288,9 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
                 "table_id",
                 "dealer_id",
                 OPTION_SET,
-                pl.when("_bank_covered").then(pl.col("_covered").fill_null(0.0)).alias("_cap"),
+                pl.when("_bank_covered")
+                .then(pl.col("_covered").fill_null(0.0))
+                .alias("_bank_cover_cap"),
             ),
             replayed.select((pl.col(ROUND_ROW).max().fill_null(0) + 1).alias("bound")),
         ]
@@ -311,8 +313,8 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
 
     money = {c: pl.col(c).cast(pl.Float64).fill_null(0.0) for c in ("amount", "rollover")}
     stake = (
-        pl.when((pl.col("bet") == "banker") & pl.col("_cap").is_not_null())
-        .then(pl.min_horizontal(money["amount"], pl.col("_cap")))
+        pl.when((pl.col("bet") == "banker") & pl.col("_bank_cover_cap").is_not_null())
+        .then(pl.min_horizontal(money["amount"], pl.col("_bank_cover_cap")))
         .otherwise(money["amount"] + money["rollover"])
     )
     won = pl.col("payout").cast(pl.Float64) - pl.col("commission").cast(pl.Float64)
@@ -325,7 +327,7 @@ def _wager_cells(wagers: pl.LazyFrame, replayed: pl.LazyFrame, shoes: pl.LazyFra
     )
     royal9_seat = pl.when(pl.col("bet") == "royal9").then(pl.col("seat")).alias("seat")
     return (
-        wagers.with_columns(of_keyed_round(_PLACE), of_keyed_round("_cap"))
+        wagers.with_columns(of_keyed_round(_PLACE), of_keyed_round("_bank_cover_cap"))
         .filter(pl.col(_PLACE).is_not_null())
         .with_columns(stake.alias("_stake"), royal9_seat)
         .group_by("patron_id", _PLACE, "bet", "seat")
