@@ -79,11 +79,14 @@ def audit(folder: Path, tmp_path: Path, *options: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+AUDITOR = str(Path(sys.executable).with_name("auditor"))
+
+
 def run(*args: str) -> tuple[int, str]:
     """The installed command in a process of its own, as an operator runs it."""
-    done = subprocess.run(
-        [sys.executable, "-m", "auditor", *args], capture_output=True, text=True, timeout=600
-    )
+    # The console script, not `python -m auditor`: run from the repository, `-m` would
+    # import the source tree (whose rule packs live outside the package) over the wheel.
+    done = subprocess.run([AUDITOR, *args], capture_output=True, text=True, timeout=600)
     return done.returncode, done.stdout + done.stderr
 
 

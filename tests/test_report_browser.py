@@ -64,10 +64,26 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     return {"nightly": out / "report.html", "table": table_page, "patron": patron}
 
 
+def _screenshot(page, tries: int = 3) -> bytes:
+    """The page as a PNG. Headless Chromium on a machine whose cores are all busy now and
+    then answers "Unable to capture screenshot" for a page it has drawn; a second try gets
+    it, and a page that really cannot be drawn still fails every try."""
+    from playwright.sync_api import Error
+
+    for attempt in range(tries):
+        try:
+            return page.screenshot(full_page=False)
+        except Error:
+            if attempt == tries - 1:
+                raise
+            page.wait_for_timeout(500)
+    raise AssertionError("unreachable")
+
+
 def _open(browser, page_file: Path) -> dict:
     url = page_file.as_uri()
     page, seen = watched_page(browser, url)
-    seen["screenshot"] = page.screenshot(full_page=False)
+    seen["screenshot"] = _screenshot(page)
     seen["findings_rows"] = page.locator("table.findings tbody tr").count()
     seen["hostile_text"] = page.get_by_text(HOSTILE_PATRON, exact=True).count()
     seen["url"] = url
