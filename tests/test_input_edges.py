@@ -416,3 +416,21 @@ def test_a_table_name_that_is_a_fifo_rather_than_a_folder_is_refused(write_datas
     (root / "wagers.parquet").unlink()
     os.mkfifo(root / "wagers")
     refused_by_subprocess(root, tmp_path, str(root / "wagers"), "is a FIFO")
+
+
+def test_a_dataset_path_that_is_a_file_says_so(tmp_path):
+    from click.testing import CliRunner
+
+    from auditor.cli import main
+
+    sample = Path(__file__).resolve().parents[1] / "sample_data"
+    result = CliRunner().invoke(
+        main, ["audit", str(sample / "rounds.parquet"), "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2
+    assert "a file, not a dataset folder" in result.output
+    assert not (tmp_path / "o").exists()
+    missing = CliRunner().invoke(
+        main, ["audit", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")]
+    )
+    assert missing.exit_code == 2 and "dataset folder not found" in missing.output

@@ -71,6 +71,12 @@ class Dataset:
 def open_dataset(root: Path) -> Dataset:
     """Find every contract table under `root` and check each file's schema."""
     root = Path(root)
+    if root.exists() and not root.is_dir():
+        raise InputError(
+            f"{root}: a file, not a dataset folder; name the folder that holds the tables' "
+            f"files ({root.parent})",
+            path=str(root),
+        )
     if not root.is_dir():
         raise InputError(f"{root}: dataset folder not found", path=str(root))
     files: dict[str, tuple[SourceFile, ...]] = {}
