@@ -58,7 +58,7 @@ def test_a_review_of_a_scheme_1_finding_is_carried_to_its_id_under_scheme_2(tmp_
     assert run("audit", night, "--out", new_set, "--exit-zero", "--quiet").exit_code == 0
     added = run("archive", "add", archive, new_set)
     assert added.exit_code == 0, added.output
-    assert "2 review(s) carried over" in added.output
+    assert "2 reviews carried over" in added.output
 
     new = pl.read_parquet(new_set / "findings.parquet")
     assert not set(new["finding_id"]) & set(old["finding_id"])  # every id is new

@@ -25,6 +25,7 @@ import polars as pl
 
 from auditor.archive.ledger import ReviewInput, append_reviews, ledger_path
 from auditor.archive.ledger_format import IDENTITY_FIELD, IDENTITY_KEYS
+from auditor.findings.words import count_text
 from auditor.regular_files import read_regular
 
 FINDINGS = "set/findings.parquet"
@@ -60,7 +61,8 @@ def carry_reviews(archive: Path, run_folder: Path, notify: Callable[[str], None]
     records = append_reviews(archive, reviews, notify=notify)
     if records:
         notify(
-            f"{len(records):,} review(s) carried over to findings of run {run_folder.name} "
+            f"{count_text(len(records), 'review', 'reviews')} carried over to findings of run "
+            f"{run_folder.name} "
             "that share their identity with a reviewed finding (records "
             f"{records[0]['seq']} to {records[-1]['seq']})"
         )

@@ -9,6 +9,7 @@ import click
 
 from auditor.commands.terminal import fail, visible
 from auditor.errors import AuditorError
+from auditor.findings.words import count_text
 
 
 @click.group()
@@ -106,7 +107,7 @@ def seal(archive_folder: Path) -> None:
         sealed = seal_archive(archive_folder)
     except AuditorError as error:
         fail(error)
-    click.echo(f"{archive_folder}: {len(sealed):,} runs recorded")
+    click.echo(f"{archive_folder}: {count_text(len(sealed), 'run', 'runs')} recorded")
 
 
 @archive.command("list")
@@ -139,8 +140,8 @@ def _summary(record: dict) -> str:
     span = f"{days[0]}..{days[-1]}" if len(days) > 1 else (days[0] if days else "no day")
     properties = ",".join(record["properties"]) or "-"
     return visible(
-        f"{span}  properties {properties}  {len(record['tables'])} tables  "
-        f"{record['findings']:,} findings"
+        f"{span}  properties {properties}  {count_text(len(record['tables']), 'table', 'tables')}"
+        f"  {count_text(record['findings'], 'finding', 'findings')}"
     )
 
 
@@ -211,7 +212,8 @@ def review(
         seq, last = ledger.ledger_head(archive_folder)
     except AuditorError as error:
         fail(error)
-    click.echo(f"{len(written):,} review records written to {archive_folder}")
+    records = count_text(len(written), "review record", "review records")
+    click.echo(f"{records} written to {archive_folder}")
     click.echo(f"ledger head: seq {seq} {last}")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.commands.terminal import visible
+from auditor.findings.words import count_text
 from auditor.money import usd_text
 from auditor.output.files import SUMMARY_FILE
 from auditor.report.nightly import REPORT_FILE
@@ -19,7 +20,8 @@ RULES_SHOWN = 5
 def findings_digest(findings: pl.DataFrame, folder: str, shown: int = RULES_SHOWN) -> list[str]:
     """ "N findings written to FOLDER", then the `shown` rules with the most findings:
     code, count and money at stake (overpaid plus underpaid), and how many rules more."""
-    lines = [f"{findings.height:,} findings written to {folder}" + (":" if findings.height else "")]
+    written = count_text(findings.height, "finding", "findings")
+    lines = [f"{written} written to {folder}" + (":" if findings.height else "")]
     if findings.height == 0:
         return lines
     by_rule = findings_by_rule(findings)

@@ -20,6 +20,11 @@ def counted(count: pl.Expr, singular: str, plural: str) -> pl.Expr:
     return pl.format("{} {}", count, agreeing(count, singular, plural))
 
 
+def count_text(count: int, singular: str, plural: str) -> str:
+    """A count for a person, in words that agree with it: "1 run", "2,000 runs"."""
+    return f"{count:,} {singular if count == 1 else plural}"
+
+
 # Letters whose names begin with a vowel sound ("em", "ess", "aitch"): a ruleset's id
 # begins with its jurisdiction's initials, read letter by letter ("md" is "em-dee").
 VOWEL_SOUNDING_LETTERS = "aefhilmnorsx"
