@@ -331,7 +331,11 @@ def test_the_digest_is_short_and_says_how_many_more() -> None:
     assert lines[0] == f"{findings.height:,} findings written to out:"
     assert lines[2].split() == ["R000", "10", "$25.00"]
     assert lines[3].split() == ["R001", "9", "—"]
-    assert len(lines) == 2 + 5 + 1 and lines[-1] == "  and 3 more rules (out/summary.txt)"
+    assert lines[2 + 5] == "  and 3 more rules (out/summary.txt)"
+    assert lines[-2:] == [
+        "  money at stake: $25.00 ($0.00 overpaid, $25.00 underpaid)",
+        "  most money at stake: R000 $25.00",
+    ]
     none = findings_digest(findings.clear(), "out")
     assert none == ["0 findings written to out"]
 
@@ -352,3 +356,27 @@ def test_the_progress_counter_names_its_unit_with_separators(monkeypatch) -> Non
     with progress_bar("dealing", 100, quiet=True, unit="rounds") as advance:
         advance(50)
     assert quiet.getvalue() == ""
+
+
+def test_the_digest_ends_with_the_money_overpaid_and_underpaid_and_the_costliest_rules() -> None:
+    findings = pl.DataFrame(
+        {
+            "rule": ["PAY001", "PAY001", "COM001", "TOT001", "PAY002"],
+            "impact": [
+                Decimal("100.00"),
+                Decimal("-40.00"),
+                Decimal("0.25"),
+                None,
+                Decimal("-5.00"),
+            ],
+        },
+        schema={"rule": pl.String, "impact": pl.Decimal(18, 2)},
+    )
+    lines = findings_digest(findings, "out")
+    assert lines[-2:] == [
+        "  money at stake: $145.25 ($100.25 overpaid, $45.00 underpaid)",
+        "  most money at stake: PAY001 $140.00, PAY002 $5.00, COM001 $0.25",
+    ]
+    # No money named, no money lines.
+    quiet = findings_digest(findings.filter(pl.col("impact").is_null()), "out")
+    assert not any("money at stake:" in line for line in quiet)

@@ -1,6 +1,7 @@
 """The few lines `auditor audit` ends with: the findings by rule, most frequent first,
-with the money each rule puts at stake, so that nobody has to open summary.txt to see
-what the night held."""
+with the money each rule puts at stake, then the night's money at stake (overpaid and
+underpaid) and the rules that put the most of it at stake, so that nobody has to open
+summary.txt to see what the night held."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from auditor.report.nightly import REPORT_FILE
 __all__ = ["REPORT_FILE", "findings_digest"]
 
 RULES_SHOWN = 5
+RULES_BY_MONEY_SHOWN = 3
 
 
 def findings_digest(findings: pl.DataFrame, folder: str, shown: int = RULES_SHOWN) -> list[str]:
@@ -31,6 +33,32 @@ def findings_digest(findings: pl.DataFrame, folder: str, shown: int = RULES_SHOW
     if by_rule.height > shown:
         more = by_rule.height - shown
         lines.append(f"  and {more:,} more rule{'s' * (more > 1)} ({folder}/{SUMMARY_FILE})")
+    return lines + money_lines(findings, by_rule)
+
+
+def money_lines(findings: pl.DataFrame, by_rule: pl.DataFrame) -> list[str]:
+    """The night's money at stake, overpaid and underpaid apart (a positive impact is
+    paid more than owed), and the rules with the most of it; nothing when no finding
+    names money."""
+    impact = findings["impact"].drop_nulls()
+    if impact.is_empty():
+        return []
+    overpaid = impact.filter(impact > 0).sum()
+    underpaid = -impact.filter(impact < 0).sum()
+    total = usd_text(overpaid + underpaid)
+    lines = [
+        f"  money at stake: {total} ({usd_text(overpaid)} overpaid, "
+        f"{usd_text(underpaid)} underpaid)"
+    ]
+    costliest = (
+        by_rule.filter(pl.col("at_stake") > 0)
+        .sort(["at_stake", "rule"], descending=[True, False])
+        .head(RULES_BY_MONEY_SHOWN)
+    )
+    shown = ", ".join(
+        f"{visible(r)} {usd_text(s)}" for r, s in costliest.select("rule", "at_stake").iter_rows()
+    )
+    lines.append(f"  most money at stake: {shown}")
     return lines
 
 
