@@ -34,7 +34,7 @@ from auditor.commands.query import query
 from auditor.commands.report import report
 from auditor.commands.rules import rules
 from auditor.commands.surveil import surveil
-from auditor.commands.terminal import fail, stdout, visible
+from auditor.commands.terminal import fail, stdout, text_table, visible
 from auditor.commands.verify import verify
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
@@ -74,7 +74,7 @@ def _rows_in(dataset_path: Path, *counted_twice: str, quiet: bool = False) -> in
 
 
 def _counts_table(counts) -> Table:
-    table = Table(title="Row accounting")
+    table = text_table(title="Row accounting")
     for name in ("table", "rows in", "audited", "quarantined"):
         table.add_column(name, justify="left" if name == "table" else "right")
     for name, rows_in, audited, quarantined in counts.iter_rows():

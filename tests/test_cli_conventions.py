@@ -380,3 +380,16 @@ def test_the_digest_ends_with_the_money_overpaid_and_underpaid_and_the_costliest
     # No money named, no money lines.
     quiet = findings_digest(findings.filter(pl.col("impact").is_null()), "out")
     assert not any("money at stake:" in line for line in quiet)
+
+
+def test_tables_piped_are_plain_text_and_query_numbers_right_aligned(runs: Path) -> None:
+    boxes = set("─━│┃┏┓┗┛┡┩╇╈┼")
+    for args in (("rules",), ("query", runs / "a_out", "SELECT 1 AS n, 'x' AS s")):
+        result = cli(*args)
+        assert result.exit_code == 0, result.output
+        assert not boxes & set(result.output), args
+    shown = cli("query", runs / "a_out", "SELECT 7 AS n, 'x' AS s UNION ALL SELECT 1234, 'yz'")
+    header, *rows = shown.output.splitlines()[:3]
+    # The number column ends where its header ends; the text column starts where its does.
+    assert [r.index("7") + 1 for r in rows[:1]] == [header.index("n") + 1]
+    assert rows[1].index("yz") == header.index("s")

@@ -9,7 +9,6 @@ import click
 
 from auditor.commands.terminal import fail, visible
 from auditor.errors import AuditorError
-from auditor.findings.words import count_text
 
 
 @click.group()
@@ -107,6 +106,8 @@ def seal(archive_folder: Path) -> None:
         sealed = seal_archive(archive_folder)
     except AuditorError as error:
         fail(error)
+    from auditor.findings.words import count_text
+
     click.echo(f"{archive_folder}: {count_text(len(sealed), 'run', 'runs')} recorded")
 
 
@@ -136,6 +137,8 @@ def list_runs(archive_folder: Path) -> None:
 
 
 def _summary(record: dict) -> str:
+    from auditor.findings.words import count_text
+
     days = record["gaming_days"]
     span = f"{days[0]}..{days[-1]}" if len(days) > 1 else (days[0] if days else "no day")
     properties = ",".join(record["properties"]) or "-"
@@ -212,6 +215,8 @@ def review(
         seq, last = ledger.ledger_head(archive_folder)
     except AuditorError as error:
         fail(error)
+    from auditor.findings.words import count_text
+
     records = count_text(len(written), "review record", "review records")
     click.echo(f"{records} written to {archive_folder}")
     click.echo(f"ledger head: seq {seq} {last}")

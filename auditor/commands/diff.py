@@ -8,11 +8,10 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
 from auditor.commands.formats import emit_rows, format_option, json_text
 from auditor.commands.options import old_out_spelling, out_option
-from auditor.commands.terminal import fail, stdout
+from auditor.commands.terminal import fail, stdout, text_table
 from auditor.errors import AuditorError
 
 
@@ -87,7 +86,7 @@ def _changes_table(changes) -> None:
     from auditor.output.diff import CHANGES
 
     counts = dict(changes.group_by("change").len().iter_rows())
-    table = Table(title=", ".join(f"{counts.get(c, 0):,} {c}" for c in CHANGES))
+    table = text_table(title=", ".join(f"{counts.get(c, 0):,} {c}" for c in CHANGES))
     for name in ("change", "finding_id", "rule", "round_id", "wager_id", "what or message"):
         table.add_column(name)
     for row in changes.head(200).iter_rows(named=True):

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
 from auditor.commands.formats import file_format, stdout_is_terminal
 from auditor.commands.options import FiniteFloatRange, old_out_spelling, out_option
-from auditor.commands.terminal import fail, stdout, visible
+from auditor.commands.terminal import fail, stdout, text_table, visible
 from auditor.errors import AuditorError
 
 QUERY_FORMATS = ("table", "csv", "json", "parquet")
@@ -209,11 +208,16 @@ class _EscapedTerminal(io.RawIOBase):
 
 
 def _show_result(result) -> None:
+    import pyarrow as pa
+
     from auditor.output.results import first_rows
 
-    table = Table(show_lines=False)
-    for name in result.column_names:
-        table.add_column(escape(visible(name)), overflow="fold")
+    table = text_table(show_lines=False)
+    for field in result.schema:
+        numeric = pa.types.is_integer(field.type) or pa.types.is_floating(field.type)
+        numeric = numeric or pa.types.is_decimal(field.type)
+        justify = "right" if numeric else "left"
+        table.add_column(escape(visible(field.name)), overflow="fold", justify=justify)
     shown, count = first_rows(result, TABLE_ROWS_SHOWN)
     for row in shown:
         table.add_row(*("[dim]NULL[/]" if v is None else escape(visible(v)) for v in row))

@@ -7,11 +7,10 @@ import sys
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
 from auditor.commands.options import loaded_packs, rules_options
-from auditor.commands.terminal import fail, stdout, visible
+from auditor.commands.terminal import fail, stdout, text_table, visible
 from auditor.errors import AuditorError
 
 
@@ -132,7 +131,7 @@ def _packs(rules_dir: Path | None, replace_builtin: bool, fmt: str) -> None:
     if fmt != "table":
         emit_rows(rows, PACK_COLUMNS, fmt)
         return
-    table = Table(title=f"{len(rows)} rule packs")
+    table = text_table(title=f"{len(rows)} rule packs")
     for name in PACK_COLUMNS:
         table.add_column(name)
     for row in rows:
@@ -184,7 +183,7 @@ def _checks_list(checks: list, fmt: str) -> None:
     if fmt != "table":
         emit_rows([vars(c) for c in checks], CHECK_COLUMNS, fmt)
         return
-    table = Table(title=f"{len(checks)} checks")
+    table = text_table(title=f"{len(checks)} checks")
     for name in ("code", "name", "title", "severity", "cites"):
         table.add_column(name)
     for check in checks:

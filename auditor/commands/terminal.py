@@ -7,10 +7,11 @@ import re
 import sys
 import tempfile
 import traceback
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
+from rich.table import Table
 
 from auditor.errors import AuditorError
 
@@ -30,6 +31,14 @@ stderr = _Console(stderr=True)
 # Piped or redirected, nothing is wrapped or cut to fit 80 columns: `auditor rules | grep`
 # must see whole names and citations. A terminal keeps its own width.
 stdout = _Console() if sys.stdout.isatty() else _Console(width=NOT_A_TERMINAL_WIDTH, soft_wrap=True)
+
+
+def text_table(**options: Any) -> Table:
+    """A table for stdout: with its borders on a terminal; piped or redirected, plain
+    columns (no box characters for `grep`, `cut` or a spreadsheet to trip on)."""
+    if not stdout.is_terminal:
+        options.setdefault("box", None)
+    return Table(**options)
 
 
 # What a terminal obeys or reorders rather than shows: C0 and C1 controls and DEL (ANSI
