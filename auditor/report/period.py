@@ -38,6 +38,7 @@ from auditor.report.render import render
 
 CHART_BARS = 20
 DEALER_BARS = 15
+SERIES_POINTS = 2  # a series of fewer points is no chart
 
 __all__ = [
     "PeriodReportError",
@@ -172,7 +173,8 @@ def _context(catalog: Catalog, archive: Path, period: Period) -> dict[str, Any]:
     coverage = reads.coverage(catalog)
     base = {
         "period": period,
-        "archive": str(archive),
+        # Absolute: the page is read away from the folder it was written in.
+        "archive": str(archive.resolve()),
         "tool_version": __version__,
         "span": reads.archive_span(catalog, period.property_id),
         "repeat_nights": figures.REPEAT_NIGHTS,
@@ -236,12 +238,13 @@ def _context(catalog: Catalog, archive: Path, period: Period) -> dict[str, Any]:
 
 
 def _charts(nights: pl.DataFrame, findings: pl.DataFrame, weekly: pl.DataFrame) -> list[Any]:
-    """The page's charts; those with nothing to draw are left out."""
+    """The page's charts; those with nothing to draw are left out, and so is a series of
+    a single night or week: its one figure is in the page's tables."""
     # matplotlib is imported when a chart is drawn, as in the nightly report.
     from auditor.report import period_charts as charts
 
     drawn = []
-    if findings.height:
+    if findings.height and nights.height >= SERIES_POINTS:
         days = nights["start"].to_list()
         per_severity = {s: nights[s].to_list() for s in SEVERITIES}
         drawn.append(charts.findings_per_night("per-night", days, per_severity))
@@ -249,8 +252,9 @@ def _charts(nights: pl.DataFrame, findings: pl.DataFrame, weekly: pl.DataFrame) 
         under = [float(v) for v in nights["under"].to_list()]
         if any(over) or any(under):
             drawn.append(charts.money_per_night("money-per-night", days, over, under))
+    if findings.height:
         drawn += _ranked_charts(findings)
-    if weekly.height:
+    if weekly.height >= SERIES_POINTS:
         drawn.append(
             charts.weekly_hold(
                 "hold-week",

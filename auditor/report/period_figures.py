@@ -253,12 +253,13 @@ def reviewed(findings: pl.DataFrame, statuses: pl.DataFrame) -> pl.DataFrame:
 
 
 def open_by_age(found: pl.DataFrame, as_of: date | None) -> dict[str, Any]:
-    """The findings still open or escalated, the oldest first, aged in days from the first
-    night each was found to `as_of` (the period's last night audited)."""
-    rank = {s: i for i, s in enumerate(SEVERITIES)}
+    """The findings still open or escalated, aged in days from the first night each was
+    found to `as_of` (the period's last night audited): the oldest age band first, and
+    within a band the most money at stake first, so that a large sum is never buried
+    under many small ones of the same age. `status_open` counts the status "open" alone,
+    as the catalog's `finding_status` does; `total` adds the escalated ones."""
     still = found.filter(pl.col("status").is_in(OPEN)).with_columns(
-        pl.coalesce("first_night", "gaming_day").alias("first_night"),
-        pl.col("severity").replace_strict(rank, default=len(SEVERITIES)).alias("_rank"),
+        pl.coalesce("first_night", "gaming_day").alias("first_night")
     )
     if as_of is not None and still.height:
         still = still.with_columns(
@@ -266,7 +267,11 @@ def open_by_age(found: pl.DataFrame, as_of: date | None) -> dict[str, Any]:
         )
     else:
         still = still.with_columns(pl.lit(0, pl.Int64).alias("age"))
-    still = still.sort("first_night", "_rank", "finding_id")
+    still = still.with_columns(_age_band().alias("_band")).sort(
+        ["_band", pl.col("impact").abs(), "finding_id"],
+        descending=[True, True, False],
+        nulls_last=True,
+    )
     ages = still["age"].to_list()
     buckets, low = [], -1
     for high, label in AGE_BUCKETS:
@@ -276,11 +281,18 @@ def open_by_age(found: pl.DataFrame, as_of: date | None) -> dict[str, Any]:
     return {
         "as_of": as_of,
         "total": still.height,
+        "status_open": still.filter(pl.col("status") == "open").height,
         "escalated": still.filter(pl.col("status") == "escalated").height,
         "buckets": buckets,
         "rows": list(still.head(OPEN_ROWS).iter_rows(named=True)),
         "more": max(0, still.height - OPEN_ROWS),
     }
+
+
+def _age_band() -> pl.Expr:
+    """The index of the age band of `AGE_BUCKETS` each finding falls in: 0 for the
+    youngest, one more past each band's upper bound."""
+    return pl.sum_horizontal(*((pl.col("age") > high).cast(pl.Int32) for high, _ in AGE_BUCKETS))
 
 
 def review_summary(found: pl.DataFrame, records: pl.DataFrame) -> dict[str, Any]:
@@ -378,5 +390,7 @@ def holds(nightly: pl.DataFrame, first: date) -> dict[str, Any]:
         "weeks_more": weeks.height - listed.height,
         "weeks_more_tables": weeks.slice(listed.height)["table_id"].n_unique(),
         "overall": overall.sort("week"),
+        # A period of one week: its one figure, written out instead of charted.
+        "one_week": overall.row(0, named=True) if overall.height == 1 else None,
         "unread": unread,
     }
