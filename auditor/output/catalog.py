@@ -395,6 +395,17 @@ DESCRIPTIONS = {
     "vig": ("MACRO", "vig(ruleset_or_percent, amount, rounding): commission on amount won"),
     "vig_percent": ("MACRO", "vig_percent(ruleset_or_percent): the commission percent"),
     "vig_cents": ("MACRO", "vig_cents(percent, cents, rounding): commission in dollars from cents"),
+    "vig_rounded": (
+        "MACRO",
+        "vig_rounded(percent, cents, rounding, step): commission in dollars on cents won, "
+        "rounded up to a multiple of step cents with rounding, else half up to the cent",
+    ),
+    "vig_step": (
+        "MACRO",
+        "vig_step(ruleset_or_NULL, percent): the rounding step in cents the ruleset's pack "
+        "sets at that percent (25 at 5%, 20 at 4% in the built-in packs); NULL: the step "
+        "every pack agrees on",
+    ),
 }
 
 
