@@ -86,7 +86,8 @@ def test_a_reaudit_supersedes_the_earlier_run_and_both_stay_queryable(nights, tm
     assert run("archive", "add", archive, nights["second"]).exit_code == 0
     listed = run("archive", "list", archive)
     assert listed.exit_code == 0
-    lines = listed.output.strip().splitlines()
+    header, *lines = listed.output.strip().splitlines()
+    assert header.split()[0] == "run" and header.endswith("state")
     assert len(lines) == 2 and lines[0].endswith("superseded") and lines[1].endswith("in force")
     with duckdb.connect(str(archive / "archive.duckdb"), read_only=True) as con:
         by_run = dict(con.execute("SELECT run_id, count(*) FROM findings GROUP BY 1").fetchall())
@@ -219,3 +220,20 @@ def test_reviews_are_recorded_and_survive_a_reaudit(nights, tmp_path):
     ledger.write_text(ledger.read_text().replace("A. Lee", "B. Lee", 1))
     tampered = run("verify", archive)
     assert tampered.exit_code == 1 and "reviews: line 1" in tampered.output
+
+
+def test_archive_list_speaks_csv_and_json_too(nights, tmp_path):
+    archive = tmp_path / "archive"
+    assert run("archive", "add", archive, nights["first"]).exit_code == 0
+    assert run("archive", "add", archive, nights["second"]).exit_code == 0
+    (first, second) = (r.run_id for r in archived_runs(archive))
+    as_csv = run("archive", "list", archive, "--format", "csv")
+    assert as_csv.exit_code == 0, as_csv.output
+    header, *rows = as_csv.output.strip().splitlines()
+    assert header == "run_id,gaming_days,properties,tables,findings,state"
+    assert [r.split(",")[0] for r in rows] == [first, second]
+    as_json = json.loads(run("archive", "list", archive, "--format", "json").output)
+    assert [(r["run_id"], r["state"]) for r in as_json] == [
+        (first, "superseded"),
+        (second, "in force"),
+    ]

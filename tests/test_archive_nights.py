@@ -347,7 +347,8 @@ def test_findings_current_holds_the_reaudits_findings_not_the_first_runs(built: 
     assert nights == (NIGHTS,)
     listed = cli("archive", "list", built.archive)
     assert listed.exit_code == 0, listed.output
-    states = {line.split()[0]: line.rsplit("  ", 1)[-1] for line in listed.output.splitlines()}
+    rows = listed.output.splitlines()[1:]  # after the header
+    states = {line.split()[0]: line.rsplit("  ", 1)[-1] for line in rows}
     assert {run for run, state in states.items() if state == "superseded"} == {
         r.first_run for r in built.reaudits
     }

@@ -100,7 +100,7 @@ def test_a_superseded_run_dated_2099_in_its_run_json_stays_superseded(archive: P
     run_json.write_text(json.dumps(data | {"started_at": "2099-01-01T00:00:00+00:00"}))
     code, output = verify_output(archive)
     assert code == 1 and f"run {first}: run.json: not as recorded" in output
-    listed = run("archive", "list", archive).output.splitlines()
+    listed = run("archive", "list", archive).output.splitlines()[1:]  # after the header
     assert listed[0].startswith(first) and listed[0].endswith("superseded")
     in_force = f"SELECT count(*) FROM findings_current WHERE run_id = '{first}'"
     assert count(archive, in_force) == 0
