@@ -14,8 +14,10 @@ from click.testing import CliRunner, Result
 from auditor.cli import main
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
+RULES = Path(__file__).resolve().parents[1] / "rules"  # the built-in packs, as a folder
 PATRON = "PT030081"
 ROUND = "R0000444"
+DEALER = "D0102"
 NIGHT = "2026-11-24"
 PROPERTY = "MA-PROP-1"
 
@@ -140,7 +142,8 @@ def test_report_of_a_night_refuses_meaningless_options(
         (("--period", f"{NIGHT}..{NIGHT}", "--from", NIGHT), ("--period", "--from")),
         (("--period", f"{NIGHT}..{NIGHT}", "--patron", PATRON), ("--period", "--patron")),
         (("--property", PROPERTY), ("--property", "--period")),
-        (("--patron", PATRON, "--rules", "."), ("--rules", "ARCHIVE")),
+        (("--patron", PATRON, "--rules", RULES), ("--rules", "ARCHIVE")),
+        (("--patron", PATRON, "--replace-builtin"), ("--replace-builtin", "ARCHIVE")),
     ],
 )
 def test_report_of_an_archive_refuses_meaningless_options(
@@ -154,6 +157,8 @@ def test_report_of_an_archive_refuses_meaningless_options(
 
 def test_report_accepts_the_options_that_go_together(audited: dict[str, Path], here: Path) -> None:
     assert run("report", audited["out"], "--round", ROUND).exit_code == 0
+    ruled = run("report", audited["out"], "--dealer", DEALER, "--rules", RULES, "--replace-builtin")
+    assert ruled.exit_code == 0, ruled.output
     windowed = run("report", audited["out"], "--patron", PATRON, "--from", NIGHT, "--to", NIGHT)
     assert windowed.exit_code == 0, windowed.output
     period = run(

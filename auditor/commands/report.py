@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -111,7 +112,14 @@ def _write(folder, target, pdf, period, property_id, subject, packs) -> Path:
     return write_investigation(folder, chosen, target, pdf, packs)
 
 
-def _refuse_meaningless(folder, period, property_id, subject, rules_dir, replace_builtin) -> None:
+def _refuse_meaningless(
+    folder: Path,
+    period: str | None,
+    property_id: str | None,
+    subject: dict[str, Any],
+    rules_dir: Path | None,
+    replace_builtin: bool,
+) -> None:
     """Refuse options that would be ignored or would mislabel the page: a round is one
     moment of one night, a period report has its own window, and an archive's findings
     were judged by the rules of their runs."""
@@ -134,10 +142,13 @@ def _refuse_meaningless(folder, period, property_id, subject, rules_dir, replace
                 f"--period and {', '.join(given)} do not go together: --period reports on "
                 "the whole period of every subject"
             )
-    if (rules_dir is not None or replace_builtin) and (period is not None or is_archive(folder)):
+    rules = [
+        flag for flag, on in (("--rules", rules_dir), ("--replace-builtin", replace_builtin)) if on
+    ]
+    if rules and (period is not None or is_archive(folder)):
         raise click.UsageError(
-            "--rules with an ARCHIVE: its findings were judged by each run's own rules; "
-            "--rules applies to the report of one run's OUTDIR"
+            f"{' and '.join(rules)} with an ARCHIVE: its findings were judged by each run's "
+            "own rules; --rules applies to the report of one run's OUTDIR"
         )
 
 
