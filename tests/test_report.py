@@ -324,7 +324,8 @@ def test_an_unknown_subject_is_exit_2_not_an_empty_page(night, tmp_path):
 def test_pdf_without_chromium_is_a_clear_exit_2(night, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no browser on this PATH
     result = CliRunner().invoke(
-        main, ["report", str(night), "--round", "R0000008", "--pdf", "--out", str(tmp_path / "r")]
+        main,
+        ["report", str(night), "--round", "R0000008", "--pdf", "--out", str(tmp_path / "r.pdf")],
     )
     assert result.exit_code == 2
     assert "headless Chromium" in result.output and "apt-get install chromium" in result.output

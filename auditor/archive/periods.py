@@ -48,8 +48,8 @@ WORK_PREFIX = ".surveil-"  # a surveil's working folder in periods/
 
 @dataclass(frozen=True)
 class PeriodRun:
-    surveillance: PeriodSurveillance
-    folder: Path  # ARCHIVE/periods/FROM_TO
+    surveillance: PeriodSurveillance | None  # None: no run in force lent counts to the period
+    folder: Path  # ARCHIVE/periods/FROM_TO (not written when surveillance is None)
     notes: list[str]  # what was left out, and why
 
 
@@ -132,11 +132,16 @@ def surveil(
     budget_bytes: int | None = None,
 ) -> PeriodRun:
     """The period's surveillance, written into the archive (replacing the same period's
-    earlier one) and seen by its catalog."""
+    earlier one) and seen by its catalog; nothing is written when no run in force for
+    the period has counts to lend (`PeriodRun.surveillance` is None)."""
     if end < start:
         raise ArchiveError(f"the period ends ({end}) before it starts ({start})")
     folder = open_archive(archive)
     nights, notes = nights_in_force(folder, start, end)
+    if not nights:
+        # A period the archive holds no nights of is a fact about the archive, not a
+        # mistake in the command: said, and left without an empty surveillance.
+        return PeriodRun(None, folder / PERIODS / period_name(start, end), notes)
     periods = folder / PERIODS
     if periods.is_symlink() or (periods.exists() and not periods.is_dir()):
         raise ArchiveError(f"{periods}: not a folder of the archive's own (a link or a file)")

@@ -9,17 +9,20 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from auditor.commands.formats import emit_rows, format_option, json_text
+from auditor.commands.formats import emit_rows, file_format, format_option, json_text
 from auditor.commands.options import old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, text_table
 from auditor.errors import AuditorError
+
+DIFF_FILE_FORMATS = ("parquet", "csv", "json")
 
 
 @click.command()
 @click.argument("before", type=click.Path(path_type=Path))
 @click.argument("after", type=click.Path(path_type=Path))
 @out_option(
-    "Write the differences to FILE too: csv or json when its name ends so, Parquet otherwise.",
+    "Write the differences to FILE too, in the format its name ends in: .parquet, .csv "
+    "or .json (any other name is refused).",
     metavar="FILE",
     type=click.Path(path_type=Path, dir_okay=False),
 )
@@ -31,7 +34,7 @@ def diff(before: Path, after: Path, out: Path | None, fmt: str) -> None:
     """Compare two audits' findings by finding id: new, gone and changed in AFTER.
 
     Exit status 0 when the findings are the same, 1 when they differ, 2 when an output
-    folder cannot be read.
+    folder cannot be read or --out FILE's name ends in none of .parquet, .csv, .json.
 
     Examples:
 
@@ -44,6 +47,8 @@ def diff(before: Path, after: Path, out: Path | None, fmt: str) -> None:
     from auditor.output.diff import diff_runs
     from auditor.output.verify import verified
 
+    # The file's format is its name's: refused before any work, not written misnamed.
+    out_format = file_format(out, None, DIFF_FILE_FORMATS, format_flag=None) if out else None
     try:
         if out is not None:
             refuse_owned_target(out, reads=[before, after])
@@ -51,7 +56,7 @@ def diff(before: Path, after: Path, out: Path | None, fmt: str) -> None:
         verified(after)
         changes = diff_runs(before, after)
         if out is not None:
-            _write_changes(changes, out)
+            _write_changes(changes, out, out_format)
     except AuditorError as error:
         fail(error)
     if fmt == "table":
@@ -61,12 +66,11 @@ def diff(before: Path, after: Path, out: Path | None, fmt: str) -> None:
     sys.exit(1 if changes.height else 0)
 
 
-def _write_changes(changes, target: Path) -> None:
-    """The differences at `target`, in the format its suffix names (Parquet by default)."""
-    from auditor.commands.formats import SUFFIX_FORMATS, csv_text
+def _write_changes(changes, target: Path, fmt: str) -> None:
+    """The differences at `target`, as Parquet, csv or json."""
+    from auditor.commands.formats import csv_text
     from auditor.output.diff import ChangesNotWritten, write_changes
 
-    fmt = SUFFIX_FORMATS.get(target.suffix.lower(), "parquet")
     if fmt == "parquet":
         write_changes(changes, target)
         return

@@ -25,6 +25,8 @@ from auditor.commands.terminal import visible
 TEXT_FORMATS = ("table", "csv", "json")
 # What a file's name says it holds; `query --out FILE` writes that without --format.
 SUFFIX_FORMATS = {".csv": "csv", ".json": "json", ".parquet": "parquet"}
+# What a report's name says it holds: `auditor report` writes HTML, or PDF with --pdf.
+PAGE_SUFFIXES = {".html": "html", ".htm": "html", ".pdf": "pdf"}
 
 
 def format_option(
@@ -46,18 +48,22 @@ def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
 
 
-def file_format(target: Path, fmt: str | None, formats: Iterable[str]) -> str:
+def file_format(
+    target: Path, fmt: str | None, formats: Iterable[str], format_flag: str | None = "--format"
+) -> str:
     """The format to write `target` in: `fmt` when given, else the one its suffix names.
 
     A suffix of another known format than an explicit `fmt` is refused rather than
-    written under a misleading name; a name that says nothing needs `fmt`."""
+    written under a misleading name; a name that says nothing needs `fmt` (or, for a
+    command with no `format_flag` for its file, one of the suffixes)."""
     allowed = list(formats)
     implied = SUFFIX_FORMATS.get(target.suffix.lower())
     if fmt is None:
         if implied is None or implied not in allowed:
             suffixes = ", ".join(f".{fmt}" for fmt in allowed)
+            otherwise = f", or add {format_flag}" if format_flag else ""
             raise click.UsageError(
-                f"--out {target}: its name says no format; end it in {suffixes}, or add --format"
+                f"--out {target}: its name says no format; end it in {suffixes}{otherwise}"
             )
         return implied
     if fmt not in allowed:
@@ -68,6 +74,18 @@ def file_format(target: Path, fmt: str | None, formats: Iterable[str]) -> str:
             "drop --format or rename the file"
         )
     return fmt
+
+
+def refuse_misnamed_page(target: Path, pdf: bool) -> None:
+    """Refuse a report's `--out` whose name says another format than the one written: a
+    PDF named .html (or a page named .pdf) opens as garbage in whatever its name picks."""
+    writes = "pdf" if pdf else "html"
+    if PAGE_SUFFIXES.get(target.suffix.lower()) == writes:
+        return
+    wanted = " or ".join(s for s, f in PAGE_SUFFIXES.items() if f == writes)
+    how = "--pdf writes a PDF" if pdf else "without --pdf the report is an HTML page"
+    other = "; or leave out --pdf for the HTML page" if pdf else "; or add --pdf for a PDF"
+    raise click.UsageError(f"--out {target}: {how}; end its name in {wanted}{other}")
 
 
 def plain(value: Any) -> Any:

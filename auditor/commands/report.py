@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 
+from auditor.commands.formats import refuse_misnamed_page
 from auditor.commands.options import day_option, loaded_packs, out_option, rules_options
 from auditor.commands.terminal import fail
 from auditor.errors import AuditorError, InputError
+
+SUBJECT_KEYS = ("patron", "dealer", "table", "round_id")
 
 
 @click.command()
@@ -28,7 +32,10 @@ from auditor.errors import AuditorError, InputError
 )
 @click.option("--property", "property_id", help="With --period: one property only.")
 @out_option(
-    "The page (or PDF) to write [default: ./investigation-KIND-ID.html, ./period-FROM-TO.html].",
+    "The page (.html or .htm), or with --pdf the PDF (.pdf), to write [default: "
+    "./investigation-KIND-ID.html for an OUTDIR, "
+    "./investigation-KIND-ID-across-nights[-FROM-TO].html for an ARCHIVE, "
+    "./period-FROM-TO.html].",
     metavar="FILE",
     type=click.Path(path_type=Path, dir_okay=False),
 )
@@ -48,9 +55,11 @@ def report(
     (its rounds, wagers, findings with their evidence, money, quarantined rows), or over
     every night of an ARCHIVE (findings night by night with their reviews, money per night
     and cumulative, surveillance); or, with --period, an ARCHIVE's period report for a
-    manager or a regulator. One self-contained HTML page (default
-    ./investigation-KIND-ID.html or ./period-FROM-TO.html), or a PDF with --pdf. For an
-    archive, --from and --to are gaming days (noon to noon UTC), both included.
+    manager or a regulator. One self-contained HTML page, or a PDF with --pdf; by
+    default ./investigation-KIND-ID.html for an OUTDIR,
+    ./investigation-KIND-ID-across-nights.html for an ARCHIVE (with -FROM-TO added for
+    --from/--to), ./period-FROM-TO.html for --period (.pdf with --pdf). For an archive,
+    --from and --to are gaming days (noon to noon UTC), both included.
 
     Examples:
 
@@ -60,9 +69,14 @@ def report(
       auditor report /audits/archive --patron P-1187 --from 2026-10-01 --to 2026-10-31
       auditor report /audits/archive --period 2026-07-01..2026-09-30 --property MA-PROP-1
 
-    Exit status 2 for an unknown subject, an unreadable or changed OUTDIR or ARCHIVE, or
-    --pdf without Chromium.
+    Exit status 2 for an unknown subject, an unreadable or changed OUTDIR or ARCHIVE,
+    --pdf without Chromium, options that do not go together (--from or --to with
+    --round or --period, --property without --period, --rules with an ARCHIVE), or an
+    --out FILE whose name says another format than the one written.
     """
+    if out is not None:
+        refuse_misnamed_page(out, pdf)
+    _refuse_meaningless(folder, period, property_id, subject, rules_dir, replace_builtin)
     try:
         packs = loaded_packs(rules_dir, replace_builtin)
         written = _write(folder, out, pdf, period, property_id, subject, packs)
@@ -75,11 +89,9 @@ def _write(folder, target, pdf, period, property_id, subject, packs) -> Path:
     from auditor.archive.check import is_archive
     from auditor.commands.owned import refuse_owned_target
 
-    if period is not None or property_id is not None:
-        if not is_archive(folder) or period is None:
-            raise InputError("--period (and --property) take an ARCHIVE: the report of a period")
-        if any(subject.values()):
-            raise InputError("--period reports on the whole period: give no subject or --from")
+    if period is not None:
+        if not is_archive(folder):
+            raise InputError("--period takes an ARCHIVE: the report of a period")
         from auditor.report.period import default_name, write_period_report
 
         first, last = _period(period)
@@ -90,13 +102,54 @@ def _write(folder, target, pdf, period, property_id, subject, packs) -> Path:
 
     chosen = subject_of(**subject)
     # The default lands in the working folder, which may be a set or a dataset too.
-    target = Path(target or default_name(chosen, pdf))
+    across_nights = is_archive(folder)
+    target = Path(target or default_name(chosen, pdf, across_nights))
     refuse_owned_target(target, reads=[folder])
-    if is_archive(folder):
+    if across_nights:
         from auditor.report.across import write_archive_investigation
 
         return write_archive_investigation(folder, chosen, chosen.start, chosen.end, target, pdf)
     return write_investigation(folder, chosen, target, pdf, packs)
+
+
+def _refuse_meaningless(
+    folder: Path,
+    period: str | None,
+    property_id: str | None,
+    subject: dict[str, Any],
+    rules_dir: Path | None,
+    replace_builtin: bool,
+) -> None:
+    """Refuse options that would be ignored or would mislabel the page: a round is one
+    moment of one night, a period report has its own window, and an archive's findings
+    were judged by the rules of their runs."""
+    from auditor.archive.check import is_archive
+
+    window = [flag for flag, key in (("--from", "start"), ("--to", "end")) if subject[key]]
+    if subject["round_id"] and window:
+        raise click.UsageError(
+            f"--round and {' and '.join(window)} do not go together: a round is one moment; "
+            "leave out --from and --to"
+        )
+    if property_id is not None and period is None:
+        raise click.UsageError(
+            "--property without --period: --property picks a property of a period report"
+        )
+    if period is not None:
+        given = [f"--{k.removesuffix('_id')}" for k in SUBJECT_KEYS if subject[k]] + window
+        if given:
+            raise click.UsageError(
+                f"--period and {', '.join(given)} do not go together: --period reports on "
+                "the whole period of every subject"
+            )
+    rules = [
+        flag for flag, on in (("--rules", rules_dir), ("--replace-builtin", replace_builtin)) if on
+    ]
+    if rules and (period is not None or is_archive(folder)):
+        raise click.UsageError(
+            f"{' and '.join(rules)} with an ARCHIVE: its findings were judged by each run's "
+            "own rules; --rules applies to the report of one run's OUTDIR"
+        )
 
 
 def _period(text: str) -> tuple[date, date]:

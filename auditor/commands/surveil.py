@@ -33,8 +33,10 @@ def surveil(
     the night's tests on the sums against the same exact chances, and holds the alerts
     to --alert-fdr across every test of the period. Writes the tests and alerts into
     ARCHIVE (the catalog's period_surveillance and period_alerts) and prints one line
-    per alert. Alerts are not findings: exit status 0 whatever is found; 2 when ARCHIVE
-    is not an archive or the period is malformed.
+    per alert. A period in which no run is in force (no night audited, or none whose
+    set keeps surveillance counts) is said so, and nothing is written. Alerts are not
+    findings: exit status 0 whatever is found, and for a period without nights; 2 when
+    ARCHIVE is not an archive or the period is malformed.
 
     Examples:
 
@@ -53,6 +55,14 @@ def surveil(
         fail(error if isinstance(error, AuditorError) else AuditorError(str(error)))
     for note in done.notes:
         click.echo(f"note: {visible(note)}", err=True)
+    if done.surveillance is None:
+        why = (
+            "no run in force in the period keeps counts to sum (see the notes above)"
+            if done.notes
+            else "no run is in force in the period (no night of it was audited into the archive)"
+        )
+        click.echo(f"{start.date()} to {end.date()}: {why}; nothing written")
+        return
     alerts = done.surveillance.alerts
     tested = _tested(done.surveillance.tests)
     click.echo(

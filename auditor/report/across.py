@@ -32,8 +32,9 @@ def write_archive_investigation(
     """Write the investigation of `subject` (a patron, dealer or table, as `subject_of`
     gives it) over every night of `archive`, or the gaming days `start` to `end`
     (inclusive; the subject's own window when None): HTML, or PDF through Chromium, to
-    `target` (default ./investigation-KIND-ID.html or .pdf). An unknown subject, an archive
-    that cannot be read or a target that cannot be written is an `AuditorError` (exit 2)."""
+    `target` (default ./investigation-KIND-ID-across-nights.html or .pdf, see
+    `default_name`). An unknown subject, an archive that cannot be read or a target that
+    cannot be written is an `AuditorError` (exit 2)."""
     subject = archive_subject(subject, start, end)
     build = functools.partial(render_archive_investigation, archive, subject)
     return write_report(build, subject, target, pdf)

@@ -380,10 +380,17 @@ def _naive(moment: datetime) -> datetime:
 # ---- writing and printing ------------------------------------------------------------------
 
 
-def default_name(subject: Subject, pdf: bool) -> str:
-    """A file name from the subject: only safe characters of the id, never a path."""
+def default_name(subject: Subject, pdf: bool, across_nights: bool = False) -> str:
+    """A file name from the subject: only safe characters of the id, never a path. One
+    night's report and one across an archive's nights (and its window) are named apart,
+    for neither may replace the other unasked."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", subject.id).strip("._")[:60] or "subject"
-    return f"investigation-{subject.kind}-{safe}.{'pdf' if pdf else 'html'}"
+    tail = ""
+    if across_nights:
+        tail = "-across-nights"
+        if subject.start or subject.end:
+            tail += f"-{subject.start or 'first'}-{subject.end or 'last'}"
+    return f"investigation-{subject.kind}-{safe}{tail}.{'pdf' if pdf else 'html'}"
 
 
 def write_investigation(
