@@ -29,8 +29,14 @@ from auditor.output.located import COVERAGE_FILE
 from auditor.output.query import Catalog
 from auditor.report import data
 
-EARLIER_SHOWN = 50
+# The escalated findings of earlier nights are listed (few, and waiting on someone); the
+# open ones are counted by rule and age: an archive of months holds hundreds, and the
+# review desk, the period report and `finding_status` are where they are worked through.
+ESCALATED_SHOWN = 20
 STILL_OPEN = ("open", "escalated")
+# Age bands of a finding still open, in days since its first night before the report's.
+AGE_BANDS = ((7, "under a week"), (14, "one to two weeks"), (28, "two to four weeks"))
+OLDEST_BAND = "four weeks or more"
 
 # Each finding of the earlier runs (every run but `$run`): what it is as last found, the
 # nights it was found on, and its latest review. `finding_status` in the archive's
@@ -70,7 +76,9 @@ class History:
     runs: int = 0
     seen: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     new: int = 0
-    earlier: Sequence[dict[str, Any]] = ()
+    earlier: Sequence[dict[str, Any]] = ()  # the escalated ones, the oldest first
+    by_rule_and_age: Sequence[dict[str, Any]] = ()
+    age_bands: Sequence[str] = ()
     earlier_total: int = 0
     earlier_escalated: int = 0
     problem: str | None = None
@@ -81,8 +89,8 @@ class History:
         return len(self.seen)
 
     @property
-    def earlier_more(self) -> int:
-        return max(0, self.earlier_total - len(self.earlier))
+    def escalated_more(self) -> int:
+        return max(0, self.earlier_escalated - len(self.earlier))
 
 
 def read_history(
@@ -132,10 +140,12 @@ def _read(
           AND (gaming_day IS NULL OR gaming_day NOT IN (SELECT unnest($nights::DATE[])))"""
     earlier = data.frame(
         catalog,
-        f"{still_open} ORDER BY first_night NULLS LAST, gaming_day NULLS LAST, "
-        f"{SEVERITY_RANK}, finding_id LIMIT {EARLIER_SHOWN}",
+        f"SELECT * FROM ({still_open}) WHERE status = 'escalated' "
+        f"ORDER BY first_night NULLS LAST, gaming_day NULLS LAST, {SEVERITY_RANK}, finding_id "
+        f"LIMIT {ESCALATED_SHOWN}",
         params,
     )
+    by_rule_and_age = _by_rule_and_age(catalog, still_open, params, nights)
     totals = data.frame(
         catalog,
         f"SELECT count(*) AS n, count(*) FILTER (WHERE status = 'escalated') AS escalated "
@@ -148,9 +158,40 @@ def _read(
         seen={row["finding_id"]: row for row in seen.iter_rows(named=True)},
         new=len(ids) - seen.height,
         earlier=list(earlier.iter_rows(named=True)),
+        by_rule_and_age=by_rule_and_age,
+        age_bands=[label for _, label in AGE_BANDS] + [OLDEST_BAND],
         earlier_total=int(totals["n"]),
         earlier_escalated=int(totals["escalated"]),
     )
+
+
+def _by_rule_and_age(
+    catalog: Catalog, still_open: str, params: dict, nights: list[date]
+) -> list[dict[str, Any]]:
+    """Per rule: how many findings of earlier nights are still open or escalated, in each
+    age band (days from the first night they were found to the report's first night), and
+    the money they put at stake; the rules with the most money first."""
+    band = " ".join(f"WHEN age < {days} THEN {i}" for i, (days, _) in enumerate(AGE_BANDS))
+    reference = "$first_night" if nights else "current_date"
+    frame = data.frame(
+        catalog,
+        f"""SELECT rule, CASE {band} ELSE {len(AGE_BANDS)} END AS band, count(*) AS n,
+                   sum(abs(impact)) AS at_stake
+            FROM (SELECT *, date_diff('day', first_night, {reference}) AS age
+                  FROM ({still_open}))
+            GROUP BY ALL""",
+        params | ({"first_night": min(nights)} if nights else {}),
+    )
+    rules: dict[str, dict[str, Any]] = {}
+    for row in frame.iter_rows(named=True):
+        entry = rules.setdefault(
+            row["rule"], {"rule": row["rule"], "bands": [0] * (len(AGE_BANDS) + 1), "at_stake": 0}
+        )
+        entry["bands"][row["band"]] += row["n"]
+        entry["at_stake"] += row["at_stake"] or 0
+    for entry in rules.values():
+        entry["total"] = sum(entry["bands"])
+    return sorted(rules.values(), key=lambda e: (-e["at_stake"], -e["total"], e["rule"]))
 
 
 def _run_id(run_catalog: Catalog) -> str:
