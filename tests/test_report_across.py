@@ -355,3 +355,16 @@ def test_both_pages_open_offline_with_no_error(browser, archived, tmp_path, whic
     assert seen["requests"] == [seen["url"]]
     assert _not_blank(seen["screenshot"])
     assert seen["findings_rows"] > 0
+
+
+def test_chart_ticks_never_read_minus_zero():
+    from auditor.report.across_page import _signed_count, _signed_dollars
+    from auditor.report.charts import dollars_tick
+
+    assert [_signed_count(v, None) for v in (-0.2, 0.0, 0.4, -1.0, 3.0)] == [
+        "0", "0", "0", "−1", "+3",
+    ]  # fmt: skip
+    assert [_signed_dollars(v, None) for v in (-0.004, -0.3, 0.0, 1500.0)] == [
+        "$0", "−$0.30", "$0", "+$1,500",
+    ]  # fmt: skip
+    assert dollars_tick(-12.5, signed=False) == "-$12.50"

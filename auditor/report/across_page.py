@@ -261,7 +261,7 @@ def _money_chart(nights: Sequence[dict[str, Any]]) -> Markup | None:
 
 
 def _dollars(value: float, _position: Any) -> str:
-    return f"${value:,.0f}"
+    return charts.dollars_tick(value, signed=False)
 
 
 def _day_label(first: date, offset: float) -> str:
@@ -335,10 +335,11 @@ def _day_axis(axes: Any, offsets: list[int], first: date) -> None:
 
 
 def _signed_dollars(value: float, _position: Any) -> str:
-    sign = "−" if value < 0 else ("+" if value > 0 else "")
-    return f"{sign}${abs(value):,.0f}"
+    return charts.dollars_tick(value, signed=True)
 
 
 def _signed_count(value: float, _position: Any) -> str:
-    sign = "−" if value < 0 else ("+" if value > 0 else "")
-    return f"{sign}{abs(value):,.0f}"
+    # Signed by the count shown, not by the float under it: never "−0".
+    count = round(value)
+    sign = "−" if count < 0 else ("+" if count > 0 else "")
+    return f"{sign}{abs(count):,}"

@@ -187,7 +187,7 @@ def signed_bars(
 
 def _dollars_either_side(value: float, _position: Any) -> str:
     # The side says which way the money went: the tick says how much.
-    return f"${abs(value):,.0f}"
+    return dollars_tick(abs(value), signed=False)
 
 
 def hourly_bars(
@@ -255,7 +255,18 @@ def timeline(
 
 
 def _signed_dollars(value: float, _position: Any) -> str:
-    return f"{'-' if value < 0 else ''}${abs(value):,.0f}"
+    return dollars_tick(value, signed=False)
+
+
+def dollars_tick(value: float, signed: bool) -> str:
+    """An axis tick in dollars: whole dollars, or cents where the tick falls between two
+    (an axis spanning a few dollars); signed by the amount shown, so never "−$0"."""
+    cents = round(value * 100)
+    amount = abs(cents) / 100
+    shown = f"${amount:,.0f}" if cents % 100 == 0 else f"${amount:,.2f}"
+    if not signed:
+        return f"-{shown}" if cents < 0 else shown
+    return ("−" if cents < 0 else ("+" if cents > 0 else "")) + shown
 
 
 TIME_MARGIN = timedelta(minutes=5)
