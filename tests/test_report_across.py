@@ -9,6 +9,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -368,3 +369,12 @@ def test_chart_ticks_never_read_minus_zero():
         "$0", "−$0.30", "$0", "+$1,500",
     ]  # fmt: skip
     assert dollars_tick(-12.5, signed=False) == "-$12.50"
+
+
+def test_one_night_draws_no_running_total_of_a_single_point():
+    from auditor.report.across_page import _money_chart
+
+    night = {"day": FIRST_NIGHT, "over": Decimal("10.00"), "under": Decimal("5.00")}
+    later = {"day": FIRST_NIGHT + timedelta(days=1), "over": Decimal("1.00"), "under": Decimal(0)}
+    assert "to date" not in str(_money_chart([night]))
+    assert "Money at stake to date" in str(_money_chart([night, later]))

@@ -46,7 +46,15 @@ class Commands(click.Group):
         # Run as the process (click reads its arguments from sys.argv), the status is
         # decided: a Ctrl-C while the interpreter shuts down would end it by the signal
         # instead. Called with arguments (a test, a program), the caller's handler is back.
-        _interrupt.disarm(ignore_later=not args and kwargs.get("args") is None)
+        as_process = not args and kwargs.get("args") is None
+        _interrupt.disarm(ignore_later=as_process)
+        if status == EXIT_INTERRUPTED and as_process:
+            # Stopped halfway, a library's native threads may still be at work, and the
+            # interpreter's shutdown can meet one mid-call and abort (SIGABRT, "PyThreadState_Get:
+            # the GIL is released"). Every clean-up has run as the stack unwound: end here.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
         raise SystemExit(status)
 
     def invoke(self, ctx: click.Context):

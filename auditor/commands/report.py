@@ -75,6 +75,13 @@ def report(
     --out FILE whose name says another format than the one written.
     """
     if out is not None:
+        from auditor.commands.owned import refuse_owned_target
+
+        try:
+            # Whose the place is says more than what its name says: checked first.
+            refuse_owned_target(out, reads=[folder])
+        except AuditorError as error:
+            fail(error)
         refuse_misnamed_page(out, pdf)
     _refuse_meaningless(folder, period, property_id, subject, rules_dir, replace_builtin)
     try:

@@ -232,11 +232,16 @@ def _money_chart(nights: Sequence[dict[str, Any]]) -> Markup | None:
     over = [float(n["over"]) for n in nights]
     under = [float(n["under"]) for n in nights]
     running = list(itertools.accumulate(o + u for o, u in zip(over, under, strict=True)))
+    # One night's running total is that night's bar again: no line of a single point.
+    several = len(nights) > 1
+    height = 4.4 if several else 2.6
     with matplotlib.rc_context(charts.STYLE):
-        figure = Figure(figsize=(6.4, 4.4), dpi=72)
-        figure.subplots_adjust(left=0.9 / 6.4, right=1 - 0.2 / 6.4, top=1 - 0.4 / 4.4,
-                               bottom=0.6 / 4.4, hspace=0.35)  # fmt: skip
-        per_night, to_date = figure.subplots(2, 1, sharex=True)
+        figure = Figure(figsize=(6.4, height), dpi=72)
+        figure.subplots_adjust(left=0.9 / 6.4, right=1 - 0.2 / 6.4, top=1 - 0.4 / height,
+                               bottom=0.6 / height, hspace=0.35)  # fmt: skip
+        per_night, to_date = (
+            figure.subplots(2, 1, sharex=True) if several else (figure.subplots(1, 1), None)
+        )
         per_night.bar(offsets, over, width=0.7, color=charts.OVERPAID, label="overpaid")
         per_night.bar(
             offsets, under, width=0.7, bottom=over, color=charts.UNDERPAID, label="underpaid"
@@ -246,17 +251,20 @@ def _money_chart(nights: Sequence[dict[str, Any]]) -> Markup | None:
         per_night.legend(
             loc="lower right", bbox_to_anchor=(1, 1), frameon=False, ncols=2, borderaxespad=0
         )
-        # Steps, not slopes: the money is found a night at a time.
-        to_date.plot(offsets, running, color="#1d4e89", marker="o", markersize=4, linewidth=1.4,
-                     drawstyle="steps-post")  # fmt: skip
-        to_date.set_title("Money at stake to date", loc="left")
-        to_date.set_xlabel("gaming day (noon to noon UTC)")
-        for axes, top in ((per_night, max(a + b for a, b in zip(over, under, strict=True))),
-                          (to_date, running[-1])):  # fmt: skip
+        scaled = [(per_night, max(a + b for a, b in zip(over, under, strict=True)))]
+        if to_date is not None:
+            # Steps, not slopes: the money is found a night at a time.
+            to_date.plot(offsets, running, color="#1d4e89", marker="o", markersize=4,
+                         linewidth=1.4, drawstyle="steps-post")  # fmt: skip
+            to_date.set_title("Money at stake to date", loc="left")
+            scaled.append((to_date, running[-1]))
+        bottom = to_date if to_date is not None else per_night
+        bottom.set_xlabel("gaming day (noon to noon UTC)")
+        for axes, top in scaled:
             axes.set_ylim(0, top * 1.25)
             axes.yaxis.set_major_locator(MaxNLocator(nbins=4))
             axes.yaxis.set_major_formatter(FuncFormatter(_dollars))
-        _day_axis(to_date, offsets, first)
+        _day_axis(bottom, offsets, first)
         return charts.svg(figure, "money-by-night")
 
 
@@ -286,11 +294,16 @@ def _against_chart(measure: Measure) -> Markup:
     running = [r["to_date"] for r in rows]
     money = measure.unit == "money"
     axis = FuncFormatter(_signed_dollars if money else _signed_count)
+    # One night's running sum is that night's bar again: no line of a single point.
+    several = len(rows) > 1
+    height = 4.6 if several else 2.8
     with matplotlib.rc_context(charts.STYLE):
-        figure = Figure(figsize=(charts.WIDTH, 4.6), dpi=72)
+        figure = Figure(figsize=(charts.WIDTH, height), dpi=72)
         figure.subplots_adjust(left=0.9 / charts.WIDTH, right=1 - 0.2 / charts.WIDTH,
-                               top=1 - 0.62 / 4.6, bottom=0.6 / 4.6, hspace=0.45)  # fmt: skip
-        per_night, to_date = figure.subplots(2, 1, sharex=True)
+                               top=1 - 0.62 / height, bottom=0.6 / height, hspace=0.45)  # fmt: skip
+        per_night, to_date = (
+            figure.subplots(2, 1, sharex=True) if several else (figure.subplots(1, 1), None)
+        )
         # Each sign its own bars, labelled only when it has any (an empty series would
         # show in the legend in a colour of its own); each bar named by its night.
         for label, colour, sign in (("above the game", ABOVE, True), ("below", BELOW, False)):
@@ -305,19 +318,23 @@ def _against_chart(measure: Measure) -> Markup:
         per_night.axhline(0, color="#444444", linewidth=0.8)
         per_night.set_title(f"{measure.title}\nnight by night", loc="left", pad=20)
         charts.legend_above(per_night, 2)
-        (line,) = to_date.plot(offsets, running, color=TO_DATE, marker="o", markersize=4,
-                               linewidth=1.4)  # fmt: skip
-        line.set_gid("to-date")
-        to_date.axhline(0, color="#444444", linewidth=0.8)
-        to_date.set_title("to date (the running sum)", loc="left")
-        to_date.set_xlabel("gaming day (noon to noon UTC)")
-        for axes, values in ((per_night, excess), (to_date, running)):
+        scaled = [(per_night, excess)]
+        if to_date is not None:
+            (line,) = to_date.plot(offsets, running, color=TO_DATE, marker="o", markersize=4,
+                                   linewidth=1.4)  # fmt: skip
+            line.set_gid("to-date")
+            to_date.axhline(0, color="#444444", linewidth=0.8)
+            to_date.set_title("to date (the running sum)", loc="left")
+            scaled.append((to_date, running))
+        bottom = to_date if to_date is not None else per_night
+        bottom.set_xlabel("gaming day (noon to noon UTC)")
+        for axes, values in scaled:
             low, high = min(0.0, *values), max(0.0, *values)
             pad = 0.12 * (high - low) or 1.0
             axes.set_ylim(low - (pad if low < 0 else 0), high + pad)
             axes.yaxis.set_major_locator(MaxNLocator(nbins=4, integer=not money))
             axes.yaxis.set_major_formatter(axis)
-        _day_axis(to_date, offsets, first)
+        _day_axis(bottom, offsets, first)
         return charts.svg(figure, f"against-{measure.name}")
 
 
