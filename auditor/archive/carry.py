@@ -23,10 +23,15 @@ from pathlib import Path
 
 import polars as pl
 
-from auditor.archive.ledger import ReviewInput, append_reviews, ledger_path
+from auditor.archive.ledger import (
+    ReviewInput,
+    append_reviews,
+    ledger_bytes,
+    ledger_path,
+    run_identities,
+)
 from auditor.archive.ledger_format import IDENTITY_FIELD, IDENTITY_KEYS
 from auditor.findings.words import count_text
-from auditor.regular_files import read_regular
 
 FINDINGS = "set/findings.parquet"
 CARRIED_BY = "auditor archive add"
@@ -40,7 +45,7 @@ def carry_reviews(archive: Path, run_folder: Path, notify: Callable[[str], None]
     latest = _latest_reviews(archive)
     if latest.is_empty():
         return []
-    added = _identities(run_folder / FINDINGS, None)
+    added = run_identities(run_folder / FINDINGS)
     unreviewed = added.filter(~pl.col("finding_id").is_in(latest["finding_id"].implode()))
     if unreviewed.is_empty():
         return []
@@ -71,7 +76,7 @@ def carry_reviews(archive: Path, run_folder: Path, notify: Callable[[str], None]
 
 def _latest_reviews(archive: Path) -> pl.DataFrame:
     """Each reviewed finding's latest record (the ledger's chain is `verify`'s to check)."""
-    data = read_regular(ledger_path(archive), limit=2 * 1024**3) if _has_ledger(archive) else b""
+    data = ledger_bytes(ledger_path(archive))
     if not data.strip():
         return pl.DataFrame()
     records = pl.read_ndjson(data, infer_schema_length=None)
@@ -85,10 +90,6 @@ def _latest_reviews(archive: Path) -> pl.DataFrame:
     )
 
 
-def _has_ledger(archive: Path) -> bool:
-    return ledger_path(archive).exists()
-
-
 def _reviewed_identities(archive: Path, latest: pl.DataFrame) -> pl.DataFrame:
     """Each reviewed finding's identity and latest review: the identity its record
     states, or, for a record written before records stated it, its run's."""
@@ -99,7 +100,7 @@ def _reviewed_identities(archive: Path, latest: pl.DataFrame) -> pl.DataFrame:
     for (run_id,), group in latest.filter(pl.col(IDENTITY_FIELD).is_null()).group_by("run_id"):
         path = archive / "runs" / str(run_id) / FINDINGS
         if path.is_file():
-            found = _identities(path, group["finding_id"])
+            found = run_identities(path, group["finding_id"])
             frames.append(group.select(_REVIEW_COLUMNS).join(found, on="finding_id"))
     if not frames:
         return pl.DataFrame()
@@ -107,17 +108,6 @@ def _reviewed_identities(archive: Path, latest: pl.DataFrame) -> pl.DataFrame:
 
 
 _REVIEW_COLUMNS = ("seq", "finding_id", "status", "note", "by")
-
-
-def _identities(path: Path, finding_ids: pl.Series | None) -> pl.DataFrame:
-    """The findings of one run with their identity (a run written before findings had a
-    discriminator states it as null)."""
-    findings = pl.read_parquet(path)
-    missing = [key for key in IDENTITY_KEYS if key not in findings.columns]
-    findings = findings.with_columns(pl.lit(None, pl.String).alias(key) for key in missing)
-    if finding_ids is not None:
-        findings = findings.filter(pl.col("finding_id").is_in(finding_ids.implode()))
-    return findings.select("finding_id", *IDENTITY_KEYS)
 
 
 def _matched(unreviewed: pl.DataFrame, reviewed: pl.DataFrame) -> pl.DataFrame:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -118,7 +118,7 @@ def append_reviews(
         )
     key, _, said = find_key(archive)
     with _ledger_lock(ledger, lock_wait):
-        data = _without_torn_tail(ledger, _read_bytes(ledger), notify)
+        data = _without_torn_tail(ledger, ledger_bytes(ledger), notify)
         entered = _entered_before(data, reviews)
         if entered:
             notify(f"{ledger}: this batch is already in the ledger ({entered}); nothing written")
@@ -270,16 +270,24 @@ def finding_identities(archive: Path, runs: dict[str, str]) -> dict[str, dict]:
     identities: dict[str, dict] = {}
     for run_id, finding_ids in wanted.items():
         path = Path(archive) / RUNS_GLOB.replace("*", run_id)
-        try:
-            frame = pl.read_parquet(path)
-        except (pl.exceptions.PolarsError, OSError) as exc:
-            raise LedgerError(f"{path}: {exc}") from exc
-        missing = [key for key in IDENTITY_KEYS if key not in frame.columns]
-        frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(key) for key in missing)
-        chosen = frame.filter(pl.col("finding_id").is_in(sorted(finding_ids)))
-        for row in chosen.select("finding_id", *IDENTITY_KEYS).iter_rows(named=True):
+        for row in run_identities(path, finding_ids).iter_rows(named=True):
             identities[row.pop("finding_id")] = row
     return identities
+
+
+def run_identities(path: Path, finding_ids: Iterable[str] | None = None) -> pl.DataFrame:
+    """finding_id and the identity's fields of the findings in one run's `path` (those
+    of `finding_ids` only, when given); a run written before findings had a
+    discriminator states it as null."""
+    try:
+        frame = pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise LedgerError(f"{path}: {exc}") from exc
+    missing = [key for key in IDENTITY_KEYS if key not in frame.columns]
+    frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(key) for key in missing)
+    if finding_ids is not None:
+        frame = frame.filter(pl.col("finding_id").is_in(sorted(finding_ids)))
+    return frame.select("finding_id", *IDENTITY_KEYS)
 
 
 def _is_run(run_folder: Path) -> bool:
@@ -431,17 +439,19 @@ def _parsed(data: bytes) -> list[LedgerLine]:
 def _read_settled(ledger: Path) -> bytes:
     """The ledger's bytes; when they end mid-line, read again under the lock, for an
     append may have been under way (a reader on a read-only copy keeps the first read)."""
-    data = _read_bytes(ledger)
+    data = ledger_bytes(ledger)
     if not data or data.endswith(b"\n"):
         return data
     try:
         with _ledger_lock(ledger, LOCK_WAIT_SECONDS):
-            return _read_bytes(ledger)
+            return ledger_bytes(ledger)
     except (InputError, LedgerError, OSError):  # a read-only copy: keep the first read
         return data
 
 
-def _read_bytes(ledger: Path) -> bytes:
+def ledger_bytes(ledger: Path) -> bytes:
+    """The ledger's bytes, as a regular file within LEDGER_LIMIT; none when it is missing
+    (an archive with no review yet)."""
     try:
         return read_regular(ledger, LEDGER_LIMIT)
     except FileNotFoundError:

@@ -9,7 +9,6 @@ the record edited, deleted, inserted or reordered without reading the code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 
 from auditor.archive.keys import signature
@@ -24,6 +23,7 @@ from auditor.archive.ledger import (
     ledger_path,
     line_hash,
 )
+from auditor.archive.ledger_format import is_time
 
 
 def verify_ledger(
@@ -77,18 +77,11 @@ def _record_problems(archive: Path, lines: list[LedgerLine]) -> list[str]:
         reasons = _review_problems(entry, runs)
         if record["finding_id"] in found and record["run_id"] not in found[record["finding_id"]]:
             reasons.append(f"run {record['run_id']!r} holds no such finding")
-        if not _is_time(record["at"]):
+        if not is_time(record["at"]):
             reasons.append(f"at {record['at']!r} is not a time with its zone")
         if reasons:
             problems.append(f"{line.where}: {'; '.join(reasons)}")
     return problems
-
-
-def _is_time(text: str) -> bool:
-    try:
-        return datetime.fromisoformat(text).tzinfo is not None
-    except ValueError:
-        return False
 
 
 def _signature_problems(lines: list[LedgerLine], key: bytes | None, keyed: bool) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import datetime
 
 STATUSES = ("open", "explained", "corrected", "escalated", "dismissed")
 LEDGER_FILE = "reviews.jsonl"
@@ -22,6 +23,14 @@ SIGNED_FIELDS = (*FIELDS, "sig")
 LINE_ORDER = ("seq", "finding_id", IDENTITY_FIELD, *FIELDS[2:], "sig")
 REVIEW_COLUMNS = ("finding_id", "status", "note", "by")
 GENESIS = "0" * 64
+
+
+def is_time(text: str) -> bool:
+    """Whether a record's `at` is a time with its zone (the catalog reads it as one)."""
+    try:
+        return datetime.fromisoformat(text).tzinfo is not None
+    except ValueError:
+        return False
 
 
 def record_hash(record: dict) -> str:

@@ -24,12 +24,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from datetime import datetime
 from pathlib import Path
 
 from auditor.archive.keys import find_key, signature
-from auditor.archive.ledger import LEDGER_LIMIT, LedgerError, ledger_path
-from auditor.archive.ledger_format import GENESIS, STATUSES, checked_line
+from auditor.archive.ledger import LedgerError, ledger_bytes, ledger_path
+from auditor.archive.ledger_format import GENESIS, STATUSES, checked_line, is_time
 from auditor.errors import AuditorError
 from auditor.regular_files import read_regular
 
@@ -41,12 +40,9 @@ def check_for_reading(archive: Path) -> None:
     record; move the checkpoint to the end of what was checked."""
     archive = Path(archive)
     ledger = ledger_path(archive)
-    try:
-        data = read_regular(ledger, LEDGER_LIMIT)
-    except FileNotFoundError:
+    data = ledger_bytes(ledger)
+    if not data:
         return
-    except OSError as exc:
-        raise LedgerError(f"{ledger}: unreadable ({exc})") from exc
     key, keyed, _ = find_key(archive)
     start, seq, prev = _checkpoint(archive, data, key)
     end = data.rfind(b"\n") + 1  # a torn last line is no record yet: the next append cuts it
@@ -78,7 +74,7 @@ def _problem(
         reasons.append("edited: its content does not match its hash")
     if record["seq"] != seq + 1 or record["prev"] != prev:
         reasons.append("does not follow the record before it (removed, inserted or moved)")
-    if record["status"] not in STATUSES or not record["by"].strip() or not _is_time(record["at"]):
+    if record["status"] not in STATUSES or not record["by"].strip() or not is_time(record["at"]):
         reasons.append("not a record `review` writes (status, reviewer or time)")
     if key is not None and record.get("sig") != signature(key, record["hash"]):
         reasons.append("its signature is not the archive key's")
@@ -87,13 +83,6 @@ def _problem(
     if reasons:
         return f"{where}: {'; '.join(reasons)}", seq, prev
     return None, record["seq"], record["hash"]
-
-
-def _is_time(text: str) -> bool:
-    try:
-        return datetime.fromisoformat(text).tzinfo is not None
-    except ValueError:
-        return False
 
 
 def _checkpoint(archive: Path, data: bytes, key: bytes | None) -> tuple[int, int, str]:
