@@ -47,6 +47,7 @@ from auditor.replay.checks import round_findings
 from auditor.replay.rounds import replay
 from auditor.report.nightly import write_nightly
 from auditor.settlement import wagers as settlement_stage
+from auditor.settlement.permit import BET_NOT_PERMITTED
 from auditor.settlement.wagers import wager_findings
 from auditor.surveillance.cells import write_night_cells
 from auditor.surveillance.gather import NightCells, partition_cells
@@ -182,7 +183,9 @@ def find_in_partition(
     frames = pl.collect_all(stages, engine="streaming")
     # Surveillance counts the same held rows and replay here, so it reads nothing again.
     flagged = pl.concat([f.lazy().select("round_id") for f in frames], how="vertical")
-    cells = partition_cells(part, replayed, options, flagged.drop_nulls(), packs)
+    cells = partition_cells(
+        part, replayed, options, flagged.drop_nulls(), packs, unoffered_wagers(frames)
+    )
     return PartitionFindings(frames, rows, cells)
 
 
@@ -197,11 +200,26 @@ def survey_cells(
     rounds have one."""
     packs = validated.packs
     flagged = findings.lazy().select("round_id").drop_nulls()
+    unoffered = unoffered_wagers([findings])
     store = CellStore(folder)
     for partition in partitions(validated.audited, partition_rounds):
         part, replayed, options = hold_partition(validated.audited, partition, False, packs)
-        store.add(partition_cells(part, replayed, options, flagged, packs))
+        store.add(partition_cells(part, replayed, options, flagged, packs, unoffered))
     return store
+
+
+def unoffered_wagers(frames: Sequence[pl.DataFrame]) -> pl.LazyFrame:
+    """The wagers of a bet the ruleset or the table's options do not permit: surveillance
+    leaves them out of the game's counts (`gather.partition_cells`)."""
+    return pl.concat(
+        [
+            f.lazy().filter(pl.col("rule") == BET_NOT_PERMITTED).select("wager_id")
+            for f in frames
+            if {"rule", "wager_id"} <= set(f.columns)
+        ]
+        or [pl.LazyFrame(schema={"wager_id": pl.String()})],
+        how="vertical",
+    )
 
 
 def hold_partition(

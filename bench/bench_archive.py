@@ -228,7 +228,7 @@ def measure(archive: Path, nights: int, adds: list[float], verify: bool) -> None
             print(f"  query {name}: {time.perf_counter() - begun:.2f} s ({rows} rows)")
         (total,) = query(
             catalog,
-            "SELECT (SELECT count(*) FROM findings) AS findings, "
+            "SELECT (SELECT count(*) FROM findings_every_run) AS findings, "
             "(SELECT count(DISTINCT gaming_day) FROM coverage_current) AS nights",
         )
         counted = total.to_pylist()[0]

@@ -90,9 +90,10 @@ def test_a_reaudit_supersedes_the_earlier_run_and_both_stay_queryable(nights, tm
     assert header.split()[0] == "run" and header.endswith("state")
     assert len(lines) == 2 and lines[0].endswith("superseded") and lines[1].endswith("in force")
     with duckdb.connect(str(archive / "archive.duckdb"), read_only=True) as con:
-        by_run = dict(con.execute("SELECT run_id, count(*) FROM findings GROUP BY 1").fetchall())
+        every = "SELECT run_id, count(*) FROM findings_every_run GROUP BY 1"
+        by_run = dict(con.execute(every).fetchall())
         current = con.execute("SELECT DISTINCT run_id FROM findings_current").fetchall()
-        days = con.execute("SELECT DISTINCT gaming_day FROM findings").fetchall()
+        days = con.execute("SELECT DISTINCT gaming_day FROM findings_every_run").fetchall()
     first, second = (r.run_id for r in archived_runs(archive))
     assert set(by_run) == {first, second}
     assert by_run[first] == by_run[second] + 1  # the corrected wager's finding is gone
@@ -178,7 +179,9 @@ def test_verify_names_a_changed_run(nights, tmp_path):
 def test_the_archive_answers_in_the_runs_sandbox(nights, tmp_path):
     archive = tmp_path / "archive"
     assert run("archive", "add", archive, nights["first"]).exit_code == 0
-    counted = run("query", archive, "SELECT count(*) AS n FROM findings", "--format", "csv")
+    counted = run(
+        "query", archive, "SELECT count(*) AS n FROM findings_every_run", "--format", "csv"
+    )
     assert counted.exit_code == 0, counted.output
     assert counted.output.strip().splitlines()[-1] != "0"
     refused = run("query", archive, "SELECT * FROM read_text('/etc/passwd')")

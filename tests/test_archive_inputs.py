@@ -75,7 +75,7 @@ def test_each_runs_input_views_are_reachable_where_its_dataset_is_in_place(archi
     assert own == [str(findings)]
     joined = csv_rows(
         archive,
-        "SELECT count(*) FROM findings f JOIN all_rounds r USING (run_id, round_id)",
+        "SELECT count(*) FROM findings_every_run f JOIN all_rounds r USING (run_id, round_id)",
     )
     assert int(joined[0]) > 0
 
@@ -93,7 +93,7 @@ def test_a_run_whose_dataset_is_gone_is_listed_not_reached(archive, audited):
         unreached = run("query", archive, f"SELECT count(*) FROM run_{ids['second']}.rounds")
         assert unreached.exit_code == 2
         # The archive's own tables answer whatever became of the datasets.
-        assert int(csv_rows(archive, "SELECT count(*) FROM findings")[0]) > 0
+        assert int(csv_rows(archive, "SELECT count(*) FROM findings_every_run")[0]) > 0
     finally:
         shutil.copytree(SAMPLE, audited["second"])
         wagers = pl.read_parquet(audited["second"] / "wagers.parquet")
@@ -144,10 +144,10 @@ def test_adding_a_run_leaves_the_catalog_as_it_is_and_the_run_is_seen(audited, t
     assert run("archive", "add", archive, audited["out-second"]).exit_code == 0
     after = catalog.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-    assert len(csv_rows(archive, "SELECT DISTINCT run_id FROM findings")) == 2
+    assert len(csv_rows(archive, "SELECT DISTINCT run_id FROM findings_every_run")) == 2
     # A catalog lost is written again by the next add, or the next reader.
     catalog.unlink()
-    assert len(csv_rows(archive, "SELECT DISTINCT run_id FROM findings")) == 2
+    assert len(csv_rows(archive, "SELECT DISTINCT run_id FROM findings_every_run")) == 2
     assert catalog.is_file()
 
 

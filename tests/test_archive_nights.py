@@ -333,9 +333,10 @@ def test_findings_current_holds_the_reaudits_findings_not_the_first_runs(built: 
             # Exactly the removed fault's findings are gone; nothing else changed.
             assert {f for (f,) in again} == set(first["finding_id"]) - set(reaudit.fixed)
             kept = con.execute(
-                "SELECT count(*) FROM findings WHERE run_id = $run", {"run": reaudit.first_run}
+                "SELECT count(*) FROM findings_every_run WHERE run_id = $run",
+                {"run": reaudit.first_run},
             ).fetchone()
-            assert kept == (first.height,), "every run's findings stay in `findings`"
+            assert kept == (first.height,), "every run's findings stay in `findings_every_run`"
         superseded = dict(
             con.execute(
                 "SELECT run_id, days_superseded = days_covered FROM superseded_runs "
@@ -546,7 +547,7 @@ main(["archive", "add", archive, outdir])
 MOMENTS = ("copying", "copied", "renamed", "cataloged")
 
 
-COUNTED = "SELECT (SELECT count(*) FROM runs) AS runs, count(*) AS findings FROM findings"
+COUNTED = "SELECT (SELECT count(*) FROM runs) AS runs, count(*) AS findings FROM findings_every_run"
 
 
 def _catalog_reads(archive: Path) -> str:

@@ -123,7 +123,7 @@ def test_a_folder_planted_under_runs_is_named_and_never_read(archive: Path) -> N
     )
     code, output = verify_output(archive)
     assert code == 1 and "run .adding-zz: not in the archive's record" in output
-    assert count(archive, "SELECT count(*) FROM findings WHERE message = 'forged'") == 0
+    assert count(archive, "SELECT count(*) FROM findings_every_run WHERE message = 'forged'") == 0
 
 
 def test_an_edited_record_entry_is_named(archive: Path) -> None:
@@ -155,7 +155,7 @@ def test_a_fifo_in_the_archive_is_refused_not_opened(archive: Path, name: str) -
     os.mkfifo(archive / name)
     for args in (
         ["verify", archive],
-        ["query", archive, "SELECT count(*) FROM findings", "--timeout", "5"],
+        ["query", archive, "SELECT count(*) FROM findings_every_run", "--timeout", "5"],
         ["archive", "list", archive],
         *([["review", archive, "--verify"]] if name == "reviews.jsonl" else []),
     ):
@@ -200,6 +200,7 @@ def test_sealing_refuses_a_changed_run(archive: Path) -> None:
 PERIOD_START, PERIOD_NIGHTS = date(2026, 11, 1), 3
 PERIOD_END = PERIOD_START + timedelta(days=PERIOD_NIGHTS - 1)
 PERIOD = f"{PERIOD_START}_{PERIOD_END}"
+RUN = f"{PERIOD}/1"  # the period's first surveil run: its folder, and its name in the record
 # Three nights of the planted patron are too few for the default rate to alert on them;
 # at this rate the period holds an alert, for a tampered file to leave out.
 LENIENT_FDR = "0.5"
@@ -218,7 +219,7 @@ def surveilled_once(tmp_path_factory) -> Path:
     dates = ("--from", PERIOD_START, "--to", PERIOD_END, "--alert-fdr", LENIENT_FDR)
     done = run("surveil", archive, *dates)
     assert done.exit_code == 0, done.output
-    assert pl.read_parquet(archive / "periods" / PERIOD / "alerts.parquet").height > 0
+    assert pl.read_parquet(archive / "periods" / RUN / "alerts.parquet").height > 0
     return archive
 
 
@@ -249,21 +250,23 @@ def test_a_surveilled_archive_verifies_intact_and_its_alerts_are_reported(
 def test_alerts_rewritten_without_a_row_are_named_and_never_reported(
     surveilled: Path, tmp_path: Path
 ) -> None:
-    alerts = surveilled / "periods" / PERIOD / "alerts.parquet"
+    alerts = surveilled / "periods" / RUN / "alerts.parquet"
     pl.read_parquet(alerts).slice(1).write_parquet(alerts)
     code, output = verify_output(surveilled)
-    assert code == 1 and f"periods/{PERIOD}: alerts.parquet: not as recorded" in output
+    assert code == 1 and f"periods/{RUN}: alerts.parquet: not as recorded" in output
     for report in (period_report, patron_report):
         refused = report(surveilled, tmp_path / "report.html")
         assert refused.exit_code == 2, refused.output
-        assert f"periods/{PERIOD}: alerts.parquet: not as recorded" in refused.output
+        assert f"periods/{RUN}: alerts.parquet: not as recorded" in refused.output
         assert not (tmp_path / "report.html").exists()
 
 
 def test_a_file_added_to_a_period_is_named_as_extra(surveilled: Path, tmp_path: Path) -> None:
-    (surveilled / "periods" / PERIOD / "notes.txt").write_text("added by hand")
+    (surveilled / "periods" / RUN / "notes.txt").write_text("added by hand")
+    (surveilled / "periods" / PERIOD / "beside.txt").write_text("added by hand")
     code, output = verify_output(surveilled)
-    assert code == 1 and f"periods/{PERIOD}: extra: notes.txt" in output
+    assert code == 1 and f"periods/{RUN}: extra: notes.txt" in output
+    assert f"periods/{PERIOD}: extra: beside.txt" in output
     refused = period_report(surveilled, tmp_path / "period.html")
     assert refused.exit_code == 2 and "extra: notes.txt" in refused.output
 
@@ -274,12 +277,12 @@ def test_a_period_planted_by_hand_is_named_as_not_in_the_record(
     planted = f"{PERIOD_START}_{PERIOD_START}"
     shutil.copytree(surveilled / "periods" / PERIOD, surveilled / "periods" / planted)
     code, output = verify_output(surveilled)
-    assert code == 1 and f"periods/{planted}: not in the archive's record" in output
+    assert code == 1 and f"periods/{planted}/1: not in the archive's record" in output
     refused = period_report(surveilled, tmp_path / "period.html")
-    assert refused.exit_code == 2 and f"periods/{planted}: not in the" in refused.output
+    assert refused.exit_code == 2 and f"periods/{planted}/1: not in the" in refused.output
 
 
 def test_a_deleted_period_is_named_as_missing(surveilled: Path) -> None:
     shutil.rmtree(surveilled / "periods" / PERIOD)
     code, output = verify_output(surveilled)
-    assert code == 1 and f"periods/{PERIOD}: missing: the archive's record holds it" in output
+    assert code == 1 and f"periods/{RUN}: missing: the archive's record holds it" in output

@@ -20,7 +20,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from auditor.archive.catalog import CATALOG_FILE, PERIODS
+from auditor.archive.catalog import CATALOG_FILE
+from auditor.archive.period_layout import PERIODS
 from auditor.archive.periods import WORK_PREFIX
 from auditor.archive.store import ArchiveError, _run_id, archived_runs
 from auditor.audit import SURVEY_PREFIX

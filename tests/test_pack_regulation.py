@@ -63,6 +63,12 @@ def test_an_unknown_citation_style_is_refused(tmp_path):
 
 def test_rules_by_section_reads_the_packs_of_a_folder(tmp_path):
     folder = _pack_with_its_regulation(tmp_path)
+    # COM002 lists the sections its findings cite: the pack's rounding rule is §21(a).
+    pack = folder / f"{NEW}.yaml"
+    text = pack.read_text(encoding="utf-8")
+    rounding = 'rounding: {step_cents: {5: 10}, cite: "§13(c-1)"'
+    assert rounding in text
+    pack.write_text(text.replace(rounding, rounding.replace("§13(c-1)", "§21(a)")), "utf-8")
     result = CliRunner().invoke(main, ["rules", "COM002", "--by-section", "--rules", str(folder)])
     assert result.exit_code == 0, result.output
     assert f"{NEW}:" in result.output and "§21(a)" in result.output

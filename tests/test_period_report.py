@@ -149,7 +149,7 @@ def test_superseded_findings_are_not_counted(archive, whole):
     folder = archive["folder"]
     everything = _sql(
         folder,
-        "SELECT count(*) FROM findings WHERE gaming_day BETWEEN DATE '2026-11-01' "
+        "SELECT count(*) FROM findings_every_run WHERE gaming_day BETWEEN DATE '2026-11-01' "
         "AND DATE '2026-11-05'",
     )[0][0]
     assert whole["glance"]["findings"] < everything
@@ -157,7 +157,8 @@ def test_superseded_findings_are_not_counted(archive, whole):
     assert gone["finding_id"] not in ids
     dropped = _sql(
         folder,
-        f"SELECT count(DISTINCT finding_id) FROM findings WHERE gaming_day = DATE '{REAUDITED}' "
+        "SELECT count(DISTINCT finding_id) FROM findings_every_run "
+        f"WHERE gaming_day = DATE '{REAUDITED}' "
         "AND finding_id NOT IN (SELECT finding_id FROM findings_current)",
     )[0][0]
     assert whole["superseded_findings"] == dropped >= 1

@@ -63,10 +63,15 @@ def render(result) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory):
+def audited(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("queries") / "out"
     run_audit(SAMPLE, out)
-    opened = open_catalog(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def catalog(audited):
+    opened = open_catalog(audited)
     yield opened
     opened.close()
 
@@ -107,3 +112,46 @@ def _rewritten(text: str, answers: dict[str, list[str]]) -> str:
         body = before + MARKER + "\n\n" + "\n".join(answers[title]) + "\n"
         out.append(body + ("\n" + tail + "\n\n" if tail else "\n"))
     return "## ".join(out).rstrip("\n") + "\n"
+
+
+_HOLD_ROW = re.compile(
+    r'<tr><td class="id">(?P<table>[^<]+)</td>.*?<td>(?P<kept>kept|lost) \$(?P<amount>[\d,.]+) '
+    r"of \$(?P<staked>[\d,.]+) wagered on (?P<wagers>[\d,]+) wagers",
+    re.DOTALL,
+)
+
+
+def _dollars(text: str) -> Decimal:
+    return Decimal(text.replace(",", ""))
+
+
+def test_the_nightly_pages_hold_by_table_is_the_first_questions_to_the_cent(
+    audited, catalog
+) -> None:
+    # The sample holds what a table's hold leaves out: a Free Hand's wagers, void rounds'.
+    (kinds,) = query(
+        catalog,
+        "SELECT list(DISTINCT r.kind ORDER BY r.kind) AS kinds FROM wagers w "
+        "JOIN rounds r USING (round_id)",
+    )
+    assert {"free", "void"} <= set(kinds.to_pylist()[0]["kinds"])
+    _, sql, _ = questions(DOC.read_text(encoding="utf-8"))[0]
+    (result,) = query(catalog, sql)
+    expected = {
+        row["table_id"]: (row["house_result"], row["staked"], row["wagers"])
+        for row in result.to_pylist()
+    }
+    html = (audited / "report.html").read_text(encoding="utf-8")
+    section = html[html.index('<h2 id="hold">') :]
+    section = section[: section.index("<h2 ", 5)]
+    shown = {}
+    for row in section.split("</tr>"):
+        found = _HOLD_ROW.search(row)
+        if found:
+            sign = 1 if found["kept"] == "kept" else -1
+            shown[found["table"]] = (
+                sign * _dollars(found["amount"]),
+                _dollars(found["staked"]),
+                int(found["wagers"].replace(",", "")),
+            )
+    assert shown == expected

@@ -10,12 +10,16 @@ run's gaming day when the run covers one, and null when it covers several.
 
 A re-audit supersedes: for each table and gaming day, the run in force is the one whose
 audit started last among those that cover it (`coverage_current`); `findings_current`
-holds the findings of the runs in force, while `findings` keeps every run's. Only the runs
-the archive's record holds are read (`_record`), each with its start as recorded when it
-was added (`archive.record`): a folder put under `runs/` by hand, or a `run.json`
-rewritten, changes nothing. The views are the code's own: a catalog whose views differ
-from them is written anew before it is read (`view_problems`), and only a regular file is
-opened as the catalog.
+holds the findings of the runs in force, while `findings_every_run` keeps every run's
+(superseded ones too: counted against the other, it counts a re-audited night twice).
+Only the runs the archive's record holds are read (`internal.record`), each with its
+start as recorded when it was added (`archive.record`): a folder put under `runs/` by
+hand, or a `run.json` rewritten, changes nothing.
+
+The views the public ones are built on live in the schema `internal`, out of `SHOW
+TABLES`; every public view carries a one-line comment saying what it holds (`COMMENTS`).
+The views are the code's own: a catalog whose views differ from them is written anew
+before it is read (`view_problems`), and only a regular file is opened as the catalog.
 """
 
 from __future__ import annotations
@@ -26,9 +30,13 @@ from pathlib import Path
 
 import duckdb
 
+from auditor.archive.catalog_earlier import EARLIER_TABLES, earlier_view_statements
 from auditor.archive.ledger import LEDGER_FILE, LEDGER_LIMIT
 from auditor.archive.ledger_read import check_for_reading
+from auditor.archive.period_layout import ALERTS_FILE as PERIOD_ALERTS_FILE
+from auditor.archive.period_layout import EARLIER_RUN, TESTS_FILE, period_runs
 from auditor.archive.record import RECORD_FILE
+from auditor.defaults import ALERT_FDR
 from auditor.errors import InputError
 from auditor.output.catalog import STORAGE_VERSION
 from auditor.output.files import (
@@ -53,20 +61,48 @@ RUNS = "runs"  # ARCHIVE/runs/RUN_ID/set/: a run's output set
 # folder's name is used only when it is one.
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 SET = "set"
-# ARCHIVE/periods/FROM_TO/: a period's surveillance (`archive.periods`), by the view it
-# becomes; each row carries its period's first and last gaming day.
-PERIODS = "periods"
-PERIOD_NAME = re.compile(r"\d{4}-\d\d-\d\d_\d{4}-\d\d-\d\d")
-PERIOD_FILES = {"period_surveillance": "tests.parquet", "period_alerts": "alerts.parquet"}
+# ARCHIVE/periods/FROM_TO/N/: a period's surveil runs (`archive.period_layout`), by the
+# view their files become; each row carries its period's first and last gaming day.
+PERIOD_FILES = {"period_surveillance": TESTS_FILE, "period_alerts": PERIOD_ALERTS_FILE}
+INTERNAL = "internal"  # the schema of the views the public ones are built on
 # The files of a run's set the catalog reads, by the view they become.
 RUN_FILES = {
-    "_findings": FINDINGS_FILE,
-    "_located": LOCATED_FILE,
+    f"{INTERNAL}.findings": FINDINGS_FILE,
+    f"{INTERNAL}.located": LOCATED_FILE,
     "coverage": COVERAGE_FILE,
-    "_quarantine": QUARANTINE_FILE,
-    "_row_counts": COUNTS_FILE,
-    "_surveillance": SURVEILLANCE_FILE,
-    "_alerts": ALERTS_FILE,
+    f"{INTERNAL}.quarantine": QUARANTINE_FILE,
+    f"{INTERNAL}.row_counts": COUNTS_FILE,
+    f"{INTERNAL}.surveillance": SURVEILLANCE_FILE,
+    f"{INTERNAL}.alerts": ALERTS_FILE,
+}
+BUILT_FOR = f"{INTERNAL}.built_for"
+(EARLIER_BUILT_FOR,) = EARLIER_TABLES
+# What each public view holds, one line each: `COMMENT ON VIEW`, shown by `.tables` and
+# `duckdb_views()`.
+COMMENTS = {
+    "runs": "one row per run the archive holds: when it was audited and added, its gaming "
+    "days, tables, properties and findings",
+    "coverage": "the tables and gaming days each run audited",
+    "coverage_current": "the run in force for each table and gaming day: the last audit to "
+    "start that covers it",
+    "run_days": "each run's gaming day, null for a run of several",
+    "findings_every_run": "every finding of every run, superseded runs included (a night "
+    "audited twice counts twice: findings_current holds those in force)",
+    "findings_current": "the findings of the runs in force for their table and gaming day",
+    "superseded_runs": "per run, the table-days it covered and those a later audit replaced",
+    "quarantine": "every run's quarantined input rows, superseded runs included",
+    "row_counts": "every run's row accounting, superseded runs included",
+    "surveillance": "every run's statistical tests of its night, superseded runs included",
+    "alerts": "every run's surveillance alerts, superseded runs included; not findings",
+    "reviews": "the review ledger, one row per record",
+    "finding_status": "each finding ever found: its nights, latest review status and "
+    "whether it is still found",
+    "period_surveillance": "every test of every surveil run of a period, with its run "
+    "number and false-discovery rate",
+    "period_alerts": "the alerts of every surveil run of a period, with its run number and "
+    "false-discovery rate; not findings",
+    "period_runs": "one row per surveil run of a period: its false-discovery rate, tests, "
+    "alerts, and whether the period report shows it",
 }
 
 
@@ -81,10 +117,18 @@ def rebuild_catalog(archive: Path) -> Path:
             f"ATTACH {sql_literal(str(tmp))} AS archive (STORAGE_VERSION '{STORAGE_VERSION}')"
         )
         con.execute("USE archive")
+        con.execute(f"CREATE SCHEMA {INTERNAL}")
+        made = set()
         for statement in view_statements(archive):
             con.execute(statement)
+            made.add(_split_view(statement)[0])
+        for view, comment in COMMENTS.items():
+            if view in made:
+                con.execute(f"COMMENT ON VIEW {view} IS {sql_literal(comment)}")
         # Where the views point: a moved or copied archive's catalog is rebuilt where it is.
-        con.execute("CREATE TABLE built_for AS SELECT $folder AS folder", {"folder": str(archive)})
+        con.execute(
+            f"CREATE TABLE {BUILT_FOR} AS SELECT $folder AS folder", {"folder": str(archive)}
+        )
         con.execute("USE memory")
         con.execute("DETACH archive")
     finally:
@@ -104,7 +148,8 @@ FROM read_json({runs_glob}, format = 'auto', filename = true, columns = {{
   added_at: 'TIMESTAMPTZ', ended_at: 'TIMESTAMPTZ', dataset: 'VARCHAR',
   command_line: 'VARCHAR', gaming_days: 'DATE[]', tables: 'VARCHAR[]',
   properties: 'VARCHAR[]', findings: 'BIGINT'}}) j
-JOIN _record r ON r.run_id = regexp_extract(j.filename, '/{RUNS}/([^/]+)/run.json$', 1)""",
+JOIN {INTERNAL}.record r
+  ON r.run_id = regexp_extract(j.filename, '/{RUNS}/([^/]+)/run.json$', 1)""",
     ]
     for view, name in RUN_FILES.items():
         glob = sql_literal(str(archive / RUNS / "*" / SET / name))
@@ -112,7 +157,7 @@ JOIN _record r ON r.run_id = regexp_extract(j.filename, '/{RUNS}/([^/]+)/run.jso
             f"CREATE VIEW {view} AS SELECT * FROM (SELECT * EXCLUDE (filename), "
             f"regexp_extract(filename, '/{RUNS}/([^/]+)/{SET}/', 1) AS run_id "
             f"FROM read_parquet({glob}, filename = true, union_by_name = true)) "
-            "WHERE run_id IN (SELECT run_id FROM _record)"
+            f"WHERE run_id IN (SELECT run_id FROM {INTERNAL}.record)"
         )
     return statements + _joined_views(archive) + _period_views(archive)
 
@@ -123,13 +168,13 @@ def _record_view(archive: Path) -> str:
     record = archive / RECORD_FILE
     if not os.path.lexists(record):
         runs_glob = sql_literal(str(archive / RUNS / "*" / "run.json"))
-        return f"""CREATE VIEW _record AS
+        return f"""CREATE VIEW {INTERNAL}.record AS
 SELECT regexp_extract(filename, '/{RUNS}/([^/]+)/run.json$', 1) AS run_id, started_at,
        row_number() OVER (ORDER BY started_at, filename) AS added_seq
 FROM read_json({runs_glob}, format = 'auto', filename = true,
                columns = {{started_at: 'TIMESTAMPTZ'}})
 WHERE run_id NOT LIKE '.%'"""
-    return f"""CREATE VIEW _record AS
+    return f"""CREATE VIEW {INTERNAL}.record AS
 SELECT name AS run_id, started_at, seq AS added_seq
 FROM read_json({sql_literal(str(record))}, format = 'newline_delimited', columns = {{
   seq: 'BIGINT', kind: 'VARCHAR', name: 'VARCHAR', started_at: 'TIMESTAMPTZ'}})
@@ -137,32 +182,39 @@ WHERE kind = 'run'"""
 
 
 def _period_views(archive: Path) -> list[str]:
-    """Views over the periods' files, made only once a period is written (the catalog is
+    """Views over the periods' surveil runs, made only once one is written (the catalog is
     written again when one is). The files are listed, not matched by a pattern: only a
-    period's own folder (FROM_TO, no link) and its regular files, so that a link planted
-    in the archive cannot lend the catalog another archive's alerts."""
+    period's own folders (FROM_TO, N, no link) and their regular files, so that a link
+    planted in the archive cannot lend the catalog another archive's alerts. A file's run
+    number is its folder's; an earlier archive's files, in the period's folder, are run 1."""
     statements = []
     for view, name in PERIOD_FILES.items():
-        files = [str(folder / name) for folder in period_folders(archive)]
+        files = [str(run.folder / name) for run in period_runs(archive)]
         files = [f for f in files if Path(f).is_file() and not Path(f).is_symlink()]
         if files:
+            number = f"regexp_extract(filename, '/([0-9]+)/{name}$', 1)"
             statements.append(
-                f"CREATE VIEW {view} AS SELECT * FROM "
-                f"read_parquet({sql_literal(files)}, union_by_name = true)"
+                f"CREATE VIEW {view} AS SELECT * EXCLUDE (filename), "
+                f"coalesce(TRY_CAST({number} AS INTEGER), {EARLIER_RUN}) AS surveil_run "
+                f"FROM read_parquet({sql_literal(files)}, union_by_name = true, filename = true)"
             )
+    if len(statements) == len(PERIOD_FILES):
+        # The run the period report shows: the latest at the default false-discovery rate,
+        # or the latest of the period where none was run at it.
+        statements.append(
+            f"""CREATE VIEW period_runs AS
+WITH run AS (
+  SELECT period_from, period_to, surveil_run, max(alert_fdr) AS alert_fdr,
+         count(*) AS tests, count(*) FILTER (WHERE alert) AS alerts
+  FROM period_surveillance GROUP BY period_from, period_to, surveil_run
+)
+SELECT *, surveil_run = coalesce(
+         max(surveil_run) FILTER (WHERE alert_fdr = {ALERT_FDR!r})
+           OVER (PARTITION BY period_from, period_to),
+         max(surveil_run) OVER (PARTITION BY period_from, period_to)) AS reported
+FROM run"""
+        )
     return statements
-
-
-def period_folders(archive: Path) -> list[Path]:
-    """ARCHIVE/periods/FROM_TO folders, each a folder of its own (not a link), by name."""
-    periods = archive / PERIODS
-    if periods.is_symlink() or not periods.is_dir():
-        return []
-    return sorted(
-        p
-        for p in periods.iterdir()
-        if PERIOD_NAME.fullmatch(p.name) and p.is_dir() and not p.is_symlink()
-    )
 
 
 def _joined_views(archive: Path) -> list[str]:
@@ -176,13 +228,13 @@ QUALIFY row_number() OVER (PARTITION BY c.table_id, c.gaming_day
         """CREATE VIEW run_days AS
 SELECT run_id, CASE WHEN len(gaming_days) = 1 THEN gaming_days[1] END AS gaming_day
 FROM runs""",
-        """CREATE VIEW findings AS
+        f"""CREATE VIEW findings_every_run AS
 SELECT f.*, l.gaming_day, l.property_id, l.ruleset, l.dealer_id, l.patron_id,
        coalesce(f.table_id, l.table_id) AS located_table_id
-FROM _findings f LEFT JOIN _located l USING (run_id, finding_id)""",
+FROM {INTERNAL}.findings f LEFT JOIN {INTERNAL}.located l USING (run_id, finding_id)""",
         # A finding is in force when its run is in force for its table and gaming day.
         """CREATE VIEW findings_current AS
-SELECT f.* FROM findings f
+SELECT f.* FROM findings_every_run f
 JOIN coverage_current c
   ON c.run_id = f.run_id AND c.table_id = f.located_table_id
  AND c.gaming_day IS NOT DISTINCT FROM f.gaming_day""",
@@ -195,7 +247,7 @@ JOIN coverage_current c ON c.table_id = v.table_id AND c.gaming_day = v.gaming_d
 GROUP BY r.run_id""",
         *(
             f"CREATE VIEW {name} AS SELECT t.*, d.gaming_day "
-            f"FROM _{name} t JOIN run_days d USING (run_id)"
+            f"FROM {INTERNAL}.{name} t JOIN run_days d USING (run_id)"
             for name in ("quarantine", "row_counts", "surveillance", "alerts")
         ),
         # The review ledger, every record; a finding's status is its latest record.
@@ -211,7 +263,7 @@ SELECT * FROM read_json({ledger}, format = 'newline_delimited', columns = {{
         # audited its table and night again without finding it.
         """CREATE VIEW finding_status AS
 WITH occurrences AS (
-  SELECT f.*, r.started_at FROM findings f JOIN runs r USING (run_id)
+  SELECT f.*, r.started_at FROM findings_every_run f JOIN runs r USING (run_id)
 ), seen AS (
   SELECT finding_id,
          arg_max(rule, started_at) AS rule, arg_max(severity, started_at) AS severity,
@@ -269,45 +321,70 @@ def refuse_special_files(archive: Path) -> None:
 
 
 def view_problems(archive: Path) -> list[str]:
-    """Each way the catalog's views and tables differ from the code's own, compared as
-    parsed SQL (nothing read but the catalog's file); empty when the same."""
+    """Each way the catalog's views, their comments and its tables differ from the code's
+    own, compared as parsed SQL (nothing read but the catalog's file); empty when the
+    same."""
+    return _differences(archive, view_statements(archive), COMMENTS, BUILT_FOR)
+
+
+def is_earlier_catalog(archive: Path) -> bool:
+    """Whether the catalog is exactly what an earlier auditor wrote for this archive
+    (`catalog_earlier`): not today's, yet no one's but the auditor's; the next reader
+    writes it anew."""
+    statements = earlier_view_statements(archive)
+    return not _differences(archive, statements, {}, EARLIER_BUILT_FOR)
+
+
+def _differences(
+    archive: Path, statements: list[str], comments: dict[str, str], built_for_table: str
+) -> list[str]:
     target = archive / CATALOG_FILE
     if regular_file_problem(target) is not None:
         return [f"{CATALOG_FILE}: {regular_file_problem(target)}"]
-    built_for = _built_for(target)
+    built_for = _built_for(target, built_for_table)
     if built_for is not None and built_for != str(archive):
         # Built for another folder (the archive was moved or copied): every reader rebuilds
         # it before use (`current_catalog`), so its views, whatever they say, are never read.
         return []
-    expected = dict(_split_view(s) for s in view_statements(archive))
+    expected = dict(_split_view(s) for s in statements)
     try:
         con = duckdb.connect(str(target), read_only=True)
     except duckdb.Error as exc:
         return [f"{CATALOG_FILE}: cannot be opened ({exc})"]
     try:
-        found = dict(
-            _split_view(sql)
-            for (sql,) in con.execute(
-                "SELECT sql FROM duckdb_views() WHERE NOT internal AND database_name = "
-                "current_database()"
+        views = con.execute(
+            "SELECT schema_name, sql, comment FROM duckdb_views() WHERE NOT internal AND "
+            "database_name = current_database()"
+        ).fetchall()
+        tables = {
+            _qualified(schema, name)
+            for schema, name in con.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables()"
             ).fetchall()
-        )
-        tables = {n for (n,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        }
         macros = con.execute(
             "SELECT count(*) FROM duckdb_functions() WHERE NOT internal "
             "AND database_name = current_database()"
         ).fetchone()[0]
     finally:
         con.close()
+    found = dict(_split_view(sql) for _, sql, _ in views)
+    said = {_split_view(sql)[0]: comment for _, sql, comment in views}
     problems = [f"{CATALOG_FILE}: view {name} missing" for name in expected.keys() - found]
     problems += [
         f"{CATALOG_FILE}: view {name} is not the auditor's" for name in found.keys() - expected
     ]
     problems += [
-        f"{CATALOG_FILE}: table {name} is not the auditor's" for name in tables - {"built_for"}
+        f"{CATALOG_FILE}: table {name} is not the auditor's"
+        for name in sorted(tables - {built_for_table})
     ]
     if macros:
         problems.append(f"{CATALOG_FILE}: holds {macros} functions the auditor does not write")
+    problems += [
+        f"{CATALOG_FILE}: view {name}'s comment is not the auditor's"
+        for name in sorted(expected.keys() & found.keys())
+        if said.get(name) != comments.get(name)
+    ]
     parse = duckdb.connect(":memory:")
     try:
         problems += [
@@ -320,8 +397,12 @@ def view_problems(archive: Path) -> list[str]:
     return problems
 
 
+def _qualified(schema: str, name: str) -> str:
+    return name if schema == "main" else f"{schema}.{name}"
+
+
 def _split_view(statement: str) -> tuple[str, str]:
-    match = re.match(r"\s*CREATE VIEW (\w+) AS\s(.*?);?\s*$", statement, re.DOTALL)
+    match = re.match(r"\s*CREATE VIEW ([\w.]+) AS\s(.*?);?\s*$", statement, re.DOTALL)
     return (match[1], match[2]) if match else (statement, "")
 
 
@@ -354,14 +435,14 @@ def is_run_id(name: object) -> bool:
     return isinstance(name, str) and RUN_ID.fullmatch(name) is not None
 
 
-def _built_for(target: Path) -> str | None:
+def _built_for(target: Path, table: str = BUILT_FOR) -> str | None:
     if regular_file_problem(target) is not None:
         return None
     # In the sandbox, reaching nothing: a `built_for` planted as a view over a file
     # outside fails here, and the catalog is written anew.
     try:
         with sandboxed(target) as con:
-            row = con.execute("SELECT folder FROM built_for").fetchone()
+            row = con.execute(f"SELECT folder FROM {table}").fetchone()
     except duckdb.Error:
         return None
     return None if row is None or not isinstance(row[0], str) else row[0]

@@ -10,16 +10,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from auditor.archive.catalog import (
-    CATALOG_FILE,
-    PERIODS,
-    RUNS,
-    SET,
-    period_folders,
-    view_problems,
-)
+from auditor.archive.catalog import CATALOG_FILE, RUNS, SET, is_earlier_catalog, view_problems
 from auditor.archive.keys import find_key
 from auditor.archive.ledger_check import anchor_problems, verify_ledger
+from auditor.archive.period_layout import (
+    PERIODS,
+    is_run_folder,
+    period_folders,
+    period_runs,
+    run_files,
+)
 from auditor.archive.record import (
     RECORD_FILE,
     RecordMissing,
@@ -87,7 +87,11 @@ def _catalog_problems(folder: Path) -> list[str]:
     problem = regular_file_problem(folder / CATALOG_FILE)
     if problem == "missing":
         return []  # written again by the next reader, from the code's own views
-    return [f"{CATALOG_FILE}: {problem}"] if problem else view_problems(folder)
+    if problem:
+        return [f"{CATALOG_FILE}: {problem}"]
+    problems = view_problems(folder)
+    # An earlier auditor's catalog, word for word: the next reader writes it anew.
+    return [] if problems and is_earlier_catalog(folder) else problems
 
 
 def _runs_problems(folder: Path, entries: list[dict] | None, tables: bool) -> list[str]:
@@ -139,29 +143,44 @@ def _hash_problems(folder: Path, entry: dict | None) -> list[str]:
     return problems
 
 
+def _hash_files(folder: Path, names: list[str], entry: dict) -> list[str]:
+    """Each of `names` (in `folder`) the entry does not hash, and each it hashes changed."""
+    problems = [f"extra: {name}" for name in sorted(set(names) - set(entry["files"]))]
+    return problems + _hash_problems(folder, entry)
+
+
 def _period_problems(folder: Path, entries: list[dict]) -> list[str]:
-    """Each period's files against the latest entry that wrote it."""
+    """Each surveil run's files against the latest entry that wrote it (`FROM_TO/N`, or
+    `FROM_TO` for an earlier archive's one surveillance of the period)."""
     latest = {e["name"]: e for e in entries if e.get("kind") == "period"}
     problems = []
     periods = folder / PERIODS
     if periods.is_symlink():
         return [f"{PERIODS}: a link, not the archive's own folder"]
-    on_disk = {p.name for p in period_folders(folder)}
+    folders = period_folders(folder)
     if periods.is_dir():
-        strays = {p.name for p in periods.iterdir() if not p.name.startswith(".")} - on_disk
+        strays = {p.name for p in periods.iterdir() if not p.name.startswith(".")}
+        strays -= {p.name for p in folders}
         problems += [f"{PERIODS}/{name}: not a period the auditor wrote" for name in sorted(strays)]
-    for name in sorted(on_disk):
-        entry = latest.get(name)
+    runs = period_runs(folder)
+    for run in runs:
+        entry = latest.get(run.name)
         if entry is None:
-            problems.append(f"{PERIODS}/{name}: not in the archive's record")
+            problems.append(f"{PERIODS}/{run.name}: not in the archive's record")
             continue
-        place = periods / name
-        extra = sorted({p.name for p in place.iterdir()} - set(entry["files"]))
-        problems += [f"{PERIODS}/{name}: extra: {x}" for x in extra]
-        problems += [f"{PERIODS}/{name}: {p}" for p in _hash_problems(place, entry)]
+        names = [p.name for p in run_files(run)]
+        problems += [f"{PERIODS}/{run.name}: {p}" for p in _hash_files(run.folder, names, entry)]
+    earlier = {run.period for run in runs if run.earlier}
+    for place in folders:
+        if place.name not in earlier:
+            problems += [
+                f"{PERIODS}/{place.name}: extra: {p.name}"
+                for p in sorted(place.iterdir())
+                if not is_run_folder(p)
+            ]
     problems += [
         f"{PERIODS}/{name}: missing: the archive's record holds it"
-        for name in sorted(latest.keys() - on_disk)
+        for name in sorted(latest.keys() - {run.name for run in runs})
     ]
     return problems
 

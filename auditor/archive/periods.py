@@ -3,8 +3,10 @@
 The runs in force for the period's tables and gaming days (`coverage_current`: a
 superseded run's counts give way to its re-audit's) lend their kept counts
 (`surveillance.cells`) to `surveillance.period`, whose tests and alerts are written to
-`ARCHIVE/periods/FROM_TO/` (switched in whole, under the archive's lock) and seen by the
-catalog's `period_surveillance` and `period_alerts`.
+`ARCHIVE/periods/FROM_TO/N/`, the period's next surveil run (switched in whole, under the
+archive's lock: `archive.period_layout`), recorded with its false-discovery rate, and
+seen by the catalog's `period_surveillance`, `period_alerts` and `period_runs`. An
+earlier run of the period, at whatever rate, stays as it was.
 
 A run's counts are summed over its tables and nights, not kept per day: a run's table
 counts for the period only where the run is in force for every gaming day it audited at
@@ -22,16 +24,10 @@ from pathlib import Path
 
 import duckdb
 
-from auditor.archive.catalog import (
-    PERIODS,
-    RUNS,
-    SET,
-    current_catalog,
-    is_run_id,
-    rebuild_catalog,
-)
+from auditor.archive.catalog import RUNS, SET, current_catalog, is_run_id, rebuild_catalog
 from auditor.archive.keys import find_key
 from auditor.archive.ledger import ledger_head
+from auditor.archive.period_layout import PERIODS, next_run_number
 from auditor.archive.record import append_entry, file_sha256, has_record
 from auditor.archive.store import ArchiveError, open_archive
 from auditor.defaults import ALERT_FDR
@@ -49,8 +45,9 @@ WORK_PREFIX = ".surveil-"  # a surveil's working folder in periods/
 @dataclass(frozen=True)
 class PeriodRun:
     surveillance: PeriodSurveillance | None  # None: no run in force lent counts to the period
-    folder: Path  # ARCHIVE/periods/FROM_TO (not written when surveillance is None)
+    folder: Path  # ARCHIVE/periods/FROM_TO/N (not written when surveillance is None)
     notes: list[str]  # what was left out, and why
+    number: int | None = None  # N: the period's surveil run
 
 
 def period_name(start: date, end: date) -> str:
@@ -112,15 +109,23 @@ FROM mine GROUP BY run_id ORDER BY run_id""",
         ).fetchall()
 
 
-def _record_period(folder: Path, place: Path) -> None:
-    """The period's files by SHA-256 in the archive's record (kept only where the archive
-    keeps one: an archive made before it is sealed first)."""
+def _record_period(folder: Path, place: Path, alert_fdr: float) -> None:
+    """The surveil run's files by SHA-256 in the archive's record, named FROM_TO/N, with
+    its false-discovery rate (kept only where the archive keeps a record: an archive made
+    before it is sealed first)."""
     if not has_record(folder):
         return
     key, _, _ = find_key(folder)
     files = {p.name: file_sha256(p) for p in sorted(place.iterdir())}
     ledger_seq, ledger_hash = ledger_head(folder)
-    fields = {"kind": "period", "name": place.name, "started_at": None, "files": files}
+    fields = {
+        "kind": "period",
+        "name": f"{place.parent.name}/{place.name}",
+        "started_at": None,
+        "files": files,
+        "surveil_run": int(place.name),
+        "alert_fdr": alert_fdr,
+    }
     append_entry(folder, fields | {"ledger_seq": ledger_seq, "ledger_hash": ledger_hash}, key)
 
 
@@ -131,9 +136,9 @@ def surveil(
     alert_fdr: float = ALERT_FDR,
     budget_bytes: int | None = None,
 ) -> PeriodRun:
-    """The period's surveillance, written into the archive (replacing the same period's
-    earlier one) and seen by its catalog; nothing is written when no run in force for
-    the period has counts to lend (`PeriodRun.surveillance` is None)."""
+    """The period's surveillance, written into the archive as the period's next surveil
+    run (its earlier runs kept) and seen by its catalog; nothing is written when no run
+    in force for the period has counts to lend (`PeriodRun.surveillance` is None)."""
     if end < start:
         raise ArchiveError(f"the period ends ({end}) before it starts ({start})")
     folder = open_archive(archive)
@@ -151,14 +156,16 @@ def surveil(
     sweep(periods, WORK_PREFIX)
     with claimed_folder(periods, WORK_PREFIX) as work:
         result = survey_period(nights, start, end, work / "period", alert_fdr, budget_bytes)
-        place = periods / period_name(start, end)
+        period = periods / period_name(start, end)
         with waiting(folder, "a period's surveillance", SURVEIL_WAIT_SECONDS):
-            # The earlier surveillance of the period aside, the new one in, in one step each:
-            # the catalog's views never see half of one.
-            if place.exists():
-                os.rename(place, work / "earlier")
+            if period.is_symlink() or (period.exists() and not period.is_dir()):
+                raise ArchiveError(f"{period}: not a folder of the archive's own (a link, a file)")
+            period.mkdir(exist_ok=True)
+            # Numbered under the lock, and moved in in one step: the catalog's views never
+            # see half of a run, and two surveils never take one number.
+            place = period / str(next_run_number(period))
             os.rename(work / "period", place)
-            _record_period(folder, place)
+            _record_period(folder, place, alert_fdr)
             rebuild_catalog(folder)
     moved = PeriodSurveillance(place / result.tests.name, result.alerts, result.nights)
-    return PeriodRun(moved, place, notes)
+    return PeriodRun(moved, place, notes, int(place.name))

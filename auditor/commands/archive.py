@@ -24,7 +24,7 @@ def archive() -> None:
     \b
       auditor archive add /audits/archive /audits/2026-11-24
       auditor archive list /audits/archive
-      auditor query /audits/archive "SELECT run_id, count(*) FROM findings GROUP BY run_id"
+      auditor query /audits/archive "SELECT run_id, count(*) FROM findings_current GROUP BY 1"
     """
 
 

@@ -82,7 +82,7 @@ def query(
     \b
       auditor query /audits/2026-11-24 "SELECT rule, count(*) FROM findings GROUP BY rule"
       auditor query /audits/2026-11-24 "SELECT * FROM findings" -o findings.csv
-      auditor query /audits/archive "SELECT * FROM findings" --format json
+      auditor query /audits/archive "SELECT * FROM findings_current" --format json
       auditor query /audits/2026-11-24
     """
     if out is not None:

@@ -25,7 +25,7 @@ from auditor.errors import AuditorError
     "--by-section",
     is_flag=True,
     help="Print the traceability matrix: every regulation section, its verdict and checks "
-    "(with CODE, the sections that check audits).",
+    "(with CODE, the sections that check's findings cite).",
 )
 @format_option()
 @rules_options
@@ -46,8 +46,9 @@ def rules(
     With --schema, print the JSON Schema of a rule pack instead, for editors (json only).
     With --by-section, print every section of the regulations the packs encode (the
     files each pack's `regulation` names, from INDEX.md), whether the logs can audit it
-    and the checks that do, or why none does; with a CODE too, only the sections that
-    check audits. With --rules DIR, the rule packs an audit with
+    and the checks that do (those whose findings cite it, and those the pack's
+    traceability file ties to it), or why none does; with a CODE too, only the
+    sections that check's findings cite. With --rules DIR, the rule packs an audit with
     the same --rules would load, each with its file and SHA-256 (a pack that does not
     load is refused with its file and key, exit 2); with a CODE too, that check's
     documentation citing those packs' own sections.
@@ -81,7 +82,7 @@ def rules(
         packs = _loaded(rules_dir, replace_builtin)
         chosen = _cited_under(chosen, packs)
     if by_section:
-        _sections(chosen[0].code if code else None, fmt, packs)
+        _sections(chosen[0] if code else None, fmt, packs)
     elif code:
         _one_check(chosen[0], fmt)
     else:
@@ -210,7 +211,7 @@ def _one_check(check, fmt: str) -> None:
 
 def _sections_heading(rows, code: str | None) -> str:
     if code is not None:
-        return f"{rows.height} section{'s' * (rows.height > 1)} audited by {code}"
+        return f"{rows.height} section{'s' * (rows.height > 1)} cited by {code}"
     audited = rows.filter(rows["codes"].list.len() > 0).height
     from_logs = rows.filter(rows["from_logs"]).height
     return (
@@ -219,21 +220,31 @@ def _sections_heading(rows, code: str | None) -> str:
     )
 
 
-def _sections(code: str | None, fmt: str, packs=None) -> None:
+def _sections(check, fmt: str, packs=None) -> None:  # check: a CheckDoc or None
     """The traceability matrix of `packs` (the built-in ones by default), or the sections
-    `code` audits."""
+    `check`'s findings cite: the references its rules hold in each pack, never a section
+    the hand-kept traceability file alone ties it to."""
     import polars as pl
 
     from auditor.output.traceability import matrix
+    from auditor.packs.cited_sections import cited_sections
+    from auditor.packs.loaded import builtin_packs
 
     sections = matrix(packs)
-    if code is not None:
-        sections = sections.filter(pl.col("codes").list.contains(code))
+    code = None if check is None else check.code
+    if check is not None:
+        cited = [
+            {"ruleset": ruleset, "section": section}
+            for ruleset, pack in (packs or builtin_packs()).items()
+            for section in cited_sections(pack, check.rules)
+        ]
+        keys = pl.DataFrame(cited, schema={"ruleset": pl.String, "section": pl.String})
+        sections = sections.join(keys, on=["ruleset", "section"], how="semi")
     if fmt != "table":
         emit_rows(sections.select(SECTION_COLUMNS).to_dicts(), SECTION_COLUMNS, fmt)
         return
     if sections.height == 0:
-        click.echo(f"{code}: audits no section of the packs' regulations")
+        click.echo(f"{code}: cites no section of the packs' regulations")
         return
     # Plain lines, one section each: 355 rows read (and grep) better than a wrapped table.
     for (ruleset,), rows in sections.group_by("ruleset", maintain_order=True):

@@ -32,7 +32,10 @@ def surveil(
     (a superseded run's give way to its re-audit's) per table, dealer and patron, runs
     the night's tests on the sums against the same exact chances, and holds the alerts
     to --alert-fdr across every test of the period. Writes the tests and alerts into
-    ARCHIVE (the catalog's period_surveillance and period_alerts) and prints one line
+    ARCHIVE as the period's next surveil run, with its rate (an earlier run of the
+    period, at any rate, is kept: the catalog's period_runs lists them and marks the one
+    the period report shows, the latest at the default rate; period_surveillance and
+    period_alerts hold every run's, each row with its surveil_run) and prints one line
     per alert. A period in which no run is in force (no night audited, or none whose
     set keeps surveillance counts) is said so, and nothing is written. Alerts are not
     findings: exit status 0 whatever is found, and for a period without nights; 2 when
@@ -43,7 +46,7 @@ def surveil(
     \b
       auditor surveil /audits/archive --from 2026-11-01 --to 2026-11-30
       auditor surveil /audits/archive --from 2026-11-01 --to 2026-11-30 --alert-fdr 0.05
-      auditor query /audits/archive "SELECT * FROM period_alerts"
+      auditor query /audits/archive "SELECT * FROM period_runs"
     """
     from auditor.archive.periods import surveil as run_surveil
 
@@ -68,7 +71,7 @@ def surveil(
     click.echo(
         f"{start.date()} to {end.date()}: {done.surveillance.nights} runs, {tested:,} tests, "
         f"{alerts.height:,} alerts (not findings) at false-discovery rate {alert_fdr:g}; "
-        f"written to {visible(str(done.folder))}"
+        f"surveil run {done.number} of the period, written to {visible(str(done.folder))}"
     )
     for row in alerts.iter_rows(named=True):
         click.echo(

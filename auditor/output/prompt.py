@@ -12,14 +12,17 @@ from auditor.output.query import Catalog, QueryError, QueryInterrupted, Streamed
 
 
 def objects(catalog: Catalog) -> list[tuple[str, str, str | None]]:
-    """(name, kind, description) of every table, view and macro of the catalog."""
+    """(name, kind, description) of every table, view and macro of the catalog (an
+    archive's `internal` schema, which its views are built on, left out)."""
     rows = catalog.con.execute(
         """
         SELECT table_name, 'table', comment FROM duckdb_tables()
         WHERE NOT internal AND database_name IN (current_database(), 'temp')
+          AND schema_name = 'main'
         UNION ALL
         SELECT view_name, 'view', comment FROM duckdb_views()
         WHERE NOT internal AND database_name IN (current_database(), 'temp')
+          AND schema_name = 'main'
         UNION ALL
         SELECT DISTINCT function_name, 'macro', comment FROM duckdb_functions()
         WHERE function_type = 'macro' AND NOT internal AND database_name = current_database()

@@ -25,7 +25,9 @@ from pathlib import Path
 
 import polars as pl
 
+from auditor.check_docs import check_docs
 from auditor.findings.check import Check
+from auditor.packs.cited_sections import citing_checks
 from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
 from auditor.packs.regulation_files import companion, section_rows, traced_rows
@@ -164,11 +166,15 @@ MATRIX_SCHEMA = {
 
 def matrix(packs: Mapping[str, RulePack] | None = None) -> pl.DataFrame:
     """One row per section of the packs' regulations: verdict, the check codes that audit
-    it and, where no check does, the reason (INDEX's for sections the logs cannot show)."""
+    it and, where no check does, the reason (INDEX's for sections the logs cannot show).
+    A check audits the sections its findings cite (`packs.cited_sections`) and those the
+    hand-kept file traces to it: a check is never missing from a section it cites."""
     mapped = traced(packs)
+    citing = citing_checks(_packs(packs), ((c.code, c.rules) for c in check_docs()))
     rows = []
     for s in shipped_sections(packs):
         entry = mapped.get((s.ruleset, s.ref), Traced())
+        codes = set(entry.codes) | citing.get((s.ruleset, s.ref), set())
         from_logs = s.verdict in FROM_LOGS
         reason = entry.reason if from_logs else (entry.reason or s.evidence)
         rows.append(
@@ -179,7 +185,7 @@ def matrix(packs: Mapping[str, RulePack] | None = None) -> pl.DataFrame:
                 "requires": s.requires,
                 "verdict": s.verdict,
                 "from_logs": from_logs,
-                "codes": sorted(entry.codes),
+                "codes": sorted(codes),
                 "reason": reason,
                 "evidence": s.evidence,
             }

@@ -43,7 +43,8 @@ OLDEST_BAND = "four weeks or more"
 # catalog, less the run the report is of, once that run is in the archive too.
 EARLIER_STATUS = """
 WITH occurrences AS (
-  SELECT f.*, r.started_at FROM findings f JOIN runs r USING (run_id) WHERE f.run_id <> $run
+  SELECT f.*, r.started_at FROM findings_every_run f JOIN runs r USING (run_id)
+  WHERE f.run_id <> $run
 ), seen AS (
   SELECT finding_id,
          arg_max(rule, started_at) AS rule, arg_max(severity, started_at) AS severity,

@@ -86,7 +86,7 @@ def fix_scope(catalog: Catalog, period: Period) -> None:
         SELECT f.finding_id, f.rule, f.severity, f.citation, f.located_table_id AS table_id,
                f.dealer_id, coalesce(f.property_id, c.property_id) AS property_id,
                f.ruleset, f.impact, f.gaming_day, f.run_id
-        FROM findings f JOIN period_coverage c
+        FROM findings_every_run f JOIN period_coverage c
           ON c.run_id = f.run_id AND c.table_id = f.located_table_id
          AND c.gaming_day = f.gaming_day
         WHERE f.gaming_day BETWEEN $start AND $end""",
@@ -149,7 +149,7 @@ def superseded_findings(catalog: Catalog) -> int:
     """Findings of the period's superseded runs that no run in force found again."""
     return data.frame(
         catalog,
-        """SELECT count(DISTINCT f.finding_id) AS n FROM findings f
+        """SELECT count(DISTINCT f.finding_id) AS n FROM findings_every_run f
         JOIN period_coverage c ON c.table_id = f.located_table_id
          AND c.gaming_day = f.gaming_day AND c.run_id <> f.run_id
         WHERE f.finding_id NOT IN (SELECT finding_id FROM period_findings)""",
@@ -169,7 +169,7 @@ def statuses(catalog: Catalog) -> pl.DataFrame:
         ), seen AS (
           SELECT finding_id, min(gaming_day) AS first_night,
                  count(DISTINCT gaming_day) AS nights
-          FROM findings WHERE finding_id IN (SELECT finding_id FROM period_findings)
+          FROM findings_every_run WHERE finding_id IN (SELECT finding_id FROM period_findings)
           GROUP BY finding_id
         )
         SELECT s.finding_id, coalesce(l.status, 'open') AS status, l.note, l.reviewed_by,

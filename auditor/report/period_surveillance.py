@@ -1,11 +1,16 @@
 """The archive's surveillance over periods (`auditor surveil`), as the reports across nights
-show it: the catalog's `period_surveillance` (every test of a surveilled period) and
-`period_alerts` (those past the period's threshold), each row with its period's first
-and last gaming day.
+show it: the catalog's `period_surveillance` (every test of every surveil run of a
+period) and `period_alerts` (those past the run's threshold), each row with its period's
+first and last gaming day and its `surveil_run`, and `period_runs`, whose `reported`
+marks the run of each period the reports show (the latest at the default false-discovery
+rate, or the latest: `archive.catalog`). Only that run's tests are ever counted or
+listed: a period surveilled three times is not three times the tests.
 
 The views exist once a period has been surveilled: before that, the pages say how to
-surveil one. A surveilled period is shown where it overlaps the page's gaming days; its
-tests are over the whole of it, not the overlap alone, so its dates are always shown.
+surveil one. The period report shows the surveil run of exactly its own gaming days, and
+names the other surveilled periods that overlap them; an investigation shows its
+subject's tests in every surveilled period overlapping its nights (each period's shown
+run), whose dates are always shown: a period's tests are over the whole of it.
 
 Every statement is our own; ids and dates are only ever parameters.
 """
@@ -20,13 +25,18 @@ import polars as pl
 from auditor.output.query import Catalog
 from auditor.report import data
 
-VIEWS = ("period_surveillance", "period_alerts")
+VIEWS = ("period_surveillance", "period_alerts", "period_runs")
+# The tests of the run each period's reports show.
+REPORTED = (
+    "(period_from, period_to, surveil_run) IN "
+    "(SELECT period_from, period_to, surveil_run FROM period_runs WHERE reported)"
+)
 ALERT_ROWS = 100  # alerts listed on the period report
 SUBJECT_TESTS = 200  # a subject's tests listed on its investigation
 PERIOD_ROWS = 40  # surveilled periods listed
 PERIOD_TEST_COLUMNS = (
     "period_from, period_to, level, key, table_id, statistic, observed, expected, z, "
-    "p_value, q_value, detail, rounds, wagers, alert_fdr"
+    "p_value, q_value, detail, rounds, wagers, alert_fdr, surveil_run"
 )
 # A subject's tests over a period, with its id as the parameter $id (a period tests no
 # shoe: its nights did).
@@ -57,15 +67,17 @@ def _overlap(start: date | None, end: date | None) -> tuple[str, dict[str, Any]]
 
 
 def periods(catalog: Catalog, start: date | None, end: date | None) -> list[dict[str, Any]]:
-    """Each surveilled period overlapping `start` to `end`, earliest first: its tests,
-    its alerts and the false-discovery rate it was judged at."""
+    """Each surveilled period overlapping `start` to `end`, earliest first: the run its
+    reports show (`surveil_run`, its tests, alerts and false-discovery rate) and how many
+    runs it has."""
     where, params = _overlap(start, end)
     found = data.frame(
         catalog,
-        f"""SELECT period_from, period_to, count(*) AS tests,
-               count(*) FILTER (WHERE alert) AS alerts, max(alert_fdr) AS alert_fdr
-        FROM period_surveillance WHERE true{where}
-        GROUP BY period_from, period_to ORDER BY period_from, period_to""",
+        f"""SELECT period_from, period_to, surveil_run, tests, alerts, alert_fdr,
+               (SELECT count(*) FROM period_runs o WHERE o.period_from = p.period_from
+                AND o.period_to = p.period_to) AS runs
+        FROM period_runs p WHERE reported{where}
+        ORDER BY period_from, period_to""",
         params,
     )
     return list(found.iter_rows(named=True))
@@ -74,15 +86,25 @@ def periods(catalog: Catalog, start: date | None, end: date | None) -> list[dict
 def period_section(
     catalog: Catalog, start: date, end: date, tables_of: str | None = None
 ) -> dict[str, Any]:
-    """What the period report shows of the surveillance over the period: the surveilled
-    periods overlapping it and their alerts, the most certain first within each period.
-    `tables_of`: a query of the table ids in scope (a property's); a table's alert of
-    another table is then left out, a dealer's or patron's kept (they span properties)."""
-    shown: dict[str, Any] = {"surveilled": False, "periods": [], "alerts": [], "more": 0}
+    """What the period report shows of the surveillance: the surveil run of exactly these
+    gaming days it reports (`shown`: None when the period was never surveilled), its
+    alerts, the most certain first, and its tests counted; the other surveilled periods
+    overlapping these nights are named (`others`), never counted in. `tables_of`: a query
+    of the table ids in scope (a property's); a table's alert of another table is then
+    left out, a dealer's or patron's kept (they span properties)."""
+    shown: dict[str, Any] = {
+        "surveilled": False, "shown": None, "others": [], "alerts": [], "more": 0, "tests": 0,
+    }  # fmt: skip
     if not surveilled(catalog):
         return shown
     listed = periods(catalog, start, end)
-    where, params = _overlap(start, end)
+    exact = [p for p in listed if (p["period_from"], p["period_to"]) == (start, end)]
+    others = [p for p in listed if p not in exact]
+    if not exact:
+        return {**shown, "others": others[:PERIOD_ROWS], "others_more": _over(others)}
+    run = exact[0]
+    where = " AND period_from = $start AND period_to = $end AND surveil_run = $run"
+    params = {"start": start, "end": end, "run": run["surveil_run"]}
     if tables_of is not None:
         where += f" AND (level <> 'table' OR key IN ({tables_of}))"
     alerts = data.frame(
@@ -91,14 +113,19 @@ def period_section(
         params,
     )
     return {
-        "surveilled": bool(listed),
-        "periods": listed[:PERIOD_ROWS],
-        "periods_more": max(0, len(listed) - PERIOD_ROWS),
-        "tests": sum(p["tests"] for p in listed),
+        "surveilled": True,
+        "shown": run,
+        "others": others[:PERIOD_ROWS],
+        "others_more": _over(others),
+        "tests": run["tests"],
         "alerts": list(alerts.head(ALERT_ROWS).iter_rows(named=True)),
         "more": max(0, alerts.height - ALERT_ROWS),
         "total": alerts.height,
     }
+
+
+def _over(rows: list[Any]) -> int:
+    return max(0, len(rows) - PERIOD_ROWS)
 
 
 def subject_tests(
@@ -112,7 +139,7 @@ def subject_tests(
     return data.frame(
         catalog,
         f"""SELECT {PERIOD_TEST_COLUMNS}, alert FROM period_surveillance
-        WHERE ({SUBJECT_OF[kind]}){where}
+        WHERE ({SUBJECT_OF[kind]}) AND {REPORTED}{where}
         ORDER BY alert DESC, {ORDER}""",
         {"id": subject_id, **params},
     )

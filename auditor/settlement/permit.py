@@ -90,9 +90,13 @@ def wager_words() -> pl.Expr:
     return pl.format("{} of {} at seat {}", pl.col("_bet_words"), usd(pl.col("amount_c")), "seat")
 
 
+# Its findings' wagers are no play of the game: surveillance leaves them out of its counts.
+BET_NOT_PERMITTED = "WAG001"
+
+
 @permit_check(
     Check(
-        code="WAG001",
+        code=BET_NOT_PERMITTED,
         name="BetNotPermitted",
         title="Bet type the ruleset or the table's options do not permit",
         severity="high",

@@ -126,10 +126,14 @@ def partition_cells(
     options: pl.LazyFrame,
     flagged_rounds: pl.LazyFrame,
     packs: Mapping[str, RulePack],
+    unoffered_wagers: pl.LazyFrame | None = None,
 ) -> NightCells:
     """The cells of one partition held in memory: its rows (`part`, the wagers carrying
     their round's `ROUND_ROW`), its replayed rounds, the options per shoe, and the ids of
-    its rounds that have a finding."""
+    its rounds that have a finding. `unoffered_wagers` (`wager_id`): wagers of a bet the
+    table does not offer, left out as the rounds that are not played are: each is a
+    finding, not play, so a table's hold is over the wagers its game takes (docs query
+    #1 computes the same)."""
     shoes = _shoe_keys(part["shoes"], options, packs).collect()
     # The wagers are grouped by their shoe's option set, numbered (one integer), and the
     # options joined back onto the few cells: grouping by every option is slower.
@@ -143,7 +147,7 @@ def partition_cells(
     rounds, wagers = pl.collect_all(
         [
             _round_cells(replayed, numbered.lazy(), flagged_rounds),
-            _wager_cells(part["wagers"], replayed, numbered.lazy()),
+            _wager_cells(_offered(part["wagers"], unoffered_wagers), replayed, numbered.lazy()),
         ]
     )
     wagers = wagers.join(sets, on=OPTION_SET, how="left").with_columns(_price_options())
@@ -193,6 +197,12 @@ def _priced(cells: pl.DataFrame, packs: Mapping[str, RulePack]) -> pl.DataFrame:
         if_money(pl.col("stake_squares") * pl.col("_variance")).alias("variance"),
         pl.when(money).then(pl.col("stake_max") * pl.col("_spread")).alias("spread"),
     )
+
+
+def _offered(wagers: pl.LazyFrame, unoffered: pl.LazyFrame | None) -> pl.LazyFrame:
+    if unoffered is None:
+        return wagers
+    return wagers.join(unoffered.select("wager_id").unique(), on="wager_id", how="anti")
 
 
 def _shoe_keys(

@@ -4,9 +4,11 @@ its theoretical hold.
 The theoretical hold of a table is the house edge of each wager its patrons placed
 (`expected.wager_price`, exact for the shoe's decks and the table's options) weighted
 by the money staked, over every wager the packs can price (Royal 9 is left out: a
-progressive line pays a meter the logs do not hold). The observed hold is what the
+progressive line pays a meter the logs do not hold) on the rounds played, a bet the
+table does not offer left out (`gather.partition_cells`). The observed hold is what the
 logs say the house kept of the same wagers: the stakes lost less the payouts net of
-commission, over the money staked.
+commission, over the money staked. docs/queries.md's first question computes both
+figures in SQL, to the cent.
 
 The test is one-sided, as the patrons' money test is: a table or a dealer that keeps
 less than the game gives (a dealer paying out, a stacked shoe); its p-value is
