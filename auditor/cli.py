@@ -33,8 +33,10 @@ from auditor.commands.progress import progress_bar, shows_progress
 from auditor.commands.query import query
 from auditor.commands.report import report
 from auditor.commands.rules import rules
+from auditor.commands.serve import serve
 from auditor.commands.surveil import surveil
 from auditor.commands.terminal import fail, stdout, text_table, visible
+from auditor.commands.users import users
 from auditor.commands.verify import verify
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
@@ -464,6 +466,8 @@ main.add_command(review)
 main.add_command(verify)
 main.add_command(report)
 main.add_command(surveil)
+main.add_command(serve)
+main.add_command(users)
 
 if __name__ == "__main__":
     main()

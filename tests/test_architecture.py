@@ -40,7 +40,9 @@ FLOORS = (
     # beside them: packages side by side never import each other); the pipeline calls
     # the nightly one.
     ("auditor.report",),
-    ("auditor.audit",),
+    # The review desk (`auditor serve`) reads the archive and draws the reports' pages; it
+    # stands beside the pipeline, which it never runs.
+    ("auditor.audit", "auditor.desk"),
     # The distributed engine runs audit's partition function and hands run_audit its finder.
     ("auditor.engines",),
     # Commands kept apart from the command line's module, which adds them.
