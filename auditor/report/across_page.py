@@ -9,6 +9,7 @@ import itertools
 from collections.abc import Sequence
 from datetime import date, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -52,7 +53,9 @@ def page(found: Gathered) -> str:
     return render(
         "across.html",
         subject=found.subject,
-        archive=str(found.archive),
+        # Absolute: the page is read away from the folder it was written in.
+        archive=str(Path(found.archive).resolve()),
+        properties=_properties(found),
         catalog_file=CATALOG_FILE,
         run_folder=f"{RUNS}/RUN_ID/{SET}",
         tool_version=__version__,
@@ -91,6 +94,12 @@ def page(found: Gathered) -> str:
         period_alerts=_period_alerts(found),
         ledger=found.ledger,
     )
+
+
+def _properties(found: Gathered) -> list[str]:
+    """The properties of the subject's findings and of its rounds read."""
+    frames = [f for f in (found.findings, found.rounds) if "property_id" in f.columns]
+    return sorted({p for f in frames for p in f["property_id"] if p is not None})
 
 
 def _flat(measure: Measure) -> bool:

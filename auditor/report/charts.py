@@ -36,12 +36,14 @@ import matplotlib.dates
 import matplotlib.ticker
 from matplotlib.figure import Figure
 
+from auditor.report.chart_fit import fit
 from auditor.report.render import visible
 
-SEVERITY_COLOURS = {"high": "#b42318", "medium": "#dc8a0e", "low": "#5b7fa6"}
-# Both are errors: a patron shorted is no better than a casino overpaid. One red, the
-# underpaid side a darker shade of it, never the green of "all is well".
-OVERPAID, UNDERPAID = "#b42318", "#6e1410"
+# The pages' colours (report.css): severities red, gold and grey; the two sides of money
+# paid wrong blue and brown, which no kind of colour blindness confuses, and neither the
+# green of "all is well" nor a severity's colour.
+SEVERITY_COLOURS = {"high": "#b42318", "medium": "#f0b429", "low": "#a3acb7"}
+OVERPAID, UNDERPAID = "#1a5fb4", "#8a5a00"
 WIDTH = 6.0  # inches: two charts side by side in a 1,280 px window
 FONT_POINTS = 10
 BAR_INCHES = 0.25  # per bar of a horizontal bar chart
@@ -102,6 +104,7 @@ def _bars_height(count: int) -> float:
 def svg(figure: Figure, name: str) -> Markup:
     """The figure as an inline SVG element, checked, its ids prefixed with `name`."""
     with matplotlib.rc_context(STYLE):
+        fit(figure)
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = buffer.getvalue()

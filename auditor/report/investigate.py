@@ -32,6 +32,7 @@ from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
 from auditor.report import data, evidence
 from auditor.report.render import render
+from auditor.report.scope import run_scope, subject_scope
 
 SUBJECTS = ("patron", "dealer", "table", "round")
 ROUNDS_SHOWN, WAGERS_SHOWN, FINDINGS_SHOWN, EVIDENCE_SHOWN = 1000, 2000, 2000, 200
@@ -199,14 +200,26 @@ def render_investigation(
     try:
         found = gather(catalog, subject)
         _check_known(catalog, subject, found)
-        return _page(catalog, subject, found, builtin_packs() if packs is None else packs)
+        scope = subject_scope(
+            run_scope(catalog, outdir),
+            subject.id if subject.kind == "table" else None,
+            found["rounds"],
+            found["findings"],
+        )
+        packs = builtin_packs() if packs is None else packs
+        return _page(catalog, subject, found, packs, {"scope": scope, "outdir": outdir})
     finally:
         catalog.close()
 
 
 def _page(
-    catalog: Catalog, subject: Subject, found: dict[str, Any], packs: Mapping[str, RulePack]
+    catalog: Catalog,
+    subject: Subject,
+    found: dict[str, Any],
+    packs: Mapping[str, RulePack],
+    where: dict[str, Any],
 ) -> str:
+    """The page; `where`: the subject's scope and the output folder it was read from."""
     run = data.run_record(catalog)
     checks = data.checks(catalog)
     rounds, wagers, quarantine = found["rounds"], found["wagers"], found["quarantine"]
@@ -237,6 +250,9 @@ def _page(
         "investigation.html",
         run=run,
         subject=subject,
+        scope=where["scope"],
+        # Absolute: the page is read away from the folder it was written in.
+        outdir=str(Path(where["outdir"]).resolve()),
         money=_money(wagers, findings, watched),
         severity=[(s, findings.filter(pl.col("severity") == s).height) for s in data.SEVERITIES],
         timeline=timeline,

@@ -33,6 +33,7 @@ from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
 from auditor.report import data, evidence, history
 from auditor.report.render import render
+from auditor.report.scope import run_scope
 
 REPORT_FILE = "report.html"
 PAGES_FOLDER = "report"
@@ -162,8 +163,10 @@ def _pages(
         )
     built = {f["finding_id"]: evidence.build(f, sources) for f in shown.iter_rows(named=True)}
 
+    scope = run_scope(catalog, folder)
     context = {
         "run": run,
+        "scope": scope,
         "readable": readable,
         "inputs": (run["inputs"] or [])[:INPUT_FILES_SHOWN],
         "inputs_more": max(0, len(run["inputs"] or []) - INPUT_FILES_SHOWN),
@@ -208,6 +211,7 @@ def _pages(
         pages[page_of[table]] = render(
             "table.html",
             run=run,
+            scope=scope.of_table(table),
             table=table,
             totals=_totals(total, None),
             rows=list(rows.iter_rows(named=True)),

@@ -175,6 +175,7 @@ def _context(catalog: Catalog, archive: Path, period: Period) -> dict[str, Any]:
         "period": period,
         # Absolute: the page is read away from the folder it was written in.
         "archive": str(archive.resolve()),
+        "properties": sorted(coverage["property_id"].drop_nulls().unique()),
         "tool_version": __version__,
         "span": reads.archive_span(catalog, period.property_id),
         "repeat_nights": figures.REPEAT_NIGHTS,

@@ -17,18 +17,12 @@ from markupsafe import Markup
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from auditor.report.charts import (
-    OVERPAID,
-    SEVERITY_COLOURS,
-    STYLE,
-    UNDERPAID,
-    legend_above,
-    svg,
-)
+from auditor.report.charts import OVERPAID, SEVERITY_COLOURS, STYLE, UNDERPAID, legend_above, svg
+from auditor.report.charts import WIDTH as NIGHTLY_WIDTH
 from auditor.report.render import visible
 
 BARS_UP_TO = 92  # nights drawn as bars; more as steps
-WIDTH = 6.4  # inches, as the nightly charts
+WIDTH = NIGHTLY_WIDTH  # inches: two charts side by side in a 1,280 px window
 LABEL_WIDTH = 28
 DATES_NAMED = 12  # dates up to this many are each named on the axis
 HOLD, THEORY = "#1d4e89", "#8a94a0"

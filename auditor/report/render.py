@@ -25,6 +25,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from auditor.money import usd_text
+from auditor.report.scope import days_text, properties_text, scope_text
 
 MINUS = "−"  # a real minus sign: "−$12.00" does not wrap or read as a dash
 ID_WIDTH = 120  # ids longer than this (hostile input has megabyte ids) are shortened
@@ -254,6 +255,9 @@ def environment() -> Environment:
         text=text,
         doc=doc,
         statistic_name=statistic_name,
+        scope_text=scope_text,
+        days_text=days_text,
+        properties_text=properties_text,
     )
     return env
 
