@@ -2,9 +2,7 @@
 folder per gaming day, whose `findings.jsonl` holds every finding reported while the
 day was dealt, in the order reported, and `closed.json` the run that closed the day
 (an archived run like any other, under `runs/`, which a later audit supersedes).
-
-The catalog's `findings_live` reads them: the desk shows a day's live findings until a
-run covers the day."""
+`auditor verify` leaves the folder alone: it vouches for runs and periods only."""
 
 from __future__ import annotations
 

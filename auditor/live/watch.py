@@ -131,21 +131,20 @@ class Watch:
             self.audit_day(day, [])
 
     def tick(self, close_due: bool = True) -> None:
-        touched = self.take_new_files()
+        fresh = self.take_new_files()
         open_days = self.open_days()
-        if STANDING in touched:
-            touched |= set(open_days)
+        touched = set(fresh) | (set(open_days) if STANDING in fresh else set())
         for day in sorted(touched & set(open_days)):
             if self.stopping.is_set():
                 break
-            self.audit_day(day, sorted(p for p, r in self.read.items() if r["day"] == day))
+            self.audit_day(day, fresh.get(day, []) + fresh.get(STANDING, []))
         if close_due and self.options.close_at is not None:
             now = datetime.now(UTC)
             for day in due(self.open_days(), self.options.close_at, self.options.zone, now):
                 self.close_day(day)
 
-    def take_new_files(self) -> set[str]:
-        """Record each complete new file with its day; the days touched."""
+    def take_new_files(self) -> dict[str, list[str]]:
+        """Record each complete new file with its day; the new files by day touched."""
         seen, refused = look(self.landing)
         for refusal in refused:
             self.once(refusal.path, f"{refusal.path}: {refusal.reason}")
@@ -188,7 +187,11 @@ class Watch:
             self.store.record_files(records)
             for record in records:
                 self.read[record["path"]] = record
-        return {r["day"] for r in records if r["status"] == "read"}
+        fresh: dict[str, list[str]] = {}
+        for record in records:
+            if record["status"] == "read":
+                fresh.setdefault(record["day"], []).append(record["path"])
+        return fresh
 
     def refuse(self, path: str, reason: str, known: dict) -> None:
         if known.get("status") == "changed":

@@ -119,39 +119,55 @@ def deal_live(
     if not pace > 0:
         raise ValueError(f"pace must be > 0, got {pace}")
     landing.mkdir(parents=True, exist_ok=True)
-    chunk_us = CHUNK_MINUTES * 60_000_000
     with tempfile.TemporaryDirectory(prefix="auditor-live-day-") as work:
         day_folder = Path(work) / "day"
         summary = simulate(
             day_folder, rounds, seed, fault_rate, None, shoe_fault_rate, gaming_day=gaming_day
         )
-        tables, placed = chunks(day_folder, chunk_us)
-        first = pl.from_arrow(tables["rounds"])["dealt_at"].dt.epoch("us").min()
-        day = _day_of(first)
-        started = time.monotonic()
-        write_whole(pq.read_table(day_folder / "fault_key.parquet"), landing / KEY_FILE)
-        files = 0
-        for name in STANDING:
-            write_whole(pq.read_table(day_folder / f"{name}.parquet"), landing / name / "0.parquet")
-            files += 1
-        hive = f"gaming_date={day.isoformat()}"
-        for (chunk,), rows in placed.sort("chunk").group_by(["chunk"], maintain_order=True):
-            due = started + (chunk + 1) * chunk_us / 1_000_000 / pace
-            time.sleep(max(0.0, due - time.monotonic()))
-            for name, _ in DEALT_ORDER:
-                of_name = rows.filter(pl.col("name") == name)
-                for (table_id,), part in of_name.group_by(["table_id"], maintain_order=True):
-                    chosen = tables[name].take(pa.array(part["row"].to_list(), pa.uint32()))
-                    target = landing / name / hive / f"{table_id}-{chunk:05d}.parquet"
-                    write_whole(chosen, target)
-                    files += 1
-            if say:
-                say(f"chunk {chunk + 1}: {files:,} files written")
+        day, files, seconds = write_day(day_folder, landing, pace, say)
     return LiveSummary(
         landing,
         day,
         files,
         sum(summary.rounds_per_table.values()),
         sum(summary.faults.values()),
-        time.monotonic() - started,
+        seconds,
     )
+
+
+def write_day(
+    day_folder: Path,
+    landing: Path,
+    pace: float,
+    say: Callable[[str], None] | None = None,
+    landed: Callable[[str, float], None] | None = None,
+) -> tuple[date, int, float]:
+    """Write a simulated day's dataset into `landing` chunk by chunk at `pace`; its gaming
+    day, the files written and the seconds taken. `landed(path, when)` is told each file
+    as it lands (its path in the landing folder, `time.time()`)."""
+    chunk_us = CHUNK_MINUTES * 60_000_000
+    tables, placed = chunks(day_folder, chunk_us)
+    first = pl.from_arrow(tables["rounds"])["dealt_at"].dt.epoch("us").min()
+    day = _day_of(first)
+    started = time.monotonic()
+    write_whole(pq.read_table(day_folder / "fault_key.parquet"), landing / KEY_FILE)
+    files = 0
+    for name in STANDING:
+        write_whole(pq.read_table(day_folder / f"{name}.parquet"), landing / name / "0.parquet")
+        files += 1
+    hive = f"gaming_date={day.isoformat()}"
+    for (chunk,), rows in placed.sort("chunk").group_by(["chunk"], maintain_order=True):
+        due = started + (chunk + 1) * chunk_us / 1_000_000 / pace
+        time.sleep(max(0.0, due - time.monotonic()))
+        for name, _ in DEALT_ORDER:
+            of_name = rows.filter(pl.col("name") == name)
+            for (table_id,), part in of_name.group_by(["table_id"], maintain_order=True):
+                chosen = tables[name].take(pa.array(part["row"].to_list(), pa.uint32()))
+                relative = f"{name}/{hive}/{table_id}-{chunk:05d}.parquet"
+                write_whole(chosen, landing / relative)
+                if landed:
+                    landed(relative, time.time())
+                files += 1
+        if say:
+            say(f"chunk {chunk + 1}: {files:,} files written")
+    return day, files, time.monotonic() - started
