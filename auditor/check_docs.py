@@ -17,6 +17,7 @@ from importlib.resources import files
 DOCS_FILE = "check_docs.json"
 FIELDS = (
     "code", "name", "title", "severity", "subject", "rules", "citation", "what", "why", "example",
+    "final",
 )  # fmt: skip
 
 
@@ -32,6 +33,7 @@ class CheckDoc:
     what: str
     why: str
     example: str
+    final: str  # when its finding is final while the day is dealt (`auditor watch`)
 
 
 def check_docs() -> list[CheckDoc]:

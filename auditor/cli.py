@@ -38,6 +38,7 @@ from auditor.commands.surveil import surveil
 from auditor.commands.terminal import fail, stdout, text_table, visible
 from auditor.commands.users import users
 from auditor.commands.verify import verify
+from auditor.commands.watch import live_into, live_options, watch
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
 
@@ -323,9 +324,7 @@ def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
     metavar="OUT",
     type=click.Path(path_type=Path, file_okay=False),
 )
-@old_out_spelling(
-    "OUT", metavar="OUT", positional=True, required=True, type=click.Path(path_type=Path)
-)
+@old_out_spelling("OUT", metavar="OUT", positional=True, type=click.Path(path_type=Path))
 @click.option("--rounds", type=click.IntRange(min=1), required=True, help="Rounds a night.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Random seed.")
 @click.option(
@@ -357,6 +356,7 @@ def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
     help="Consecutive gaming days: the same tables, dealers and patrons, ids unique across "
     "nights, each night dealt from the seed and its date.",
 )
+@live_options
 def simulate(out: Path, rounds: int, seed: int, start, nights: int, **rates) -> None:
     """Deal ROUNDS rounds at tables of every ruleset and write a dataset to OUT (--out);
     with --start or --nights, one dataset a night in OUT/YYYY-MM-DD/. OUT must be missing,
@@ -370,8 +370,13 @@ def simulate(out: Path, rounds: int, seed: int, start, nights: int, **rates) -> 
       auditor simulate --out night --rounds 2000 --faults 0.02
       auditor simulate -o nights --rounds 5000 --start 2026-11-01 --nights 30
     """
+    from auditor.simulator.live import deal_live
     from auditor.simulator.nights import DEFAULT_START, deal
 
+    if live_into(deal_live, rounds, seed, start, nights, rates):
+        return
+    if out is None:
+        raise click.UsageError("Missing option '--out' / '-o' (OUT).")
     archive = start is not None or nights > 1  # click gives --start as a datetime
     label = f"dealing {nights:,} night{'s' * (nights > 1)}" if archive else "dealing"
     day = start and start.date()
@@ -468,6 +473,7 @@ main.add_command(report)
 main.add_command(surveil)
 main.add_command(serve)
 main.add_command(users)
+main.add_command(watch)
 
 if __name__ == "__main__":
     main()

@@ -116,6 +116,8 @@ def _page(doc: CheckDoc, spec: dict, texts: dict[str, str], sections: list[str])
         f"| Severity | {doc.severity} |",
         f"| Citation | {_cell(doc.citation)} |",
         f"| Pack rules | {', '.join(f'`{key}`' for key in doc.rules)} |",
+        f"| Final while the day is dealt | {doc.final} "
+        "([live audit](../live.md#which-checks-are-final-when)) |",
         "",
         "## What it checks",
         "",

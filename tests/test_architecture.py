@@ -43,8 +43,9 @@ FLOORS = (
     # The review desk (`auditor serve`) reads the archive and draws the reports' pages; it
     # stands beside the pipeline, which it never runs.
     ("auditor.audit", "auditor.desk"),
-    # The distributed engine runs audit's partition function and hands run_audit its finder.
-    ("auditor.engines",),
+    # The distributed engine runs audit's partition function and hands run_audit its finder;
+    # the live audit runs the pipeline on each batch and closes the day into the archive.
+    ("auditor.engines", "auditor.live"),
     # Commands kept apart from the command line's module, which adds them.
     ("auditor.commands",),
     ("auditor.cli",),

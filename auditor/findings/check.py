@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields
 import polars as pl
 
 from auditor.contract import MONEY
+from auditor.findings.frames import final_when
 from auditor.findings.table import FINDINGS_SCHEMA, ID_COLUMNS, empty_findings
 from auditor.packs.cited import cite_rules
 from auditor.packs.loaded import builtin_packs
@@ -62,6 +63,12 @@ class Check:
         """The citation a reader sees: the subject, then each pack's own sections for the
         rules (each finding carries the exact one)."""
         return cite_rules(self.subject, self.rules, packs)
+
+    @property
+    def final(self) -> str:
+        """When its finding is final while the day is dealt (`auditor watch`): at once, or
+        when its shoe closes (`findings.frames.final_when`)."""
+        return final_when(self.frame)
 
     @property
     def citation(self) -> str:

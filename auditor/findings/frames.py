@@ -57,3 +57,30 @@ BANK_WAGER_FRAME = "bank_wager"
 WHOLE_BANK_CALL_FRAME = "whole_bank_call"
 # One row per Chemin de Fer round with its Banker's wagers counted (`procedures.calls`).
 BANKER_WAGER_ROUND_FRAME = "banker_wager_round"
+
+# When a finding over each frame is final while the day is dealt (`auditor watch`). A
+# check over a shoe's rows whole (its decks, burn, cut and cover card against its card
+# sequence, the cards its rounds took, the hands after its cover card or a void round,
+# its discards, its marker commission against the collections) waits for the shoe to
+# close: its table's next shoe opens, or the day closes. Every other check reads a round,
+# its wagers and the round before it, or a table's options, all logged by then: final
+# at once. A finding once reported and changed by rows logged later is said again.
+AT_ONCE = "at once"
+WHEN_SHOE_CLOSES = "when its shoe closes"
+SHOE_CLOSE_FRAMES = frozenset(
+    {
+        SHOE_FRAME,
+        COUNTED_SHOE_FRAME,
+        SEQUENCE_MISMATCH_FRAME,
+        COVER_FLAG_FRAME,
+        AFTER_COVER_FRAME,
+        AFTER_VOID_FRAME,
+        DISCARD_FRAME,
+        MARKER_FRAME,
+    }
+)
+
+
+def final_when(frame: str) -> str:
+    """When a finding of a check over `frame` is final while the day is dealt."""
+    return WHEN_SHOE_CLOSES if frame in SHOE_CLOSE_FRAMES else AT_ONCE

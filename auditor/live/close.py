@@ -1,0 +1,55 @@
+"""Closing a gaming day: the nightly audit over exactly the files the watch read, added
+to the archive as the day's run, and the findings it gives that were not reported live
+(those that waited for the day's last shoes) reported, as those it no longer gives are
+withdrawn.
+
+The closing run is a run like any other: it supersedes nothing of an audit started
+after it, which supersedes it as any re-audit does.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import polars as pl
+
+from auditor.live.batch import FINAL_AFTER, as_records
+from auditor.output.files import FINDINGS_FILE
+from auditor.packs.loaded import LoadedPacks
+
+DAY_CLOSED = "the day closed"
+
+
+def day_end(day: str) -> datetime:
+    """When a gaming day ends: noon UTC of the next day."""
+    return datetime.combine(date.fromisoformat(day) + timedelta(days=1), time(12), UTC)
+
+
+def due(days: list[str], close_at: time, zone: ZoneInfo, now: datetime) -> list[str]:
+    """The open days to close now: those that ended by the latest `close_at` (in `zone`)
+    that has passed."""
+    local = now.astimezone(zone)
+    moment = datetime.combine(local.date(), close_at, zone)
+    if moment > local:
+        moment -= timedelta(days=1)
+    return [day for day in days if day_end(day) <= moment]
+
+
+def audit_day(
+    dataset: Path, archive: Path, packs: LoadedPacks | None, command: list[str]
+) -> tuple[str, list[dict]]:
+    """The nightly audit of the day's dataset, added to the archive; the run's id and its
+    findings as records."""
+    from auditor.archive.store import add_run
+    from auditor.audit import run_audit
+
+    with tempfile.TemporaryDirectory(prefix="auditor-live-close-") as work:
+        out = Path(work) / "run"
+        run_audit(dataset, out, command=command, archive=archive, packs=packs)
+        archived, _ = add_run(archive, out)
+    findings = pl.read_parquet(archived.folder / "set" / FINDINGS_FILE)
+    records = as_records(findings.with_columns(pl.lit(DAY_CLOSED).alias(FINAL_AFTER)))
+    return archived.run_id, records

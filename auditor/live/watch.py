@@ -1,0 +1,260 @@
+"""`auditor watch`: the landing folder watched, each batch of complete files audited on
+its gaming day so far, the findings reported as they become final, and the day closed
+into the archive as a nightly run.
+
+One watcher per archive: it holds the archive's live lock (`ARCHIVE/.live.lock`) for its
+whole length, and a second is refused. Started again after a kill, it reads back what
+the archive's live runs hold (`live.store`) and audits every open day once before it
+looks for new files: a finding reported before the kill is not reported again, one
+found but not yet written is reported then.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time as clock
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, time
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from auditor.errors import InputError
+from auditor.interrupts import interrupts_deferred
+from auditor.live.batch import changes, finals, link_files
+from auditor.live.close import audit_day, due
+from auditor.live.days import STANDING, UndatedFile, place
+from auditor.live.landing import Settler, footer_reads, look
+from auditor.live.notify import Notifier
+from auditor.live.store import DATASET, LiveStore, now_text
+from auditor.output.lock import holding
+from auditor.packs.loaded import LoadedPacks
+
+
+class WatchError(InputError):
+    """The watch cannot start: its folders, its archive or its arguments (exit 2)."""
+
+
+@dataclass
+class WatchOptions:
+    landing: Path
+    archive: Path
+    settle: float = 2.0
+    poll: float = 0.5
+    on_finding: str | None = None
+    close_at: time | None = None
+    zone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
+    packs: LoadedPacks | None = None
+    command: list[str] = field(default_factory=list)
+
+
+def check_folders(landing: Path, archive: Path) -> tuple[Path, Path]:
+    """Both folders resolved; neither inside the other (the watch would read its own
+    writing, or write into what it reads)."""
+    landing, archive = landing.resolve(), archive.resolve()
+    if not landing.is_dir():
+        raise WatchError(f"{landing}: not a folder; the landing folder must exist")
+    if landing == archive or landing.is_relative_to(archive) or archive.is_relative_to(landing):
+        raise WatchError(
+            f"{landing} and {archive}: the landing folder and the archive must be apart, "
+            "neither inside the other"
+        )
+    return landing, archive
+
+
+class Watch:
+    def __init__(self, options: WatchOptions, say: Callable[[str], None]) -> None:
+        from auditor.archive.store import open_archive
+        from auditor.audit import all_checks
+
+        self.options = options
+        self.landing, archive = check_folders(options.landing, options.archive)
+        self.archive = open_archive(archive, create=True)
+        self.say = say
+        self.store = LiveStore(self.archive)
+        self.notifier = Notifier(options.on_finding, say)
+        self.settler = Settler(options.settle)
+        self.when = finals(all_checks())
+        self.stopping = threading.Event()
+        self.said: set[str] = set()
+        self.read: dict[str, dict] = {}  # path -> the files.jsonl record
+        for record in self.store.files():
+            self.read[record["path"]] = record
+
+    # ---- what the archive holds ---------------------------------------------------------
+
+    def days(self) -> list[str]:
+        days = {r.get("day") for r in self.read.values()}
+        return sorted(day for day in days if day not in (None, STANDING))
+
+    def open_days(self) -> list[str]:
+        return [day for day in self.days() if self.store.closed(day) is None]
+
+    def day_files(self, day: str) -> list[str]:
+        return sorted(
+            path
+            for path, r in self.read.items()
+            if r.get("status") == "read" and r["day"] in (day, STANDING)
+        )
+
+    # ---- the loop -----------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Watch until SIGTERM (the batch under way finished) or Ctrl-C."""
+        with holding(self.store.root, "a watch"):
+            before = signal.signal(signal.SIGTERM, lambda *_: self.stopping.set())
+            try:
+                self.catch_up()
+                while not self.stopping.is_set():
+                    self.tick()
+                    self.stopping.wait(self.options.poll)
+            finally:
+                signal.signal(signal.SIGTERM, before)
+        self.say("watch stopped")
+
+    def close(self, day: str) -> str:
+        """Read what has landed for `day`, audit it a last time and close it; the run id."""
+        with holding(self.store.root, "a watch"):
+            if (closed := self.store.closed(day)) is not None:
+                raise WatchError(f"gaming day {day}: already closed by run {closed['run_id']}")
+            # Two looks a settle time apart: a file still being written is not taken.
+            self.tick(close_due=False)
+            clock.sleep(self.options.settle)
+            self.tick(close_due=False)
+            if day not in self.days():
+                raise WatchError(f"gaming day {day}: no file of it has landed; nothing to close")
+            return self.close_day(day)
+
+    def catch_up(self) -> None:
+        for day in self.open_days():
+            self.audit_day(day, [])
+
+    def tick(self, close_due: bool = True) -> None:
+        fresh = self.take_new_files()
+        open_days = self.open_days()
+        touched = set(fresh) | (set(open_days) if STANDING in fresh else set())
+        for day in sorted(touched & set(open_days)):
+            if self.stopping.is_set():
+                break
+            self.audit_day(day, fresh.get(day, []) + fresh.get(STANDING, []))
+        if close_due and self.options.close_at is not None:
+            now = datetime.now(UTC)
+            for day in due(self.open_days(), self.options.close_at, self.options.zone, now):
+                self.close_day(day)
+
+    def take_new_files(self) -> dict[str, list[str]]:
+        """Record each complete new file with its day; the new files by day touched."""
+        seen, refused = look(self.landing)
+        for refusal in refused:
+            self.once(refusal.path, f"{refusal.path}: {refusal.reason}")
+        fresh = []
+        for file in seen:
+            known = self.read.get(file.path)
+            if known is None:
+                fresh.append(file)
+            elif known["status"] == "read" and (known["size"], known["mtime_ns"]) != (
+                file.size,
+                file.mtime_ns,
+            ):
+                self.refuse(file.path, "changed after it was read; not read again", known)
+        records = []
+        for file in self.settler.complete(fresh, clock.monotonic()):
+            path = self.landing / file.path
+            if not footer_reads(path):
+                continue  # not whole yet: looked at again next time
+            record = {
+                "path": file.path,
+                "table": file.table,
+                "size": file.size,
+                "mtime_ns": file.mtime_ns,
+                "read_at": now_text(),
+            }
+            try:
+                placed = place(path, file.path, file.table)
+            except (UndatedFile, OSError) as exc:
+                records.append({**record, "status": "refused", "reason": str(exc), "day": None})
+                self.say(str(exc))
+                continue
+            closed = placed.day != STANDING and self.store.closed(placed.day) is not None
+            if closed:
+                reason = f"landed after gaming day {placed.day} was closed; not read"
+                records.append({**record, "status": "refused", "reason": reason, "day": None})
+                self.say(f"{file.path}: {reason}")
+                continue
+            records.append({**record, "status": "read", "day": placed.day})
+        with interrupts_deferred():
+            self.store.record_files(records)
+            for record in records:
+                self.read[record["path"]] = record
+        fresh: dict[str, list[str]] = {}
+        for record in records:
+            if record["status"] == "read":
+                fresh.setdefault(record["day"], []).append(record["path"])
+        return fresh
+
+    def refuse(self, path: str, reason: str, known: dict) -> None:
+        if known.get("status") == "changed":
+            return
+        record = {**known, "status": "changed", "reason": reason, "read_at": now_text()}
+        with interrupts_deferred():
+            self.store.record_files([record])
+            self.read[path] = record
+        self.say(f"{path}: {reason}")
+
+    def once(self, key: str, text: str) -> None:
+        if key not in self.said:
+            self.said.add(key)
+            self.say(text)
+
+    # ---- a day --------------------------------------------------------------------------
+
+    def link_day(self, day: str) -> Path:
+        dataset = self.store.day(day) / DATASET
+        dataset.mkdir(parents=True, exist_ok=True)
+        link_files(dataset, self.landing, self.day_files(day))
+        return dataset
+
+    def audit_day(self, day: str, files: list[str]) -> None:
+        from auditor.errors import AuditorError
+        from auditor.live.batch import as_records, audit_so_far
+
+        started = clock.monotonic()
+        dataset = self.link_day(day)
+        try:
+            audited = audit_so_far(dataset, self.options.packs, self.when)
+        except AuditorError as error:
+            # The day's files as they stand cannot be audited (a file of another schema):
+            # said, and tried again with the next batch.
+            self.say(f"gaming day {day}: not audited this time: {error}")
+            return
+        reported = self.report(day, changes(as_records(audited.final), self.store.reported(day)))
+        # What each batch read and when it was done: the latency a file's findings took.
+        self.store.record_batch({"day": day, "files": files, "ended_at": now_text()})
+        self.say(
+            f"gaming day {day}: {len(files):,} new files audited in "
+            f"{clock.monotonic() - started:.1f} s, {reported:,} reported, "
+            f"{audited.waiting:,} findings waiting for their shoe to close"
+        )
+
+    def close_day(self, day: str) -> str:
+        self.say(f"gaming day {day}: closing")
+        dataset = self.link_day(day)
+        run_id, records = audit_day(dataset, self.archive, self.options.packs, self.options.command)
+        reported = self.report(day, changes(records, self.store.reported(day)))
+        self.store.mark_closed(day, run_id)
+        self.say(f"gaming day {day}: closed by run {run_id}, {reported:,} reported at the close")
+        return run_id
+
+    def report(self, day: str, found: list[dict]) -> int:
+        """Write, print and hand over; the archive first, so that a finding printed is one
+        a restarted watch will not report again."""
+        if not found:
+            return 0
+        at = now_text()
+        records = [{**record, "gaming_day": day, "found_at": at} for record in found]
+        with interrupts_deferred():
+            self.store.report(day, records)
+            self.notifier.print(records)
+        self.notifier.hand_over(records)
+        return len(records)
