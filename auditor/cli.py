@@ -21,6 +21,7 @@ from auditor.commands.archive import add_after_audit, archive, review
 from auditor.commands.diff import diff
 from auditor.commands.exits import Commands
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
+from auditor.commands.odds import odds
 from auditor.commands.options import (
     FiniteFloatRange,
     alert_fdr_option,
@@ -105,14 +106,13 @@ def _quarantine_digest(quarantine, limit: int = 10) -> None:
 
 @main.command()
 @click.argument("dataset")
-@format_option(
-    help_text="table: the row accounting and the first quarantined rows; csv: the row "
-    "accounting; json: the accounting and every quarantine entry."
-)
+@format_option()
 @rules_options
 def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bool) -> None:
     """Check DATASET (a folder, a file:// or another fsspec URL) against the contract;
-    report quarantined rows without auditing.
+    report quarantined rows without auditing. --format table shows the row accounting
+    and the first quarantined rows, csv the row accounting, json the accounting and
+    every quarantine entry.
 
     Exit status: 0 every row passed, 1 rows quarantined, 2 unusable input.
 
@@ -198,6 +198,7 @@ def _validation_data(counts, quarantine, fmt: str) -> None:
     "local cluster on this machine.",
 )
 @alert_fdr_option("False-discovery rate of the surveillance alerts (Benjamini-Hochberg).")
+@format_option()
 @rules_options
 def audit(
     dataset: str,
@@ -209,6 +210,7 @@ def audit(
     engine: str,
     scheduler: str | None,
     alert_fdr: float,
+    fmt: str,
     archive_folder: Path | None,
     rules_dir: Path | None,
     replace_builtin: bool,
@@ -219,6 +221,9 @@ def audit(
     ...: a dataset there is copied to local disk first, and to each machine of a
     --scheduler's cluster; an OUTDIR there receives the written set). --engine dask
     audits the partitions on the Dask cluster at --scheduler, or on a local one.
+    --format json writes the summary as one document (row accounting, findings by rule
+    and by severity, money at stake, alerts), csv the same figures a row each (part,
+    name, figure, value).
 
     \b
     Exit status:
@@ -240,7 +245,7 @@ def audit(
       auditor audit /exports/2026-11-24 -o /audits/2026-11-24 --rules /packs/freedonia
     """
     from auditor.audit import run_audit
-    from auditor.commands.digest import REPORT_FILE, findings_digest
+    from auditor.commands.digest import REPORT_FILE, SUMMARY_COLUMNS, findings_digest
     from auditor.commands.locations import dataset_folder, is_remote, output_folder
     from auditor.input.partition import rounds_within
     from auditor.output.files import nothing_audited, nothing_audited_line
@@ -278,14 +283,28 @@ def audit(
                 )
                 findings, alerts = results.findings.height, results.alerts.height
             if archive_folder is not None:
-                add_after_audit(archive_folder, out_path)
+                add_after_audit(archive_folder, out_path, fmt)
     except AuditorError as error:
         fail(error)
+    folder = out.rstrip("/")
+    if fmt != "table":
+        from auditor.commands.digest import audit_summary, summary_rows
+
+        if nothing_audited(results.counts):
+            click.echo(nothing_audited_line(results.counts), err=True)
+        summary = audit_summary(
+            results.counts, results.quarantine.height, results.findings, alerts, folder
+        )
+        if fmt == "json":
+            emit(json_text(summary))
+        else:
+            emit_rows(summary_rows(summary), SUMMARY_COLUMNS, "csv")
+        _warn_over_limit(memory_limit, limit_bytes)
+        sys.exit(0 if exit_zero or findings == 0 else 1)
     stdout.print(_counts_table(results.counts))
     _quarantine_digest(results.quarantine)
     if nothing_audited(results.counts):
         stdout.print(nothing_audited_line(results.counts), style="bold red", highlight=False)
-    folder = out.rstrip("/")
     for line in findings_digest(results.findings, folder):
         stdout.print(line, highlight=False, markup=False)
     # Alerts are statistics, not findings: reported, never in the exit status.
@@ -395,69 +414,7 @@ def _check_last_night(first: date, nights: int) -> None:
         ) from None
 
 
-@main.command()
-@click.option("--decks", type=int, required=True, help="Decks in the shoe (1 to 24).")
-@click.option(
-    "--ruleset", "rulesets", multiple=True, help="A ruleset (repeatable; default: every pack)."
-)
-@click.option(
-    "--table-options",
-    "option_words",
-    multiple=True,
-    help="key=value pairs, e.g. 'tie_pays=9 commission_percent=4 dragon_bonus_paytable=B'.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("table", "json")),
-    default="table",
-    show_default=True,
-    help="A table for a person, or JSON with exact fractions.",
-)
-@click.argument("more_options", nargs=-1)
-@rules_options
-def odds(
-    decks: int,
-    rulesets: tuple[str, ...],
-    option_words: tuple[str, ...],
-    fmt: str,
-    more_options,
-    rules_dir: Path | None,
-    replace_builtin: bool,
-) -> None:
-    """Exact probabilities and house edges of every wager the ruleset permits.
-
-    Full enumeration of a fresh shoe of --decks decks under the rule packs' draw tables
-    and paytables. Table options (after --table-options, or as further KEY=VALUE
-    arguments) fix what the table offers; left out, every permitted choice is shown.
-    A --ruleset is the id of a pack loaded (`auditor rules --rules DIR` lists them).
-
-    Examples:
-
-    \b
-      auditor odds --decks 8
-      auditor odds --decks 6 --ruleset RULESET commission_percent=4
-      auditor odds --decks 8 --rules /packs/freedonia --ruleset fr-baccarat --format json
-    """
-    import json
-
-    from auditor.odds.options import parse_table_options
-    from auditor.odds.report import odds_report, render, to_json
-
-    try:
-        options = parse_table_options((*option_words, *more_options))
-        packs = loaded_packs(rules_dir, replace_builtin)
-        reports = odds_report(rulesets, decks, options, packs)
-    except AuditorError as error:
-        fail(error)
-    if fmt == "json":
-        click.echo(json.dumps(to_json(reports, options), indent=2))
-        return
-    for ruleset_report in reports:
-        for part in render(ruleset_report):
-            stdout.print(part, highlight=False)
-
-
+main.add_command(odds)
 main.add_command(rules)
 main.add_command(diff)
 main.add_command(query)

@@ -188,7 +188,7 @@ def test_surveil_of_a_period_without_nights_says_so_and_writes_nothing(archive_c
 def test_surveil_of_a_period_with_its_night_writes_it(archive_copy: Path) -> None:
     done = run("surveil", archive_copy, "--from", NIGHT, "--to", NIGHT)
     assert done.exit_code == 0, done.output
-    assert "1 runs" in done.output
+    assert "1 run," in done.output
     assert (archive_copy / "periods" / f"{NIGHT}_{NIGHT}").is_dir()
 
 
