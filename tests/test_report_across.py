@@ -186,7 +186,7 @@ def test_the_last_nights_report_counts_earlier_findings_still_open(archived):
     assert shown == 1
     firsts = re.findall(r'<tr><td class="day">(\d{4}-\d\d-\d\d)</td>', earlier)
     assert firsts == sorted(firsts)
-    assert "--period FROM..TO" in earlier
+    assert "auditor report ARCHIVE --from FROM --to TO" in earlier
 
 
 def test_the_report_reads_only_earlier_runs(archived):
