@@ -25,7 +25,9 @@ from auditor.commands.odds import odds
 from auditor.commands.options import (
     FiniteFloatRange,
     alert_fdr_option,
+    day_option,
     loaded_packs,
+    nights_asked,
     old_out_spelling,
     out_option,
     rules_options,
@@ -361,39 +363,43 @@ def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
     type=FiniteFloatRange(0.0, 1.0),
     help="Share of shoes that receive one injected shoe fault (default: --faults).",
 )
-@click.option(
-    "--start",
-    type=click.DateTime(["%Y-%m-%d"]),
-    metavar="DATE",
-    help="First gaming day (noon to noon UTC), as YYYY-MM-DD: each night in a folder "
-    "OUT/YYYY-MM-DD/ [default: one night in OUT itself; with --nights, from 2026-11-24].",
+@day_option(
+    "--from",
+    "first",
+    "First gaming day (noon to noon UTC): each night in a folder OUT/YYYY-MM-DD/ "
+    "[default: one night in OUT itself; with --nights, from 2026-11-24].",
 )
+@day_option("--to", "last", "Last gaming day, inclusive (with --from; instead of --nights).")
+@click.option("--start", type=click.DateTime(["%Y-%m-%d"]), hidden=True)  # --from's old name
 @click.option(
     "--nights",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
     help="Consecutive gaming days: the same tables, dealers and patrons, ids unique across "
-    "nights, each night dealt from the seed and its date.",
+    "nights, each night dealt from the seed and its date [default: 1].",
 )
-def simulate(out: Path, rounds: int, seed: int, start, nights: int, **rates) -> None:
+def simulate(
+    out: Path, rounds: int, seed: int, first, last, start, nights: int | None, **rates
+) -> None:
     """Deal ROUNDS rounds at tables of every ruleset and write a dataset to OUT (--out);
-    with --start or --nights, one dataset a night in OUT/YYYY-MM-DD/. OUT must be missing,
-    empty or a previous simulation's (marked by its _simulation.json), which is
-    replaced; anything else is refused with exit status 2 and left as it is. Ends with
-    a summary of what was written. OUT as a positional argument is the old spelling.
+    with --from (and --to or --nights) or --nights, one dataset a night in
+    OUT/YYYY-MM-DD/. OUT must be missing, empty or a previous simulation's (marked by its
+    _simulation.json), which is replaced; anything else is refused with exit status 2
+    and left as it is. Ends with a summary of what was written. OUT as a positional
+    argument and --start (for --from) are the old spellings.
 
     Examples:
 
     \b
       auditor simulate --out night --rounds 2000 --faults 0.02
-      auditor simulate -o nights --rounds 5000 --start 2026-11-01 --nights 30
+      auditor simulate -o nights --rounds 5000 --from 2026-11-01 --to 2026-11-30
+      auditor simulate -o nights --rounds 5000 --from 2026-11-01 --nights 30
     """
+    from auditor.findings.words import count_text
     from auditor.simulator.nights import DEFAULT_START, deal
 
-    archive = start is not None or nights > 1  # click gives --start as a datetime
-    label = f"dealing {nights:,} night{'s' * (nights > 1)}" if archive else "dealing"
-    day = start and start.date()
+    day, nights = nights_asked(first, start, last, nights)
+    archive = day is not None or nights > 1
+    label = f"dealing {count_text(nights, 'night', 'nights')}" if archive else "dealing"
     _check_last_night(day or DEFAULT_START, nights)
     try:
         with progress_bar(label, rounds * nights, unit="rounds") as advance:

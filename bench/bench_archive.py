@@ -65,7 +65,7 @@ def audited_nights(work: Path, args: argparse.Namespace) -> list[Path]:
     if not (base / "simulated").exists():
         shutil.rmtree(base, ignore_errors=True)
         command = [
-            AUDITOR, "simulate", str(datasets), "--start", START.isoformat(),
+            AUDITOR, "simulate", "--out", str(datasets), "--from", START.isoformat(),
             "--nights", str(args.audited), "--rounds", str(args.rounds),
             "--seed", str(args.seed), "--faults", str(args.faults),
         ]  # fmt: skip

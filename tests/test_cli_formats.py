@@ -90,7 +90,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two simulated nights with faults, each audited into an OUTDIR and one archive."""
     root = tmp_path_factory.mktemp("formats")
     dealt = cli("simulate", "-o", root / "nights", "--rounds", 150, "--faults", 0.1,
-                "--start", NIGHTS[0], "--nights", len(NIGHTS))  # fmt: skip
+                "--from", NIGHTS[0], "--to", NIGHTS[-1])  # fmt: skip
     assert dealt.exit_code == 0, dealt.output
     for night in NIGHTS:
         done = cli("audit", root / "nights" / night, "-o", root / night, "--quiet",

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from auditor.cli import main
+from auditor.commands.options import deprecation_note
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 RULES = Path(__file__).resolve().parents[1] / "rules"  # the built-in packs, as a folder
@@ -189,9 +190,8 @@ def test_from_and_to_without_a_subject_make_the_period_report(
     old = run("report", audited["archive"], "--period", f"{NIGHT}..{NIGHT}", "-o", "old.html")
     assert old.exit_code == 0, old.output
     assert (here / "old.html").read_bytes() == page
-    assert old.stderr == (
-        f"note: --period {NIGHT}..{NIGHT} is the old spelling of --from {NIGHT} --to {NIGHT}\n"
-    )
+    assert old.stderr == deprecation_note("--period", "DATE --to DATE", new="--from") + "\n"
+    assert "use --from DATE --to DATE" in old.stderr
 
 
 def test_property_goes_with_the_period_report_however_asked(

@@ -87,7 +87,7 @@ def audit_into(archive: Path, night: Path, out: Path) -> None:
 def archived(tmp_path_factory) -> Archived:
     root = tmp_path_factory.mktemp("across")
     sim, archive = root / "sim", root / "archive"
-    dealt = run("simulate", "--out", sim, "--start", FIRST_NIGHT, "--nights", NIGHTS,
+    dealt = run("simulate", "--out", sim, "--from", FIRST_NIGHT, "--nights", NIGHTS,
                 "--rounds", 400, "--seed", 11, "--faults", 0.02)  # fmt: skip
     assert dealt.exit_code == 0, dealt.output
     nights = sorted(p for p in sim.iterdir() if p.is_dir())

@@ -10,7 +10,13 @@ from typing import Any
 import click
 
 from auditor.commands.formats import refuse_misnamed_page
-from auditor.commands.options import day_option, loaded_packs, out_option, rules_options
+from auditor.commands.options import (
+    day_option,
+    deprecation_note,
+    loaded_packs,
+    out_option,
+    rules_options,
+)
 from auditor.commands.terminal import fail
 from auditor.errors import AuditorError, InputError
 
@@ -124,10 +130,7 @@ def _period_window(period: str | None, subject: dict[str, Any]) -> tuple[date, d
             first, last = parse_period(period)  # FROM after TO refused there
         except AuditorError as error:
             fail(error)
-        click.echo(
-            f"note: --period {first}..{last} is the old spelling of --from {first} --to {last}",
-            err=True,
-        )
+        click.echo(deprecation_note("--period", "DATE --to DATE", new="--from"), err=True)
         return first, last
     if subjects or not dates:
         return None
