@@ -249,6 +249,7 @@ def audit(
     from auditor.audit import run_audit
     from auditor.commands.digest import REPORT_FILE, SUMMARY_COLUMNS, findings_digest
     from auditor.commands.locations import dataset_folder, is_remote, output_folder
+    from auditor.findings.words import count_text
     from auditor.input.partition import rounds_within
     from auditor.output.files import nothing_audited, nothing_audited_line
 
@@ -311,7 +312,8 @@ def audit(
         stdout.print(line, highlight=False, markup=False)
     # Alerts are statistics, not findings: reported, never in the exit status.
     stdout.print(
-        f"{alerts:,} surveillance alerts (not findings) written to {folder}/alerts.parquet",
+        f"{count_text(alerts, 'surveillance alert', 'surveillance alerts')} (not findings) "
+        f"written to {folder}/alerts.parquet",
         highlight=False,
         markup=False,
     )
