@@ -31,6 +31,10 @@ MESSAGES_ONLY = {
     ("archive", "init"): "makes an archive and says where its key is",
     ("archive", "seal"): "records an archive's runs and says how many",
     ("review",): "writes review records and says the ledger's head",
+    ("serve",): "serves the desk and says its address",
+    ("users", "add"): "adds a user and says so",
+    ("users", "remove"): "removes a user and says so",
+    ("users", "passwd"): "changes a password and says so",
 }
 
 
@@ -221,6 +225,21 @@ def check_odds(world: dict[str, Path]) -> None:
     assert all("/" in w["win"]["fraction"] for w in everyone)
 
 
+def check_users_list(world: dict[str, Path]) -> None:
+    users = world["root"] / "users.json"
+    for name, role in (("jdoe", "reviewer"), ("asmith", "regulator")):
+        added = CliRunner().invoke(
+            main,
+            ["users", "add", str(users), name, "--role", role, "--password-stdin"],
+            input="a long password\n",
+        )
+        assert added.exit_code == 0, added.output
+    table, rows, data = three("users", "list", users)
+    shown = [line.split("\t") for line in table.splitlines()]
+    assert shown == [[u["name"], u["role"]] for u in data] == rows[1:]
+    assert rows[0] == ["name", "role"] and len(data) == 2
+
+
 PARITY: dict[tuple[str, ...], Callable[[dict[str, Path]], None]] = {
     ("audit",): check_audit,
     ("validate",): check_validate,
@@ -231,6 +250,7 @@ PARITY: dict[tuple[str, ...], Callable[[dict[str, Path]], None]] = {
     ("surveil",): check_surveil,
     ("verify",): check_verify,
     ("odds",): check_odds,
+    ("users", "list"): check_users_list,
 }
 
 
