@@ -21,10 +21,13 @@ from auditor.commands.archive import add_after_audit, archive, review
 from auditor.commands.diff import diff
 from auditor.commands.exits import Commands
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
+from auditor.commands.odds import odds
 from auditor.commands.options import (
     FiniteFloatRange,
     alert_fdr_option,
+    day_option,
     loaded_packs,
+    nights_asked,
     old_out_spelling,
     out_option,
     rules_options,
@@ -106,14 +109,13 @@ def _quarantine_digest(quarantine, limit: int = 10) -> None:
 
 @main.command()
 @click.argument("dataset")
-@format_option(
-    help_text="table: the row accounting and the first quarantined rows; csv: the row "
-    "accounting; json: the accounting and every quarantine entry."
-)
+@format_option()
 @rules_options
 def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bool) -> None:
     """Check DATASET (a folder, a file:// or another fsspec URL) against the contract;
-    report quarantined rows without auditing.
+    report quarantined rows without auditing. --format table shows the row accounting
+    and the first quarantined rows, csv the row accounting, json the accounting and
+    every quarantine entry.
 
     Exit status: 0 every row passed, 1 rows quarantined, 2 unusable input.
 
@@ -199,6 +201,7 @@ def _validation_data(counts, quarantine, fmt: str) -> None:
     "local cluster on this machine.",
 )
 @alert_fdr_option("False-discovery rate of the surveillance alerts (Benjamini-Hochberg).")
+@format_option()
 @rules_options
 def audit(
     dataset: str,
@@ -210,6 +213,7 @@ def audit(
     engine: str,
     scheduler: str | None,
     alert_fdr: float,
+    fmt: str,
     archive_folder: Path | None,
     rules_dir: Path | None,
     replace_builtin: bool,
@@ -220,6 +224,9 @@ def audit(
     ...: a dataset there is copied to local disk first, and to each machine of a
     --scheduler's cluster; an OUTDIR there receives the written set). --engine dask
     audits the partitions on the Dask cluster at --scheduler, or on a local one.
+    --format json writes the summary as one document (row accounting, findings by rule
+    and by severity, money at stake, alerts), csv the same figures a row each (part,
+    name, figure, value).
 
     \b
     Exit status:
@@ -241,8 +248,9 @@ def audit(
       auditor audit /exports/2026-11-24 -o /audits/2026-11-24 --rules /packs/freedonia
     """
     from auditor.audit import run_audit
-    from auditor.commands.digest import REPORT_FILE, findings_digest
+    from auditor.commands.digest import REPORT_FILE, SUMMARY_COLUMNS, findings_digest
     from auditor.commands.locations import dataset_folder, is_remote, output_folder
+    from auditor.findings.words import count_text
     from auditor.input.partition import rounds_within
     from auditor.output.files import nothing_audited, nothing_audited_line
 
@@ -279,19 +287,34 @@ def audit(
                 )
                 findings, alerts = results.findings.height, results.alerts.height
             if archive_folder is not None:
-                add_after_audit(archive_folder, out_path)
+                add_after_audit(archive_folder, out_path, fmt)
     except AuditorError as error:
         fail(error)
+    folder = out.rstrip("/")
+    if fmt != "table":
+        from auditor.commands.digest import audit_summary, summary_rows
+
+        if nothing_audited(results.counts):
+            click.echo(nothing_audited_line(results.counts), err=True)
+        summary = audit_summary(
+            results.counts, results.quarantine.height, results.findings, alerts, folder
+        )
+        if fmt == "json":
+            emit(json_text(summary))
+        else:
+            emit_rows(summary_rows(summary), SUMMARY_COLUMNS, "csv")
+        _warn_over_limit(memory_limit, limit_bytes)
+        sys.exit(0 if exit_zero or findings == 0 else 1)
     stdout.print(_counts_table(results.counts))
     _quarantine_digest(results.quarantine)
     if nothing_audited(results.counts):
         stdout.print(nothing_audited_line(results.counts), style="bold red", highlight=False)
-    folder = out.rstrip("/")
     for line in findings_digest(results.findings, folder):
         stdout.print(line, highlight=False, markup=False)
     # Alerts are statistics, not findings: reported, never in the exit status.
     stdout.print(
-        f"{alerts:,} surveillance alerts (not findings) written to {folder}/alerts.parquet",
+        f"{count_text(alerts, 'surveillance alert', 'surveillance alerts')} (not findings) "
+        f"written to {folder}/alerts.parquet",
         highlight=False,
         markup=False,
     )
@@ -341,45 +364,49 @@ def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
     type=FiniteFloatRange(0.0, 1.0),
     help="Share of shoes that receive one injected shoe fault (default: --faults).",
 )
-@click.option(
-    "--start",
-    type=click.DateTime(["%Y-%m-%d"]),
-    metavar="DATE",
-    help="First gaming day (noon to noon UTC), as YYYY-MM-DD: each night in a folder "
-    "OUT/YYYY-MM-DD/ [default: one night in OUT itself; with --nights, from 2026-11-24].",
+@day_option(
+    "--from",
+    "first",
+    "First gaming day (noon to noon UTC): each night in a folder OUT/YYYY-MM-DD/ "
+    "[default: one night in OUT itself; with --nights, from 2026-11-24].",
 )
+@day_option("--to", "last", "Last gaming day, inclusive (with --from; instead of --nights).")
+@click.option("--start", type=click.DateTime(["%Y-%m-%d"]), hidden=True)  # --from's old name
 @click.option(
     "--nights",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
     help="Consecutive gaming days: the same tables, dealers and patrons, ids unique across "
-    "nights, each night dealt from the seed and its date.",
+    "nights, each night dealt from the seed and its date [default: 1].",
 )
 @live_options
-def simulate(out: Path, rounds: int, seed: int, start, nights: int, **rates) -> None:
+def simulate(
+    out: Path, rounds: int, seed: int, first, last, start, nights: int | None, **rates
+) -> None:
     """Deal ROUNDS rounds at tables of every ruleset and write a dataset to OUT (--out);
-    with --start or --nights, one dataset a night in OUT/YYYY-MM-DD/. OUT must be missing,
-    empty or a previous simulation's (marked by its _simulation.json), which is
-    replaced; anything else is refused with exit status 2 and left as it is. Ends with
-    a summary of what was written. OUT as a positional argument is the old spelling.
+    with --from (and --to or --nights) or --nights, one dataset a night in
+    OUT/YYYY-MM-DD/. OUT must be missing, empty or a previous simulation's (marked by its
+    _simulation.json), which is replaced; anything else is refused with exit status 2
+    and left as it is. Ends with a summary of what was written. OUT as a positional
+    argument and --start (for --from) are the old spellings.
 
     Examples:
 
     \b
       auditor simulate --out night --rounds 2000 --faults 0.02
-      auditor simulate -o nights --rounds 5000 --start 2026-11-01 --nights 30
+      auditor simulate -o nights --rounds 5000 --from 2026-11-01 --to 2026-11-30
+      auditor simulate -o nights --rounds 5000 --from 2026-11-01 --nights 30
     """
+    from auditor.findings.words import count_text
     from auditor.simulator.live import deal_live
     from auditor.simulator.nights import DEFAULT_START, deal
 
-    if live_into(deal_live, rounds, seed, start, nights, rates):
+    day, nights = nights_asked(first, start, last, nights)
+    if live_into(deal_live, rounds, seed, day, nights, rates):
         return
     if out is None:
         raise click.UsageError("Missing option '--out' / '-o' (OUT).")
-    archive = start is not None or nights > 1  # click gives --start as a datetime
-    label = f"dealing {nights:,} night{'s' * (nights > 1)}" if archive else "dealing"
-    day = start and start.date()
+    archive = day is not None or nights > 1
+    label = f"dealing {count_text(nights, 'night', 'nights')}" if archive else "dealing"
     _check_last_night(day or DEFAULT_START, nights)
     try:
         with progress_bar(label, rounds * nights, unit="rounds") as advance:
@@ -400,69 +427,7 @@ def _check_last_night(first: date, nights: int) -> None:
         ) from None
 
 
-@main.command()
-@click.option("--decks", type=int, required=True, help="Decks in the shoe (1 to 24).")
-@click.option(
-    "--ruleset", "rulesets", multiple=True, help="A ruleset (repeatable; default: every pack)."
-)
-@click.option(
-    "--table-options",
-    "option_words",
-    multiple=True,
-    help="key=value pairs, e.g. 'tie_pays=9 commission_percent=4 dragon_bonus_paytable=B'.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("table", "json")),
-    default="table",
-    show_default=True,
-    help="A table for a person, or JSON with exact fractions.",
-)
-@click.argument("more_options", nargs=-1)
-@rules_options
-def odds(
-    decks: int,
-    rulesets: tuple[str, ...],
-    option_words: tuple[str, ...],
-    fmt: str,
-    more_options,
-    rules_dir: Path | None,
-    replace_builtin: bool,
-) -> None:
-    """Exact probabilities and house edges of every wager the ruleset permits.
-
-    Full enumeration of a fresh shoe of --decks decks under the rule packs' draw tables
-    and paytables. Table options (after --table-options, or as further KEY=VALUE
-    arguments) fix what the table offers; left out, every permitted choice is shown.
-    A --ruleset is the id of a pack loaded (`auditor rules --rules DIR` lists them).
-
-    Examples:
-
-    \b
-      auditor odds --decks 8
-      auditor odds --decks 6 --ruleset RULESET commission_percent=4
-      auditor odds --decks 8 --rules /packs/freedonia --ruleset fr-baccarat --format json
-    """
-    import json
-
-    from auditor.odds.options import parse_table_options
-    from auditor.odds.report import odds_report, render, to_json
-
-    try:
-        options = parse_table_options((*option_words, *more_options))
-        packs = loaded_packs(rules_dir, replace_builtin)
-        reports = odds_report(rulesets, decks, options, packs)
-    except AuditorError as error:
-        fail(error)
-    if fmt == "json":
-        click.echo(json.dumps(to_json(reports, options), indent=2))
-        return
-    for ruleset_report in reports:
-        for part in render(ruleset_report):
-            stdout.print(part, highlight=False)
-
-
+main.add_command(odds)
 main.add_command(rules)
 main.add_command(diff)
 main.add_command(query)

@@ -26,7 +26,7 @@ whole command, start-up included), and it prints:
   sandboxed open), and `auditor query ARCHIVE "SELECT 1"` as a whole command;
 - queries over every night's findings (`findings_current` by rule, `finding_status`);
 - `auditor verify ARCHIVE` (every run's hashes and catalog), unless --no-verify;
-- the period report (`auditor report ARCHIVE --period`), when this auditor has one.
+- the period report (`auditor report ARCHIVE --from FROM --to TO`), when this auditor has one.
 
 It prints figures; it asserts nothing. The target for `archive add` is under 2 s
 whatever the archive's size.
@@ -65,7 +65,7 @@ def audited_nights(work: Path, args: argparse.Namespace) -> list[Path]:
     if not (base / "simulated").exists():
         shutil.rmtree(base, ignore_errors=True)
         command = [
-            AUDITOR, "simulate", str(datasets), "--start", START.isoformat(),
+            AUDITOR, "simulate", "--out", str(datasets), "--from", START.isoformat(),
             "--nights", str(args.audited), "--rounds", str(args.rounds),
             "--seed", str(args.seed), "--faults", str(args.faults),
         ]  # fmt: skip
@@ -251,7 +251,7 @@ def period_report(archive: Path, nights: int) -> None:
     out = archive.parent / "period.html"
     first, last = START.isoformat(), (START + timedelta(days=nights - 1)).isoformat()
     seconds, done = command_seconds(
-        "report", str(archive), "--period", f"{first}..{last}", "--out", str(out)
+        "report", str(archive), "--from", first, "--to", last, "--out", str(out)
     )
     if done.returncode != 0 or not out.exists():
         print(f"  period report: exit {done.returncode}: {done.stderr.strip()[-300:]}")

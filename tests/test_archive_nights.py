@@ -111,7 +111,7 @@ def build_month(root: Path) -> Month:
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
     datasets = root / "nights"
-    dealt = {"--start": START, "--nights": NIGHTS, "--rounds": ROUNDS, "--seed": SEED}
+    dealt = {"--from": START, "--nights": NIGHTS, "--rounds": ROUNDS, "--seed": SEED}
     options = [part for pair in {**dealt, "--faults": FAULTS}.items() for part in pair]
     simulated = cli("simulate", "--out", datasets, *options)
     assert simulated.exit_code == 0, simulated.output

@@ -9,6 +9,7 @@ import shlex
 import subprocess
 import sys
 from datetime import datetime
+from itertools import pairwise
 
 import click
 import pytest
@@ -185,3 +186,29 @@ def test_shell_completion_completes_commands_and_options(tmp_path):
         [auditor], capture_output=True, text=True, env={**env, "COMP_CWORD": "3"}, cwd=tmp_path
     )
     assert "plain,--format" in done.stdout.splitlines()
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=named)
+def test_every_ruleset_an_example_names_ships(path):
+    """An example that runs under the built-in packs alone (no --rules DIR) names a
+    ruleset `auditor rules --rules DIR` would list among the built-in ones."""
+    from auditor.packs.loaded import builtin_packs
+
+    shipped = set(builtin_packs())
+    for example in examples(help_of(path)):
+        words = shlex.split(example)
+        if "--rules" in words:
+            continue  # a folder's packs beside the built-in ones: its own ids
+        named_rulesets = [after for word, after in pairwise(words) if word == "--ruleset"]
+        assert set(named_rulesets) <= shipped, (example, sorted(shipped))
+
+
+def test_the_odds_example_names_a_pack_that_offers_the_percent_it_asks():
+    from auditor.packs.loaded import builtin_packs
+
+    example = next(e for e in examples(help_of(("odds",))) if "--ruleset" in e)
+    words = shlex.split(example)
+    pack = builtin_packs()[words[words.index("--ruleset") + 1]]
+    percent = next(w for w in words if w.startswith("commission_percent="))
+    assert int(percent.partition("=")[2]) in pack.commission.percents.values
+    assert "{" not in help_of(("odds",))

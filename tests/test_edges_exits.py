@@ -105,7 +105,7 @@ def test_an_exit_of_its_own_keeps_its_status(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--start", "9999-12-30", "--nights", "5"], "run past 9999-12-31"),
+        (["--from", "9999-12-30", "--nights", "5"], "run past 9999-12-31"),
         (["--nights", "99999999"], "run past 9999-12-31"),
         (["--faults", "nan"], "not a finite number"),
         (["--shoe-faults", "inf"], "not a finite number"),
@@ -121,7 +121,7 @@ def test_simulate_refuses_arguments_it_cannot_use(
 
 
 def test_simulate_deals_the_last_night_a_date_can_name(tmp_path: Path) -> None:
-    result = cli("simulate", "-o", tmp_path / "nights", "--rounds", 5, "--start", "9999-12-31")
+    result = cli("simulate", "-o", tmp_path / "nights", "--rounds", 5, "--from", "9999-12-31")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "nights" / "9999-12-31").is_dir()
 

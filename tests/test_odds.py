@@ -339,3 +339,15 @@ def test_naturals_by_direct_count() -> None:
     shoe = enumerate_rounds(load_pack(MA), decks)
     assert shoe.denominator == falling(52 * decks, 6)
     assert shoe.probability(lambda s: s.player_natural) == Fraction(ways, falling(52 * decks, 2))
+
+
+def test_one_deck_is_said_in_the_singular():
+    from click.testing import CliRunner
+
+    from auditor.cli import main
+    from auditor.packs.loaded import builtin_packs
+
+    ruleset = next(iter(builtin_packs()))
+    shown = CliRunner().invoke(main, ["odds", "--decks", "1", "--ruleset", ruleset]).stdout
+    assert ", 1 deck\n" in shown and "note: 1 deck is outside" in shown
+    assert "deck(s)" not in shown and "1 decks" not in shown

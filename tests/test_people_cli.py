@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from auditor.cli import main
+from auditor.commands.options import deprecation_note
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 RULES = Path(__file__).resolve().parents[1] / "rules"  # the built-in packs, as a folder
@@ -124,7 +125,8 @@ def test_the_default_names_are_in_the_help() -> None:
     [
         (("--round", ROUND, "--from", NIGHT), ("--round", "--from")),
         (("--round", ROUND, "--to", NIGHT), ("--round", "--to")),
-        (("--patron", PATRON, "--property", PROPERTY), ("--property", "--period")),
+        (("--patron", PATRON, "--property", PROPERTY), ("--property", "--from")),
+        (("--from", NIGHT, "--to", NIGHT), ("--from", "ARCHIVE")),
     ],
 )
 def test_report_of_a_night_refuses_meaningless_options(
@@ -141,7 +143,13 @@ def test_report_of_a_night_refuses_meaningless_options(
     [
         (("--period", f"{NIGHT}..{NIGHT}", "--from", NIGHT), ("--period", "--from")),
         (("--period", f"{NIGHT}..{NIGHT}", "--patron", PATRON), ("--period", "--patron")),
-        (("--property", PROPERTY), ("--property", "--period")),
+        (("--period", f"{NIGHT}..{NIGHT}", "--to", NIGHT), ("--period", "--to")),
+        (("--property", PROPERTY), ("--property", "--from")),
+        (("--patron", PATRON, "--from", NIGHT, "--property", PROPERTY), ("--property",)),
+        (("--from", NIGHT), ("--from", "--to")),
+        (("--to", NIGHT), ("--to", "--from")),
+        (("--from", "2026-11-25", "--to", NIGHT), ("--from", "is after")),
+        (("--from", NIGHT, "--to", NIGHT, "--rules", RULES), ("--rules", "ARCHIVE")),
         (("--patron", PATRON, "--rules", RULES), ("--rules", "ARCHIVE")),
         (("--patron", PATRON, "--replace-builtin"), ("--replace-builtin", "ARCHIVE")),
     ],
@@ -162,10 +170,45 @@ def test_report_accepts_the_options_that_go_together(audited: dict[str, Path], h
     windowed = run("report", audited["out"], "--patron", PATRON, "--from", NIGHT, "--to", NIGHT)
     assert windowed.exit_code == 0, windowed.output
     period = run(
-        "report", audited["archive"], "--period", f"{NIGHT}..{NIGHT}", "--property", PROPERTY
+        "report", audited["archive"], "--from", NIGHT, "--to", NIGHT, "--property", PROPERTY
     )
     assert period.exit_code == 0, period.output
     assert f"From {NIGHT}" not in (here / f"investigation-round-{ROUND}.html").read_text("utf-8")
+
+
+# ---- one spelling of a period: --from and --to ----------------------------------------------
+
+
+def test_from_and_to_without_a_subject_make_the_period_report(
+    audited: dict[str, Path], here: Path
+) -> None:
+    done = run("report", audited["archive"], "--from", NIGHT, "--to", NIGHT)
+    assert done.exit_code == 0, done.output
+    assert listing(here) == [f"period-{NIGHT}-{NIGHT}.html"]
+    assert done.stderr == ""
+    page = (here / f"period-{NIGHT}-{NIGHT}.html").read_bytes()
+    old = run("report", audited["archive"], "--period", f"{NIGHT}..{NIGHT}", "-o", "old.html")
+    assert old.exit_code == 0, old.output
+    assert (here / "old.html").read_bytes() == page
+    assert old.stderr == deprecation_note("--period", "DATE --to DATE", new="--from") + "\n"
+    assert "use --from DATE --to DATE" in old.stderr
+
+
+def test_property_goes_with_the_period_report_however_asked(
+    audited: dict[str, Path], here: Path
+) -> None:
+    new = run("report", audited["archive"], "--from", NIGHT, "--to", NIGHT, "--property", PROPERTY)
+    assert new.exit_code == 0, new.output
+    assert listing(here) == [f"period-{NIGHT}-{NIGHT}-{PROPERTY}.html"]
+
+
+def test_the_period_help_names_from_and_to_and_period_as_the_old_spelling() -> None:
+    options = {p.name: p for p in main.commands["report"].params}
+    assert options["period"].help.startswith("The old spelling of --from FROM --to TO")
+    assert "period report" in options["start"].help and "period report" in options["end"].help
+    shown = " ".join(run("report", "--help").output.split())
+    assert "auditor report /audits/archive --from 2026-07-01 --to 2026-09-30" in shown
+    assert "--period 2026" not in shown
 
 
 # ---- surveil over a period without nights ----------------------------------------------------
@@ -188,7 +231,7 @@ def test_surveil_of_a_period_without_nights_says_so_and_writes_nothing(archive_c
 def test_surveil_of_a_period_with_its_night_writes_it(archive_copy: Path) -> None:
     done = run("surveil", archive_copy, "--from", NIGHT, "--to", NIGHT)
     assert done.exit_code == 0, done.output
-    assert "1 runs" in done.output
+    assert "1 run," in done.output
     assert (archive_copy / "periods" / f"{NIGHT}_{NIGHT}").is_dir()
 
 

@@ -58,7 +58,7 @@ def archive(tmp_path_factory) -> dict:
     nights = root / "nights"
     dealt = CliRunner().invoke(
         main,
-        ["simulate", "--out", str(nights), "--start", str(FIRST), "--nights", "5",
+        ["simulate", "--out", str(nights), "--from", str(FIRST), "--nights", "5",
          "--rounds", "300", "--seed", "11", "--faults", "0.02"],
     )  # fmt: skip
     assert dealt.exit_code == 0, dealt.output

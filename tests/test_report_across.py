@@ -87,7 +87,7 @@ def audit_into(archive: Path, night: Path, out: Path) -> None:
 def archived(tmp_path_factory) -> Archived:
     root = tmp_path_factory.mktemp("across")
     sim, archive = root / "sim", root / "archive"
-    dealt = run("simulate", "--out", sim, "--start", FIRST_NIGHT, "--nights", NIGHTS,
+    dealt = run("simulate", "--out", sim, "--from", FIRST_NIGHT, "--nights", NIGHTS,
                 "--rounds", 400, "--seed", 11, "--faults", 0.02)  # fmt: skip
     assert dealt.exit_code == 0, dealt.output
     nights = sorted(p for p in sim.iterdir() if p.is_dir())
@@ -186,7 +186,7 @@ def test_the_last_nights_report_counts_earlier_findings_still_open(archived):
     assert shown == 1
     firsts = re.findall(r'<tr><td class="day">(\d{4}-\d\d-\d\d)</td>', earlier)
     assert firsts == sorted(firsts)
-    assert "--period FROM..TO" in earlier
+    assert "auditor report ARCHIVE --from FROM --to TO" in earlier
 
 
 def test_the_report_reads_only_earlier_runs(archived):

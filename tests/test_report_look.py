@@ -53,7 +53,7 @@ def pages(tmp_path_factory) -> dict[str, Path]:
         found[kind] = root / f"{kind}.html"
         invoke("report", out, f"--{kind}", subject, "--out", found[kind])
     sim, archive = root / "sim", root / "archive"
-    invoke("simulate", "--out", sim, "--start", FIRST, "--nights", NIGHTS, "--rounds", 300,
+    invoke("simulate", "--out", sim, "--from", FIRST, "--nights", NIGHTS, "--rounds", 300,
            "--seed", 11, "--faults", 0.02)  # fmt: skip
     for night in sorted(p for p in sim.iterdir() if p.is_dir()):
         run_audit(night, root / "out" / night.name, report=False)

@@ -1,4 +1,4 @@
-"""Archives of many nights (`auditor simulate --start --nights`) and the simulator's
+"""Archives of many nights (`auditor simulate --from --to`, `--nights`) and the simulator's
 output folder: one dataset per gaming day, the same tables every night, ids unique across
 nights, byte-identical reruns, and no folder overwritten that a simulation did not write.
 """
@@ -15,13 +15,14 @@ import pytest
 from click.testing import CliRunner, Result
 
 from auditor.cli import main
+from auditor.commands.options import deprecation_note
 from auditor.contract import TABLES
 from auditor.simulator.folder import MARKER, FolderInUse
 from auditor.simulator.nights import simulate_nights
 from auditor.simulator.simulate import simulate
 from tests.test_simulate import SYMPTOMS, Checker
 
-ARCHIVE = ["--start", "2026-11-01", "--nights", "3", "--rounds", "300", "--seed", "1"]
+ARCHIVE = ["--from", "2026-11-01", "--nights", "3", "--rounds", "300", "--seed", "1"]
 DAYS = ("2026-11-01", "2026-11-02", "2026-11-03")
 NIGHT_FILES = sorted([MARKER, "fault_key.parquet", *(f"{t}.parquet" for t in TABLES)])
 SAMPLE = Path(__file__).parent.parent / "sample_data"
@@ -140,7 +141,7 @@ def test_a_rerun_writes_the_same_bytes(archive, tmp_path: Path) -> None:
     assert tree(again) == tree(out)
     # A night is dealt the same in any archive that holds it: from the seed and its date.
     alone = tmp_path / "alone"
-    assert run("simulate", alone, *ARCHIVE[2:], "--start", DAYS[1]).exit_code == 0
+    assert run("simulate", alone, *ARCHIVE[2:], "--from", DAYS[1]).exit_code == 0
     assert tree(alone / DAYS[1]) == tree(out / DAYS[1])
 
 
@@ -241,3 +242,44 @@ def test_a_crowded_night_is_dealt_faster_within_its_day_and_breaks_only_keyed_ru
         else:
             expected.setdefault((shoe, rnd), set()).add(SYMPTOMS[fault])
     assert found == expected
+
+
+# ---- one spelling of a range of days: --from and --to ----------------------------------------
+
+
+def test_from_and_to_deal_the_nights_between_them(tmp_path: Path) -> None:
+    out = tmp_path / "nights"
+    done = run(
+        "simulate", "-o", out, "--rounds", "20", "--from", "2026-11-29", "--to", "2026-12-01"
+    )
+    assert done.exit_code == 0, done.output
+    assert done.stderr == ""
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [
+        "2026-11-29",
+        "2026-11-30",
+        "2026-12-01",
+    ]
+
+
+def test_start_is_the_old_spelling_of_from(tmp_path: Path) -> None:
+    old = run("simulate", "-o", tmp_path / "a", "--rounds", "20", "--start", "2026-11-01")
+    new = run("simulate", "-o", tmp_path / "b", "--rounds", "20", "--from", "2026-11-01")
+    assert old.exit_code == new.exit_code == 0, old.output
+    assert old.stderr == deprecation_note("--start", "DATE", new="--from") + "\n"
+    days = [sorted(p.name for p in (tmp_path / n).iterdir() if p.is_dir()) for n in "ab"]
+    assert days[0] == days[1] == ["2026-11-01"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--to", "2026-11-02"], "--to needs --from"),
+        (["--from", "2026-11-01", "--to", "2026-11-02", "--nights", "2"], "--nights"),
+        (["--from", "2026-11-03", "--to", "2026-11-01"], "is before --from"),
+        (["--from", "2026-11-01", "--start", "2026-11-01"], "--start is its old spelling"),
+    ],
+)
+def test_simulate_refuses_a_range_said_two_ways(tmp_path: Path, args: list[str], said: str) -> None:
+    refused = run("simulate", "-o", tmp_path / "x", "--rounds", "5", *args)
+    assert refused.exit_code == 2 and said in refused.output
+    assert not (tmp_path / "x").exists()

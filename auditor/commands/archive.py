@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from auditor.commands.formats import emit_rows, format_option
+from auditor.commands.formats import emit_rows, format_option, say
 from auditor.commands.terminal import fail, visible
 from auditor.errors import AuditorError
 
@@ -51,12 +51,13 @@ def add(archive_folder: Path, outdir: Path) -> None:
     click.echo(f"run {run.run_id} {verb} {archive_folder}: {_summary(run.record)}")
 
 
-def add_after_audit(archive_folder: Path, outdir: Path) -> None:
-    """`audit --archive`: the finished run into the archive, said on the terminal."""
+def add_after_audit(archive_folder: Path, outdir: Path, fmt: str = "table") -> None:
+    """`audit --archive`: the finished run into the archive, said on the terminal (on
+    stderr when stdout carries the audit's csv or json)."""
     from auditor.archive.store import add_run
 
     run, _ = add_run(archive_folder, outdir)
-    click.echo(f"run {run.run_id} added to {archive_folder}")
+    say(f"run {run.run_id} added to {archive_folder}", fmt)
 
 
 @archive.command("init")
@@ -114,10 +115,7 @@ def seal(archive_folder: Path) -> None:
 
 @archive.command("list")
 @click.argument("archive_folder", metavar="ARCHIVE", type=click.Path(path_type=Path))
-@format_option(
-    help_text="A table for a person (a header row, then a run a line), or every run as csv "
-    "or json for a program."
-)
+@format_option()
 def list_runs(archive_folder: Path, fmt: str) -> None:
     """One line per run, oldest audit first: run id, gaming days, properties, tables,
     findings, and whether a later run supersedes it (re-audited tables and days).

@@ -27,11 +27,10 @@ DIFF_FILE_FORMATS = ("parquet", "csv", "json")
     type=click.Path(path_type=Path, dir_okay=False),
 )
 @old_out_spelling("--output", metavar="FILE", type=click.Path(path_type=Path, dir_okay=False))
-@format_option(
-    help_text="A table of the first 200 for a person, or every difference as csv or json."
-)
+@format_option()
 def diff(before: Path, after: Path, out: Path | None, fmt: str) -> None:
     """Compare two audits' findings by finding id: new, gone and changed in AFTER.
+    --format table shows the first 200 differences, csv and json every one.
 
     Exit status 0 when the findings are the same, 1 when they differ, 2 when an output
     folder cannot be read or --out FILE's name ends in none of .parquet, .csv, .json.

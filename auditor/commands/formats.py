@@ -29,19 +29,33 @@ SUFFIX_FORMATS = {".csv": "csv", ".json": "json", ".parquet": "parquet"}
 PAGE_SUFFIXES = {".html": "html", ".htm": "html", ".pdf": "pdf"}
 
 
-def format_option(
-    formats: tuple[str, ...] = TEXT_FORMATS, help_text: str | None = None, **attrs: Any
-):
-    """`--format`, default `table`: a table for a person, csv or json for a program."""
+# One help text for `--format` on every command that prints results: what each format
+# holds for that command is said in the command's own help.
+FORMAT_HELP = (
+    "table: for a person (plain columns when piped); csv: a header row, then a row each; "
+    'json: one JSON document; money as decimal text ("12.50"), never a float. With csv '
+    "or json, stdout holds the data alone and messages go to stderr."
+)
+
+
+def format_option(formats: tuple[str, ...] = TEXT_FORMATS, also: str = "", **attrs: Any):
+    """`--format`, default `table`: a table for a person, csv or json for a program; the
+    same help everywhere, with `also` for a format only one command writes."""
+    attrs.setdefault("default", "table")
+    attrs.setdefault("show_default", attrs["default"] is not None)
     return click.option(
         "--format",
         "fmt",
         type=click.Choice(formats),
-        default="table",
-        show_default=True,
-        help=help_text or "A table for a person, or csv or json (every row, exact values).",
+        help=f"{FORMAT_HELP} {also}".strip(),
         **attrs,
     )
+
+
+def say(text: str, fmt: str) -> None:
+    """A message beside a command's results: on stdout under a table, on stderr when
+    stdout carries a csv or json document a program parses."""
+    click.echo(text, err=fmt != "table")
 
 
 def stdout_is_terminal() -> bool:

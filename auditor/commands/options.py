@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -61,13 +62,35 @@ def old_out_spelling(
     return decorate
 
 
-def deprecation_note(old: str, metavar: str) -> str:
-    """The one line an old spelling earns: which spelling to use instead."""
+def deprecation_note(old: str, metavar: str, new: str | None = None) -> str:
+    """The one line an old spelling earns: which spelling to use instead (`--out` unless
+    `new` names another)."""
     spelled = f"a positional {old}" if old.isupper() else old
-    return (
-        f"warning: {spelled} is deprecated and will be removed: "
-        f"use {NEW_SPELLING} {metavar} (or -o {metavar})"
-    )
+    use = f"{new} {metavar}" if new else f"{NEW_SPELLING} {metavar} (or -o {metavar})"
+    return f"warning: {spelled} is deprecated and will be removed: use {use}"
+
+
+def nights_asked(
+    first: datetime | None, start: datetime | None, last: datetime | None, nights: int | None
+) -> tuple[date | None, int]:
+    """`simulate`'s nights: the first day (None for one night in OUT itself) and how many,
+    from --from and --to, or --from (or its old spelling --start) and --nights."""
+    if start is not None:
+        if first is not None:
+            raise click.UsageError("give --from once (--start is its old spelling)")
+        click.echo(deprecation_note("--start", "DATE", new="--from"), err=True)
+        first = start
+    if last is None:
+        return (first and first.date()), nights or 1
+    if first is None:
+        raise click.UsageError("--to needs --from: the nights run from --from to --to")
+    if nights is not None:
+        raise click.UsageError("--to and --nights do not go together: give one of them")
+    if last < first:
+        raise click.BadParameter(
+            f"{last.date()} is before --from {first.date()}", param_hint="'--to'"
+        )
+    return first.date(), (last - first).days + 1
 
 
 def rules_options(command: F) -> F:

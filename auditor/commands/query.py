@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from auditor.commands.formats import file_format, stdout_is_terminal
+from auditor.commands.formats import file_format, format_option, stdout_is_terminal
 from auditor.commands.options import FiniteFloatRange, old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, text_table, visible
 from auditor.errors import AuditorError
@@ -29,12 +29,11 @@ EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 @click.command()
 @click.argument("outdir", type=click.Path(path_type=Path))
 @click.argument("sql", required=False)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(QUERY_FORMATS),
+@format_option(
+    QUERY_FORMATS,
+    also="parquet: the result as a Parquet file, to --out FILE or a pipe. [default: table; "
+    "with --out, what FILE's name ends in]",
     default=None,
-    help="How to print the result [default: table; with --out, what FILE's name ends in].",
 )
 @out_option(
     "Write the result to FILE instead of stdout: csv, json or parquet, as its name ends "

@@ -3,14 +3,20 @@ archive, and an archive's period report."""
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import click
 
 from auditor.commands.formats import refuse_misnamed_page
-from auditor.commands.options import day_option, loaded_packs, out_option, rules_options
+from auditor.commands.options import (
+    day_option,
+    deprecation_note,
+    loaded_packs,
+    out_option,
+    rules_options,
+)
 from auditor.commands.terminal import fail
 from auditor.errors import AuditorError, InputError
 
@@ -23,19 +29,30 @@ SUBJECT_KEYS = ("patron", "dealer", "table", "round_id")
 @click.option("--dealer", help="A dealer id (rounds.dealer_id).")
 @click.option("--table", help="A table id.")
 @click.option("--round", "round_id", help="A round id (of a run's OUTDIR).")
-@day_option("--from", "start", "First day, as YYYY-MM-DD.")
-@day_option("--to", "end", "Last day, inclusive, as YYYY-MM-DD.")
+@day_option(
+    "--from",
+    "start",
+    "First day, as YYYY-MM-DD: of the subject's report, or without a subject the first "
+    "gaming day of an ARCHIVE's period report.",
+)
+@day_option(
+    "--to",
+    "end",
+    "Last day, inclusive, as YYYY-MM-DD: of the subject's report, or without a subject "
+    "the last gaming day of an ARCHIVE's period report.",
+)
 @click.option(
     "--period",
     metavar="FROM..TO",
-    help="An ARCHIVE's period report over gaming days FROM to TO (YYYY-MM-DD..YYYY-MM-DD).",
+    help="The old spelling of --from FROM --to TO without a subject: an ARCHIVE's period "
+    "report over gaming days FROM to TO (YYYY-MM-DD..YYYY-MM-DD).",
 )
-@click.option("--property", "property_id", help="With --period: one property only.")
+@click.option("--property", "property_id", help="A period report of one property only.")
 @out_option(
     "The page (.html or .htm), or with --pdf the PDF (.pdf), to write [default: "
     "./investigation-KIND-ID.html for an OUTDIR, "
     "./investigation-KIND-ID-across-nights[-FROM-TO].html for an ARCHIVE, "
-    "./period-FROM-TO.html].",
+    "./period-FROM-TO.html for a period].",
     metavar="FILE",
     type=click.Path(path_type=Path, dir_okay=False),
 )
@@ -54,11 +71,12 @@ def report(
     """An investigation report of one patron, dealer, table or round: of the run in OUTDIR
     (its rounds, wagers, findings with their evidence, money, quarantined rows), or over
     every night of an ARCHIVE (findings night by night with their reviews, money per night
-    and cumulative, surveillance); or, with --period, an ARCHIVE's period report for a
-    manager or a regulator. One self-contained HTML page, or a PDF with --pdf; by
-    default ./investigation-KIND-ID.html for an OUTDIR,
+    and cumulative, surveillance); or, with --from and --to and no subject, an ARCHIVE's
+    period report for a manager or a regulator (--period FROM..TO is its old spelling).
+    One self-contained HTML page, or a PDF with --pdf; by default
+    ./investigation-KIND-ID.html for an OUTDIR,
     ./investigation-KIND-ID-across-nights.html for an ARCHIVE (with -FROM-TO added for
-    --from/--to), ./period-FROM-TO.html for --period (.pdf with --pdf). For an archive,
+    --from/--to), ./period-FROM-TO.html for a period (.pdf with --pdf). For an archive,
     --from and --to are gaming days (noon to noon UTC), both included.
 
     Examples:
@@ -67,12 +85,13 @@ def report(
       auditor report /audits/2026-11-24 --dealer D0402
       auditor report /audits/2026-11-24 --round R0000042 -o round.pdf --pdf
       auditor report /audits/archive --patron P-1187 --from 2026-10-01 --to 2026-10-31
-      auditor report /audits/archive --period 2026-07-01..2026-09-30 --property MA-PROP-1
+      auditor report /audits/archive --from 2026-07-01 --to 2026-09-30 --property MA-PROP-1
 
     Exit status 2 for an unknown subject, an unreadable or changed OUTDIR or ARCHIVE,
     --pdf without Chromium, options that do not go together (--from or --to with
-    --round or --period, --property without --period, --rules with an ARCHIVE), or an
-    --out FILE whose name says another format than the one written.
+    --round, --period with --from, --to or a subject, a period without both --from and
+    --to, --property with a subject, --rules with an ARCHIVE), or an --out FILE whose
+    name says another format than the one written.
     """
     if out is not None:
         from auditor.commands.owned import refuse_owned_target
@@ -83,25 +102,71 @@ def report(
         except AuditorError as error:
             fail(error)
         refuse_misnamed_page(out, pdf)
-    _refuse_meaningless(folder, period, property_id, subject, rules_dir, replace_builtin)
+    window = _period_window(period, subject)
+    _refuse_meaningless(folder, window, property_id, subject, rules_dir, replace_builtin)
     try:
         packs = loaded_packs(rules_dir, replace_builtin)
-        written = _write(folder, out, pdf, period, property_id, subject, packs)
+        written = _write(folder, out, pdf, window, property_id, subject, packs)
     except AuditorError as error:
         fail(error)
     click.echo(f"report written to {written}")
 
 
-def _write(folder, target, pdf, period, property_id, subject, packs) -> Path:
+def _period_window(period: str | None, subject: dict[str, Any]) -> tuple[date, date] | None:
+    """The gaming days of the period report asked for, by --from and --to without a
+    subject or by the old --period FROM..TO; None for a subject's report."""
+    dates = [flag for flag, key in (("--from", "start"), ("--to", "end")) if subject[key]]
+    subjects = [f"--{k.removesuffix('_id')}" for k in SUBJECT_KEYS if subject[k]]
+    if period is not None:
+        if dates or subjects:
+            raise click.UsageError(
+                f"--period and {', '.join(dates + subjects)} do not go together: --period "
+                "FROM..TO is the old spelling of --from FROM --to TO, the report of the "
+                "whole period of every subject"
+            )
+        from auditor.report.period import parse_period
+
+        try:
+            first, last = parse_period(period)  # FROM after TO refused there
+        except AuditorError as error:
+            fail(error)
+        click.echo(deprecation_note("--period", "DATE --to DATE", new="--from"), err=True)
+        return first, last
+    if subjects or not dates:
+        return None
+    if len(dates) == 1:
+        missing = "--to" if dates == ["--from"] else "--from"
+        raise click.UsageError(
+            f"{dates[0]} without {missing}: with no subject (--patron, --dealer, --table, "
+            "--round) the report is an ARCHIVE's period report, from --from to --to"
+        )
+    first, last = subject["start"].date(), subject["end"].date()
+    subject["start"] = subject["end"] = None
+    return _in_order(first, last, f"--from {first} --to {last}")
+
+
+def _in_order(first: date, last: date, asked: str) -> tuple[date, date]:
+    if first > last:
+        raise click.BadParameter(
+            f"{asked}: {first} is after {last}; a period runs from its first gaming day to its last"
+        )
+    return first, last
+
+
+def _write(folder, target, pdf, window, property_id, subject, packs) -> Path:
     from auditor.archive.check import is_archive
     from auditor.commands.owned import refuse_owned_target
 
-    if period is not None:
+    if window is not None:
         if not is_archive(folder):
-            raise InputError("--period takes an ARCHIVE: the report of a period")
+            raise InputError(
+                "--from and --to without a subject make an ARCHIVE's period report: "
+                f"{folder} is no archive (name a --patron, --dealer, --table or --round "
+                "for a run's report)"
+            )
         from auditor.report.period import default_name, write_period_report
 
-        first, last = _period(period)
+        first, last = window
         target = Path(target or default_name(first, last, property_id, pdf))
         refuse_owned_target(target, reads=[folder])
         return write_period_report(folder, first, last, property_id, target, pdf)
@@ -121,7 +186,7 @@ def _write(folder, target, pdf, period, property_id, subject, packs) -> Path:
 
 def _refuse_meaningless(
     folder: Path,
-    period: str | None,
+    window: tuple[date, date] | None,
     property_id: str | None,
     subject: dict[str, Any],
     rules_dir: Path | None,
@@ -132,43 +197,22 @@ def _refuse_meaningless(
     were judged by the rules of their runs."""
     from auditor.archive.check import is_archive
 
-    window = [flag for flag, key in (("--from", "start"), ("--to", "end")) if subject[key]]
-    if subject["round_id"] and window:
+    dates = [flag for flag, key in (("--from", "start"), ("--to", "end")) if subject[key]]
+    if subject["round_id"] and dates:
         raise click.UsageError(
-            f"--round and {' and '.join(window)} do not go together: a round is one moment; "
+            f"--round and {' and '.join(dates)} do not go together: a round is one moment; "
             "leave out --from and --to"
         )
-    if property_id is not None and period is None:
+    if property_id is not None and window is None:
         raise click.UsageError(
-            "--property without --period: --property picks a property of a period report"
+            "--property goes with the period report alone (--from and --to with no "
+            "--patron, --dealer, --table or --round): it picks a property of the period"
         )
-    if period is not None:
-        given = [f"--{k.removesuffix('_id')}" for k in SUBJECT_KEYS if subject[k]] + window
-        if given:
-            raise click.UsageError(
-                f"--period and {', '.join(given)} do not go together: --period reports on "
-                "the whole period of every subject"
-            )
     rules = [
         flag for flag, on in (("--rules", rules_dir), ("--replace-builtin", replace_builtin)) if on
     ]
-    if rules and (period is not None or is_archive(folder)):
+    if rules and (window is not None or is_archive(folder)):
         raise click.UsageError(
             f"{' and '.join(rules)} with an ARCHIVE: its findings were judged by each run's "
             "own rules; --rules applies to the report of one run's OUTDIR"
         )
-
-
-def _period(text: str) -> tuple[date, date]:
-    first, sep, last = text.partition("..")
-    try:
-        if not sep:
-            raise ValueError(text)
-        return (
-            datetime.strptime(first, "%Y-%m-%d").date(),
-            datetime.strptime(last, "%Y-%m-%d").date(),
-        )
-    except ValueError:
-        raise InputError(
-            f"--period {text!r}: expected FROM..TO as YYYY-MM-DD..YYYY-MM-DD"
-        ) from None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from auditor.commands.formats import emit, emit_rows, format_option, json_text
+from auditor.commands.formats import emit, emit_rows, format_option, json_text, say
 from auditor.commands.options import loaded_packs, rules_options
 from auditor.commands.terminal import fail, stdout, text_table, visible
 from auditor.errors import AuditorError
@@ -41,7 +41,8 @@ def rules(
     `lint DIR`, check the rule packs of a folder before an audit runs under them: every
     problem on a line of its own, with file, line and key path (exit 2), or none (exit 0):
     what an audit under the folder would refuse, and each citation its pack cannot quote
-    (with --replace-builtin, as an audit that replaces the built-in packs).
+    (with --replace-builtin, as an audit that replaces the built-in packs); with
+    --format csv or json, the problems as a column or a list.
 
     With --schema, print the JSON Schema of a rule pack instead, for editors (json only).
     With --by-section, print every section of the regulations the packs encode (the
@@ -66,7 +67,7 @@ def rules(
       auditor rules lint /packs/freedonia
     """
     if words[:1] == ("lint",):
-        _lint(words[1:], replace_builtin)
+        _lint(words[1:], replace_builtin, fmt)
         return
     if len(words) > 1:
         raise click.UsageError("give one CODE, or lint DIR")
@@ -97,7 +98,8 @@ SECTION_COLUMNS = ["ruleset", "section", "verdict", "from_logs", "codes", "reaso
 PACK_COLUMNS = ["ruleset", "title", "file", "sha256", "builtin"]
 
 
-def _lint(folders: tuple[str, ...], replace_builtin: bool) -> None:
+def _lint(folders: tuple[str, ...], replace_builtin: bool, fmt: str) -> None:
+    from auditor.findings.words import count_text
     from auditor.packs.lint import lint_folder
 
     if len(folders) != 1:
@@ -106,12 +108,17 @@ def _lint(folders: tuple[str, ...], replace_builtin: bool) -> None:
         problems = lint_folder(Path(folders[0]), replace_builtin)
     except AuditorError as error:
         fail(error)
-    for problem in problems:
-        click.echo(visible(problem).replace("\\n", "\n  "))
+    if fmt == "json":
+        emit(json_text(problems))
+    elif fmt == "csv":
+        emit_rows([{"problem": p} for p in problems], ["problem"], "csv")
+    else:
+        for problem in problems:
+            click.echo(visible(problem).replace("\\n", "\n  "))
     if problems:
-        click.echo(f"{len(problems)} problem{'s' * (len(problems) > 1)} found", err=True)
+        click.echo(f"{count_text(len(problems), 'problem', 'problems')} found", err=True)
         sys.exit(2)
-    click.echo(f"{folders[0]}: the rule packs are clean")
+    say(f"{folders[0]}: the rule packs are clean", fmt)
 
 
 def _packs(rules_dir: Path | None, replace_builtin: bool, fmt: str) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from auditor.commands.formats import emit_rows, format_option
 from auditor.commands.terminal import fail, visible
 from auditor.errors import AuditorError
 
@@ -77,13 +78,16 @@ def add(users_file: Path, name: str, role: str, password_stdin: bool) -> None:
 
 @users.command("list")
 @click.argument("users_file", metavar="FILE", type=click.Path(path_type=Path))
-def list_users(users_file: Path) -> None:
-    """List FILE's users, one per line: name and role.
+@format_option()
+def list_users(users_file: Path, fmt: str) -> None:
+    """List FILE's users, one per line: name and role (csv: name,role with a header;
+    json: a list of objects).
 
     Examples:
 
     \b
       auditor users list users.json
+      auditor users list users.json --format json
     """
     from auditor.desk.users import read_users
 
@@ -91,7 +95,11 @@ def list_users(users_file: Path) -> None:
         found = read_users(users_file)
     except AuditorError as error:
         fail(error)
-    for user in sorted(found.values(), key=lambda u: u.name):
+    listed = sorted(found.values(), key=lambda u: u.name)
+    if fmt != "table":
+        emit_rows([{"name": u.name, "role": u.role} for u in listed], ["name", "role"], fmt)
+        return
+    for user in listed:
         click.echo(f"{user.name}\t{user.role}")
 
 

@@ -157,7 +157,7 @@ def live_options(command):
     )(command)
 
 
-def live_into(deal_live, rounds: int, seed: int, start, nights: int, rates: dict) -> bool:
+def live_into(deal_live, rounds: int, seed: int, day, nights: int, rates: dict) -> bool:
     """Run `simulate --live` when asked (the options taken out of `rates`) with the
     simulator's `deal_live`, which only the command line imports; whether it ran."""
     from auditor.commands.progress import shows_progress
@@ -170,7 +170,7 @@ def live_into(deal_live, rounds: int, seed: int, start, nights: int, rates: dict
     say = (lambda text: click.echo(text, err=True)) if shows_progress(False) else None
     try:
         summary = deal_live(
-            live, rounds, seed, pace, gaming_day=start and start.date(), say=say, **rates
+            live, rounds, seed, pace, gaming_day=day, say=say, **rates
         )
     except AuditorError as error:
         fail(error)

@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from auditor.errors import RulesetError
+from auditor.findings.words import count_text
 from auditor.odds.options import OddsError, TableOptions
 from auditor.odds.royal9 import royal9_wagers
 from auditor.odds.shoe import MAX_DECKS, Outcomes, enumerate_rounds, has_either
@@ -60,7 +61,7 @@ def ruleset_odds(pack: RulePack, decks: int, options: TableOptions) -> RulesetOd
     notes: list[str] = []
     if not pack.limits.decks.contains(decks):
         notes.append(
-            f"{decks} decks is outside {pack.ruleset}'s deck limits "
+            f"{count_text(decks, 'deck', 'decks')} is outside {pack.ruleset}'s deck limits "
             f"({pack.cite(pack.limits.decks.cite)}); priced as asked"
         )
     _check_paytables(pack, options)
@@ -206,7 +207,7 @@ def render(report: RulesetOdds) -> list[Any]:
     from rich.table import Table
     from rich.text import Text
 
-    title = f"{report.ruleset}: {report.title}, {report.decks} deck(s)"
+    title = f"{report.ruleset}: {report.title}, {count_text(report.decks, 'deck', 'decks')}"
     chances = Table(title=title, title_justify="left")
     for name in ("", "Banker wins", "Player wins", "Tie"):
         chances.add_column(name, justify="left" if not name else "right")

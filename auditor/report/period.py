@@ -2,7 +2,7 @@
 for a manager or a regulator, as one self-contained HTML page (or a PDF printed by
 headless Chromium).
 
-`auditor report ARCHIVE --period FROM..TO [--property P]` reads the archive's catalog
+`auditor report ARCHIVE --from FROM --to TO [--property P]` reads the archive's catalog
 alone (`ARCHIVE/archive.duckdb`, in the query sandbox), so it needs neither the datasets
 nor the runs' output folders: the period at a glance, findings and money per night, by
 rule, property, table and dealer, the same rule again and again at one dealer or table,
