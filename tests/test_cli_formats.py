@@ -35,6 +35,7 @@ MESSAGES_ONLY = {
     ("users", "add"): "adds a user and says so",
     ("users", "remove"): "removes a user and says so",
     ("users", "passwd"): "changes a password and says so",
+    ("watch",): "prints each finding as a JSON line the moment it is final, nothing else",
 }
 
 

@@ -169,9 +169,7 @@ def live_into(deal_live, rounds: int, seed: int, day, nights: int, rates: dict) 
         raise click.UsageError("--live writes one gaming day: --nights goes without it")
     say = (lambda text: click.echo(text, err=True)) if shows_progress(False) else None
     try:
-        summary = deal_live(
-            live, rounds, seed, pace, gaming_day=day, say=say, **rates
-        )
+        summary = deal_live(live, rounds, seed, pace, gaming_day=day, say=say, **rates)
     except AuditorError as error:
         fail(error)
     click.echo(summary.text())
