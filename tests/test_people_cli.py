@@ -103,11 +103,15 @@ def test_a_night_and_the_nights_of_the_archive_are_named_apart(
     across = run("report", audited["archive"], "--patron", PATRON)
     window = run("report", audited["archive"], "--patron", PATRON, "--from", NIGHT, "--to", NIGHT)
     assert (night.exit_code, across.exit_code, window.exit_code) == (0, 0, 0), across.output
-    assert listing(here) == [
-        f"investigation-patron-{PATRON}-across-nights-{NIGHT}-{NIGHT}.html",
-        f"investigation-patron-{PATRON}-across-nights.html",
-        f"investigation-patron-{PATRON}.html",
+    stems = [
+        f"investigation-patron-{PATRON}-across-nights-{NIGHT}-{NIGHT}",
+        f"investigation-patron-{PATRON}-across-nights",
+        f"investigation-patron-{PATRON}",
     ]
+    # Each report with the CSVs of its rounds and wagers beside it, named apart as it is.
+    assert listing(here) == sorted(
+        f"{stem}{tail}" for stem in stems for tail in (".html", ".rounds.csv", ".wagers.csv")
+    )
 
 
 def test_the_default_names_are_in_the_help() -> None:

@@ -106,12 +106,15 @@ def _write(folder, target, pdf, period, property_id, subject, packs) -> Path:
         refuse_owned_target(target, reads=[folder])
         return write_period_report(folder, first, last, property_id, target, pdf)
     from auditor.report.investigate import default_name, subject_of, write_investigation
+    from auditor.report.writing import beside_paths
 
     chosen = subject_of(**subject)
     # The default lands in the working folder, which may be a set or a dataset too.
     across_nights = is_archive(folder)
     target = Path(target or default_name(chosen, pdf, across_nights))
-    refuse_owned_target(target, reads=[folder])
+    # The CSVs of the rows the page leaves off go beside it: checked as it is.
+    for place in (target, *beside_paths(target)):
+        refuse_owned_target(place, reads=[folder])
     if across_nights:
         from auditor.report.across import write_archive_investigation
 
