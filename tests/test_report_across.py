@@ -274,7 +274,7 @@ def test_a_dealers_rounds_come_from_each_nights_dataset(archived):
     flagged = listed.filter(pl.col("findings").is_not_null())
     assert 0 < flagged.height < listed.height
     assert rows_by_night(section(html, "rounds"), "<td>2026-") == per_night(flagged)
-    assert f"{listed.height} rounds in all" in section(html, "rounds")
+    assert f"{listed.height} rounds in all, {flagged.height} of them" in section(html, "rounds")
     assert "dataset no longer in place" not in html
 
 

@@ -23,7 +23,6 @@ import pytest
 from auditor.audit import run_audit
 from auditor.money import usd_text
 from auditor.report.investigate import Subject, render_investigation
-from auditor.report.writing import Beside
 from tests.conftest import chromium_executable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,6 +129,8 @@ def test_a_patrons_pdf_prints_every_evidence_unfolded(night, tmp_path):
 
 @pytest.mark.parametrize("kind", SUBJECTS)
 def test_no_printed_page_is_wider_than_the_paper(browser, night, tmp_path, kind):
+    from auditor.report.writing import Beside
+
     page_file = tmp_path / f"{kind}.html"
     printed = Beside(kind, printed=True)
     page_file.write_text(
