@@ -55,7 +55,10 @@ def report(
     (its rounds, wagers, findings with their evidence, money, quarantined rows), or over
     every night of an ARCHIVE (findings night by night with their reviews, money per night
     and cumulative, surveillance); or, with --period, an ARCHIVE's period report for a
-    manager or a regulator. One self-contained HTML page, or a PDF with --pdf; by
+    manager or a regulator. The rounds and wagers a finding names are on the page;
+    every round and wager of a patron, dealer or table goes into STEM.rounds.csv and
+    STEM.wagers.csv beside it (STEM: the report's name without its suffix). One
+    self-contained HTML page, or a PDF with --pdf (US Letter, evidence unfolded); by
     default ./investigation-KIND-ID.html for an OUTDIR,
     ./investigation-KIND-ID-across-nights.html for an ARCHIVE (with -FROM-TO added for
     --from/--to), ./period-FROM-TO.html for --period (.pdf with --pdf). For an archive,

@@ -120,8 +120,13 @@ def write_report(
             "or leave out --pdf for the HTML page"
         )
     target = Path(target)
-    for place in (target, *beside_paths(target)):
-        check_writable(place, error)
+    check_writable(target, error)
+    for place in beside_paths(target):
+        if place.is_dir():
+            raise error(
+                f"{place} is a folder; the report writes its rounds and wagers to that name "
+                "beside it: move the folder, or give --out another name"
+            )
     beside = Beside(target.stem, printed=pdf)
     html = build(beside)
     for name, rows in beside.files.items():
