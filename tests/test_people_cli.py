@@ -104,11 +104,46 @@ def test_a_night_and_the_nights_of_the_archive_are_named_apart(
     across = run("report", audited["archive"], "--patron", PATRON)
     window = run("report", audited["archive"], "--patron", PATRON, "--from", NIGHT, "--to", NIGHT)
     assert (night.exit_code, across.exit_code, window.exit_code) == (0, 0, 0), across.output
-    assert listing(here) == [
-        f"investigation-patron-{PATRON}-across-nights-{NIGHT}-{NIGHT}.html",
-        f"investigation-patron-{PATRON}-across-nights.html",
-        f"investigation-patron-{PATRON}.html",
+    stems = [
+        f"investigation-patron-{PATRON}-across-nights-{NIGHT}-{NIGHT}",
+        f"investigation-patron-{PATRON}-across-nights",
+        f"investigation-patron-{PATRON}",
     ]
+    # Each report with the CSVs of its rounds and wagers beside it, named apart as it is.
+    assert listing(here) == sorted(
+        f"{stem}{tail}" for stem in stems for tail in (".html", ".rounds.csv", ".wagers.csv")
+    )
+
+
+# ---- the CSVs beside a report ----------------------------------------------------------------
+
+
+def test_a_csv_beside_the_report_that_would_land_in_an_output_set_is_refused(
+    audited: dict[str, Path], here: Path
+) -> None:
+    """The rows a report leaves off go to STEM.rounds.csv and STEM.wagers.csv beside it,
+    through the checks its own file goes through: a link there into a run's output set
+    is followed to where the bytes would go, and refused before any work."""
+    inside = audited["out"] / "planted.csv"
+    (here / "case.rounds.csv").symlink_to(inside)
+    refused = run("report", audited["out"], "--patron", PATRON, "-o", here / "case.html")
+    assert refused.exit_code == 2, refused.output
+    assert "case.rounds.csv" in refused.output and "lies in the output set" in refused.output
+    assert not inside.exists() and not (here / "case.html").exists()
+    (here / "case.rounds.csv").unlink()
+    written = run("report", audited["out"], "--patron", PATRON, "-o", here / "case.html")
+    assert written.exit_code == 0, written.output
+    assert listing(here) == ["case.html", "case.rounds.csv", "case.wagers.csv"]
+
+
+def test_a_folder_where_a_csv_goes_is_refused_before_the_report_is_built(
+    audited: dict[str, Path], here: Path
+) -> None:
+    (here / "case.wagers.csv").mkdir()
+    refused = run("report", audited["archive"], "--dealer", DEALER, "-o", here / "case.html")
+    assert refused.exit_code == 2, refused.output
+    assert "case.wagers.csv is a folder" in refused.output
+    assert listing(here) == ["case.wagers.csv"]
 
 
 def test_the_default_names_are_in_the_help() -> None:

@@ -24,6 +24,7 @@ from auditor.errors import AuditorError
 from auditor.report.across import render_archive_investigation, write_archive_investigation
 from auditor.report.investigate import ReportError, subject_of
 from auditor.report.nightly import render_nightly
+from auditor.report.writing import Beside
 from tests.test_report_browser import _not_blank, _open
 
 NIGHTS = 5
@@ -251,8 +252,15 @@ def test_a_dealer_across_nights_has_each_nights_findings(archived, tmp_path):
     assert "<code>cells_dealers.parquet</code>" in html
 
 
+def per_night(rows: pl.DataFrame) -> dict[str, int]:
+    counted = rows.group_by("gaming_day").len().iter_rows()
+    return {day.isoformat(): n for day, n in counted}
+
+
 def test_a_dealers_rounds_come_from_each_nights_dataset(archived):
-    html = render_archive_investigation(archived.archive, subject_of(dealer=archived.dealer))
+    beside = Beside("dealer")
+    subject = subject_of(dealer=archived.dealer)
+    html = render_archive_investigation(archived.archive, subject, beside)
     dealt = {}
     for night in archived.nights:
         rounds = pl.read_parquet(night / "rounds.parquet")
@@ -260,12 +268,20 @@ def test_a_dealers_rounds_come_from_each_nights_dataset(archived):
         if n:
             dealt[night.name] = n
     assert len(dealt) >= 2
-    assert rows_by_night(section(html, "rounds"), "<td>2026-") == dealt
+    # Every round in the CSV beside the page; on the page, those a finding names.
+    listed = beside.files["dealer.rounds.csv"]
+    assert per_night(listed) == dealt
+    flagged = listed.filter(pl.col("findings").is_not_null())
+    assert 0 < flagged.height < listed.height
+    assert rows_by_night(section(html, "rounds"), "<td>2026-") == per_night(flagged)
+    assert f"{listed.height} rounds in all, {flagged.height} of them" in section(html, "rounds")
     assert "dataset no longer in place" not in html
 
 
 def test_a_patron_back_on_several_nights(archived):
-    html = render_archive_investigation(archived.archive, subject_of(patron=archived.patron))
+    beside = Beside("patron")
+    subject = subject_of(patron=archived.patron)
+    html = render_archive_investigation(archived.archive, subject, beside)
     played = {}
     for night in archived.nights:
         wagers = pl.read_parquet(night / "wagers.parquet")
@@ -273,7 +289,10 @@ def test_a_patron_back_on_several_nights(archived):
         if n:
             played[night.name] = n
     assert len(played) == 3
-    assert rows_by_night(section(html, "wagers"), "<td>2026-") == played
+    listed = beside.files["patron.wagers.csv"]
+    assert per_night(listed) == played
+    flagged = per_night(listed.filter(pl.col("findings").is_not_null()))
+    assert rows_by_night(section(html, "wagers"), "<td>2026-") == flagged
 
 
 def test_a_night_whose_dataset_moved_still_renders(archived):

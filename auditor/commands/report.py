@@ -73,7 +73,10 @@ def report(
     every night of an ARCHIVE (findings night by night with their reviews, money per night
     and cumulative, surveillance); or, with --from and --to and no subject, an ARCHIVE's
     period report for a manager or a regulator (--period FROM..TO is its old spelling).
-    One self-contained HTML page, or a PDF with --pdf; by default
+    The rounds and wagers a finding names are on the page; every round and wager of a
+    patron, dealer or table goes into STEM.rounds.csv and STEM.wagers.csv beside it
+    (STEM: the report's name without its suffix). One self-contained HTML page, or a PDF
+    with --pdf (US Letter, evidence unfolded); by default
     ./investigation-KIND-ID.html for an OUTDIR,
     ./investigation-KIND-ID-across-nights.html for an ARCHIVE (with -FROM-TO added for
     --from/--to), ./period-FROM-TO.html for a period (.pdf with --pdf). For an archive,
@@ -171,12 +174,15 @@ def _write(folder, target, pdf, window, property_id, subject, packs) -> Path:
         refuse_owned_target(target, reads=[folder])
         return write_period_report(folder, first, last, property_id, target, pdf)
     from auditor.report.investigate import default_name, subject_of, write_investigation
+    from auditor.report.writing import beside_paths
 
     chosen = subject_of(**subject)
     # The default lands in the working folder, which may be a set or a dataset too.
     across_nights = is_archive(folder)
     target = Path(target or default_name(chosen, pdf, across_nights))
-    refuse_owned_target(target, reads=[folder])
+    # The CSVs of the rows the page leaves off go beside it: checked as it is.
+    for place in (target, *beside_paths(target)):
+        refuse_owned_target(place, reads=[folder])
     if across_nights:
         from auditor.report.across import write_archive_investigation
 

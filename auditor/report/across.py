@@ -13,12 +13,18 @@ from pathlib import Path
 
 from auditor.report.across_data import archive_subject, gather_archive
 from auditor.report.across_page import page
-from auditor.report.investigate import Subject, write_report
+from auditor.report.investigate import Subject, default_name
+from auditor.report.writing import Beside, write_report
 
 
-def render_archive_investigation(archive: Path, subject: Subject) -> str:
-    """The investigation across the archive's nights as one self-contained HTML page."""
-    return page(gather_archive(archive, subject))
+def render_archive_investigation(
+    archive: Path, subject: Subject, beside: Beside | None = None
+) -> str:
+    """The investigation across the archive's nights as one self-contained HTML page;
+    `beside`: where the rounds and wagers it leaves off go (kept, not written, if None)."""
+    if beside is None:
+        beside = Beside(Path(default_name(subject, False, across_nights=True)).stem)
+    return page(gather_archive(archive, subject), beside)
 
 
 def write_archive_investigation(
@@ -33,8 +39,10 @@ def write_archive_investigation(
     gives it) over every night of `archive`, or the gaming days `start` to `end`
     (inclusive; the subject's own window when None): HTML, or PDF through Chromium, to
     `target` (default ./investigation-KIND-ID-across-nights.html or .pdf, see
-    `default_name`). An unknown subject, an archive that cannot be read or a target that
-    cannot be written is an `AuditorError` (exit 2)."""
+    `default_name`), with the CSVs of the rounds and wagers the page leaves off beside
+    it. An unknown subject, an archive that cannot be read or a target that cannot be
+    written is an `AuditorError` (exit 2)."""
     subject = archive_subject(subject, start, end)
     build = functools.partial(render_archive_investigation, archive, subject)
-    return write_report(build, subject, target, pdf)
+    target = Path(target or default_name(subject, pdf, across_nights=True))
+    return write_report(build, target, pdf)

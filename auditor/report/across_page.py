@@ -25,6 +25,7 @@ from auditor.report import charts, data
 from auditor.report.across_cells import NIGHT_ROWS, Measure
 from auditor.report.across_data import Gathered, NightSource
 from auditor.report.render import render
+from auditor.report.writing import ROUND_LISTING, WAGER_LISTING, Beside, Listing, listing
 
 FINDINGS_SHOWN, ROUNDS_SHOWN, WAGERS_SHOWN = 2000, 1000, 2000
 TESTS_SHOWN, REVIEWS_SHOWN, QUIET_SHOWN = 300, 1000, 40
@@ -32,7 +33,7 @@ ZERO = Decimal(0)
 DATES_ON_AXIS = 5  # what fits under the chart, ten characters each
 
 
-def page(found: Gathered) -> str:
+def page(found: Gathered, beside: Beside) -> str:
     titles = {doc.code: doc.title for doc in check_docs()}
     findings = found.findings.with_columns(
         pl.col("rule").replace_strict(titles, default="").alias("title"),
@@ -49,13 +50,16 @@ def page(found: Gathered) -> str:
     night_of = dict(zip(findings["finding_id"], findings["gaming_day"], strict=True))
     per_round = findings.filter(pl.col("round_id").is_not_null()).group_by("round_id")
     codes = {r: sorted(set(rules)) for r, rules in per_round.agg("rule").iter_rows()}
-    rounds, wagers = found.rounds, found.wagers
+    listings = _listings(found, findings, beside)
+    rounds, wagers = listings["rounds"].shown, listings["wagers"].shown
     return render(
         "across.html",
         subject=found.subject,
         # Absolute: the page is read away from the folder it was written in.
         archive=str(Path(found.archive).resolve()),
         properties=_properties(found),
+        printed=beside.printed,
+        listings=listings,
         catalog_file=CATALOG_FILE,
         run_folder=f"{RUNS}/RUN_ID/{SET}",
         tool_version=__version__,
@@ -100,6 +104,26 @@ def _properties(found: Gathered) -> list[str]:
     """The properties of the subject's findings and of its rounds read."""
     frames = [f for f in (found.findings, found.rounds) if "property_id" in f.columns]
     return sorted({p for f in frames for p in f["property_id"] if p is not None})
+
+
+def _listings(found: Gathered, findings: pl.DataFrame, beside: Beside) -> dict[str, Listing]:
+    """The rounds and wagers a finding names, for the page, and every round and wager of
+    the nights read in a CSV beside it."""
+    listings = {}
+    for what, rows, key, columns in (
+        ("rounds", found.rounds, "round_id", ROUND_LISTING),
+        ("wagers", found.wagers, "wager_id", WAGER_LISTING),
+    ):
+        if key not in rows.columns:  # no night's hand history could be read
+            listings[what] = Listing(rows, 0)
+            continue
+        rules = (
+            findings.filter(pl.col(key).is_not_null())
+            .group_by(key)
+            .agg(pl.col("rule").unique().sort().str.join(" ").alias("findings"))
+        )
+        listings[what] = listing(beside, what, rows.join(rules, on=key, how="left"), columns)
+    return listings
 
 
 def _flat(measure: Measure) -> bool:

@@ -14,10 +14,7 @@ the page it is escaped like any other value.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -26,13 +23,21 @@ from typing import Any
 
 import polars as pl
 
-from auditor.errors import AuditorError
 from auditor.output.query import Catalog
 from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
 from auditor.report import data, evidence
 from auditor.report.render import render
 from auditor.report.scope import run_scope, subject_scope
+from auditor.report.writing import (
+    ROUND_LISTING,
+    WAGER_LISTING,
+    Beside,
+    Listing,
+    ReportError,
+    listing,
+    write_report,
+)
 
 SUBJECTS = ("patron", "dealer", "table", "round")
 ROUNDS_SHOWN, WAGERS_SHOWN, FINDINGS_SHOWN, EVIDENCE_SHOWN = 1000, 2000, 2000, 200
@@ -40,11 +45,11 @@ QUARANTINE_SHOWN = 1000
 TESTS_SHOWN = 200
 TIMELINE_POINTS = 2000
 MONEY_WON = "money_won"  # the surveillance statistic of a patron's money won
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# A printed report unfolds each finding's evidence, about a page each: paper gets the
+# first ones, and `--round ID` prints any other.
+EVIDENCE_PRINTED = 25
 
-
-class ReportError(AuditorError):
-    """No such subject in the run, or no way to print; exit status 2."""
+__all__ = ["ReportError", "Subject", "gather", "render_investigation", "write_investigation"]
 
 
 @dataclass(frozen=True)
@@ -192,10 +197,16 @@ def _check_known(catalog: Catalog, subject: Subject, found: dict[str, Any]) -> N
 
 
 def render_investigation(
-    outdir: Path, subject: Subject, packs: Mapping[str, RulePack] | None = None
+    outdir: Path,
+    subject: Subject,
+    packs: Mapping[str, RulePack] | None = None,
+    beside: Beside | None = None,
 ) -> str:
     """The investigation report as one self-contained HTML page; `packs`: those the run
-    audited under (the built-in ones if None: `--rules DIR` as the audit had it)."""
+    audited under (the built-in ones if None: `--rules DIR` as the audit had it);
+    `beside`: where the rounds and wagers it leaves off go (kept, not written, if None)."""
+    if beside is None:
+        beside = Beside(Path(default_name(subject, False)).stem)
     catalog = data.open_report_catalog(outdir)
     try:
         found = gather(catalog, subject)
@@ -207,7 +218,7 @@ def render_investigation(
             found["findings"],
         )
         packs = builtin_packs() if packs is None else packs
-        return _page(catalog, subject, found, packs, {"scope": scope, "outdir": outdir})
+        return _page(catalog, subject, found, packs, {"scope": scope, "outdir": outdir}, beside)
     finally:
         catalog.close()
 
@@ -218,6 +229,7 @@ def _page(
     found: dict[str, Any],
     packs: Mapping[str, RulePack],
     where: dict[str, Any],
+    beside: Beside,
 ) -> str:
     """The page; `where`: the subject's scope and the output folder it was read from."""
     run = data.run_record(catalog)
@@ -229,7 +241,7 @@ def _page(
     )
     ordered = data.by_priority(findings)
     listed = ordered.head(FINDINGS_SHOWN)
-    shown = listed.head(EVIDENCE_SHOWN)
+    shown = listed.head(EVIDENCE_PRINTED if beside.printed else EVIDENCE_SHOWN)
     round_ids = shown["round_id"].drop_nulls().unique()
     ids = data.ids_of(round_ids)
     neighbours = data.located(catalog, data.among("f.round_id", "ids", ids), {"ids": ids})
@@ -246,6 +258,7 @@ def _page(
     codes = {r: rules for r, rules in per_round.iter_rows() if r is not None}
     watched = _watched(catalog, subject, rounds, wagers)
     timeline, single = _timeline(subject, rounds, wagers, findings)
+    listings = _listings(subject, rounds, wagers, findings, quarantined["rounds"], beside)
     return render(
         "investigation.html",
         run=run,
@@ -253,16 +266,18 @@ def _page(
         scope=where["scope"],
         # Absolute: the page is read away from the folder it was written in.
         outdir=str(Path(where["outdir"]).resolve()),
+        printed=beside.printed,
+        listings=listings,
         money=_money(wagers, findings, watched),
         severity=[(s, findings.filter(pl.col("severity") == s).height) for s in data.SEVERITIES],
         timeline=timeline,
         single=single,
-        rounds=list(rounds.head(ROUNDS_SHOWN).iter_rows(named=True)),
-        rounds_total=rounds.height,
+        rounds=list(listings["rounds"].shown.head(ROUNDS_SHOWN).iter_rows(named=True)),
+        rounds_total=listings["rounds"].shown.height,
         round_codes=codes,
         quarantined_rounds=quarantined["rounds"],
-        wagers=list(wagers.head(WAGERS_SHOWN).iter_rows(named=True)),
-        wagers_total=wagers.height,
+        wagers=list(listings["wagers"].shown.head(WAGERS_SHOWN).iter_rows(named=True)),
+        wagers_total=listings["wagers"].shown.height,
         findings=list(listed.iter_rows(named=True)),
         findings_total=findings.height,
         evidence_of={
@@ -273,6 +288,30 @@ def _page(
         quarantine_total=quarantine.height,
         watched=watched,
     )
+
+
+def _listings(
+    subject: Subject,
+    rounds: pl.DataFrame,
+    wagers: pl.DataFrame,
+    findings: pl.DataFrame,
+    quarantined_rounds: set[str],
+    beside: Beside,
+) -> dict[str, Listing]:
+    """The rounds and wagers on the page, those a finding names (a round's report shows
+    its one round whole), and every one of them in a CSV beside the report."""
+    rules = findings.group_by("round_id").agg(pl.col("rule").unique().sort().str.join(" "))
+    per_wager = findings.group_by("wager_id").agg(pl.col("rule").unique().sort().str.join(" "))
+    rounds = rounds.with_columns(
+        pl.col("round_id").is_in(sorted(quarantined_rounds)).alias("quarantined")
+    ).join(rules.rename({"rule": "findings"}), on="round_id", how="left")
+    wagers = wagers.join(per_wager.rename({"rule": "findings"}), on="wager_id", how="left")
+    if subject.kind == "round":
+        return {"rounds": Listing(rounds, rounds.height), "wagers": Listing(wagers, wagers.height)}
+    return {
+        "rounds": listing(beside, "rounds", rounds, ROUND_LISTING),
+        "wagers": listing(beside, "wagers", wagers, WAGER_LISTING),
+    }
 
 
 def _watched(
@@ -416,78 +455,10 @@ def write_investigation(
     pdf: bool = False,
     packs: Mapping[str, RulePack] | None = None,
 ) -> Path:
-    """Write the report (HTML, or PDF through Chromium) and return where it went; a
-    target that cannot be written is a `ReportError`, found before the report is built."""
-    return write_report(lambda: render_investigation(outdir, subject, packs), subject, target, pdf)
-
-
-def write_report(
-    build: Callable[[], str], subject: Subject, target: Path | None = None, pdf: bool = False
-) -> Path:
-    """Write the page `build` returns (HTML, or PDF through Chromium) to `target`, or to
-    a name made from the subject; the browser and the target are checked first, for
-    building the page can take a while on a busy subject."""
-    browser = find_browser() if pdf else None
-    if pdf and browser is None:
-        raise ReportError(
-            "--pdf prints through headless Chromium, and none is installed (looked for "
-            f"{', '.join(BROWSERS)} on PATH); install it (Debian: apt-get install chromium) "
-            "or leave out --pdf for the HTML page"
-        )
+    """Write the report (HTML, or PDF through Chromium) and the CSVs of the rows it leaves
+    off beside it, and return where it went; a target that cannot be written is a
+    `ReportError`, found before the report is built."""
     target = Path(target) if target is not None else Path(default_name(subject, pdf))
-    _check_writable(target)
-    html = build()
-    if not pdf:
-        try:
-            target.write_text(html, encoding="utf-8")
-        except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
-            raise ReportError(f"{target}: cannot write the report ({reason})") from exc
-        return target
-    assert browser is not None
-    print_pdf(browser, html, target)
-    return target
-
-
-def _check_writable(target: Path) -> None:
-    folder = target.parent
-    if not folder.is_dir():
-        raise ReportError(f"{target}: no folder {folder} to write the report into; create it")
-    if target.is_dir():
-        raise ReportError(f"{target} is a folder; --out names the report's file")
-
-
-def find_browser() -> str | None:
-    for name in BROWSERS:
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-def print_pdf(browser: str, html: str, target: Path) -> None:
-    """Print the page to PDF with headless Chromium, offline and in a throwaway profile."""
-    with tempfile.TemporaryDirectory(prefix="auditor-pdf-") as work:
-        page = Path(work) / "report.html"
-        page.write_text(html, encoding="utf-8")
-        command = [
-            browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={Path(work) / 'profile'}",
-            "--no-pdf-header-footer",
-            f"--print-to-pdf={target.absolute()}",
-            page.as_uri(),
-        ]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=180)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ReportError(f"{browser} could not print the report: {exc}") from exc
-        if done.returncode != 0 or not target.is_file():
-            tail = (done.stderr or "").strip().splitlines()[-3:]
-            raise ReportError(f"{browser} could not print the report: {' '.join(tail)}")
+    return write_report(
+        lambda beside: render_investigation(outdir, subject, packs, beside), target, pdf
+    )

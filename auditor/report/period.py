@@ -32,9 +32,9 @@ from auditor.report import period_data as reads
 from auditor.report import period_figures as figures
 from auditor.report import period_surveillance
 from auditor.report.data import SEVERITIES, read_ledger_head
-from auditor.report.investigate import BROWSERS, find_browser, print_pdf
 from auditor.report.period_data import Period, PeriodReportError
 from auditor.report.render import render
+from auditor.report.writing import BROWSERS, find_browser, print_pdf
 
 CHART_BARS = 20
 DEALER_BARS = 15
