@@ -539,3 +539,35 @@ def test_a_year_renders_in_time_and_size(archive, tmp_path):
     print(f"a year: {took:.1f} s, {size:,} bytes")
     assert took < 30 and size < 5_000_000
     assert "Week by week" in target.read_text()
+
+
+def test_a_count_chart_ticks_only_whole_findings() -> None:
+    """Two findings and one: the axis reads 0, 1, 2, never 0.25 or 1.5 of a finding."""
+    import re
+
+    from auditor.report import period_charts
+
+    drawn = period_charts.ranked_bars(
+        "per-rule", "Findings per rule", ["PAY002", "COM001"], {"high": [2, 1]}, "findings",
+        {"high": "#b22222"},
+    )  # fmt: skip
+    ticks = re.findall(r">(\d+(?:\.\d+)?)<", str(drawn))
+    assert ticks and all("." not in tick for tick in ticks), ticks
+
+
+def test_a_money_chart_names_only_the_sides_it_draws() -> None:
+    from datetime import date
+    from decimal import Decimal
+
+    from auditor.report import across_page, period_charts
+
+    days = [date(2026, 11, 1), date(2026, 11, 2)]
+    # The period chart's title names both sides; its legend only the side drawn.
+    overpaid_only = str(period_charts.money_per_night("m", days, [10.0, 5.0], [0.0, 0.0]))
+    both = str(period_charts.money_per_night("m", days, [10.0, 5.0], [1.0, 0.0]))
+    assert overpaid_only.count("underpaid") == 1 and both.count("underpaid") == 2
+    nights = [{"day": d, "over": Decimal("12.50"), "under": Decimal(0)} for d in days]
+    across = str(across_page._money_chart(nights))
+    assert "overpaid" in across and "underpaid" not in across
+    nights[1]["under"] = Decimal("3.00")
+    assert "underpaid" in str(across_page._money_chart(nights))

@@ -275,10 +275,13 @@ def _money_chart(nights: Sequence[dict[str, Any]]) -> Markup | None:
         per_night, to_date = (
             figure.subplots(2, 1, sharex=True) if several else (figure.subplots(1, 1), None)
         )
-        per_night.bar(offsets, over, width=0.7, color=charts.OVERPAID, label="overpaid")
-        per_night.bar(
-            offsets, under, width=0.7, bottom=over, color=charts.UNDERPAID, label="underpaid"
-        )
+        # A side with no money is neither drawn nor named in the legend.
+        if any(over):
+            per_night.bar(offsets, over, width=0.7, color=charts.OVERPAID, label="overpaid")
+        if any(under):
+            per_night.bar(
+                offsets, under, width=0.7, bottom=over, color=charts.UNDERPAID, label="underpaid"
+            )
         per_night.set_title("Money at stake, night by night", loc="left")
         # On the title's line, right: inside the axes it would cover the first night's bar.
         per_night.legend(

@@ -114,7 +114,14 @@ def money_per_night(
             negative = [-u for u in under]
             ax.fill_between(days, negative, 0, step="mid", color=UNDERPAID, label="underpaid", lw=0)
         ax.axhline(0, color="#444444", linewidth=0.8)
-        legend_above(ax, 2)
+        # A side with no money is left out of the legend: it names only what is drawn
+        # (matplotlib leaves out labels that start with an underscore).
+        for artist in ax.containers + ax.collections:
+            side = artist.get_label()
+            if not any(over if side == "overpaid" else under):
+                artist.set_label(f"_{side}")
+        if any(over) or any(under):
+            legend_above(ax, 2)
         _date_axis(ax, days)
         ax.set_xlabel("gaming day (noon to noon UTC)")
         _dollar_axis(ax.yaxis)
@@ -148,6 +155,8 @@ def ranked_bars(
         ax.set_xlabel(xlabel)
         if money:
             _dollar_axis(ax.xaxis)
+        else:  # counts: no tick between two whole findings
+            ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         if drawn:
             legend_above(ax, 3)
         _title(ax, title)
