@@ -43,8 +43,9 @@ FLOORS = (
     # The review desk (`auditor serve`) reads the archive and draws the reports' pages; it
     # stands beside the pipeline, which it never runs.
     ("auditor.audit", "auditor.desk"),
-    # The distributed engine runs audit's partition function and hands run_audit its finder.
-    ("auditor.engines",),
+    # The distributed engine runs audit's partition function and hands run_audit its finder;
+    # the case runner (`auditor rules test`) runs the pipeline over a pack's YAML cases.
+    ("auditor.engines", "auditor.casework"),
     # Commands kept apart from the command line's module, which adds them.
     ("auditor.commands",),
     ("auditor.cli",),
