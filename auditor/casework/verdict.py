@@ -149,7 +149,8 @@ def wording_mismatches(case: dict, own: pl.DataFrame) -> list[str]:
 
 
 def _diff(expected: list[str], reported: list[str]) -> str:
-    return "\n".join(f"    {line}" for line in ndiff(expected, reported))
+    # ndiff's hint lines ("?   ^") end in a newline of their own.
+    return "\n".join(f"    {line.rstrip()}" for line in ndiff(expected, reported))
 
 
 def _found(found: list[tuple[str, str]]) -> str:
