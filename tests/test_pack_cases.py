@@ -154,7 +154,13 @@ def test_a_pack_without_a_case_table_loads_and_its_cases_must_give_the_table(
     pack_path.write_text(text, encoding="utf-8")
     result = invoke(pack_folder)
     assert result.exit_code == 2, result.output
-    assert "declares no case_table, and the case's table gives no seats, decks" in result.output
+    text = (pack_folder / "cases" / f"{COPIED[0]}.yaml").read_text(encoding="utf-8")
+    name = next(iter(yaml.safe_load(text)["cases"]))
+    line = text.splitlines().index(f"  {name}:") + 1
+    assert f"cases/{COPIED[0]}.yaml:{line}: {name}: cannot be dealt: pack {NEW} declares " in (
+        result.output
+    )
+    assert "declares no case_table, and the case's table gives no" in result.output
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,7 @@ class Case:
     name: str
     spec: dict[str, Any]
     line: int
+    where: str = ""  # `path:line`, as a problem of the case names it (`file:line` if "")
 
     @property
     def label(self) -> str:
@@ -133,7 +134,7 @@ def _case_file(
             )
         if "round" not in spec and not spec.get("rounds"):
             problems.append(f"{at}: a case holds one 'round' or a list of 'rounds'")
-        found.append(Case(path.name, str(check), str(name), spec, line))
+        found.append(Case(path.name, str(check), str(name), spec, line, f"{path}:{line}"))
     no_edge = data.get("no_edge")
     return CaseFile(path, str(check), no_edge, tuple(found)), problems
 

@@ -52,30 +52,27 @@ class CaseResult:
         return not self.failures
 
 
-def load_cases(paths: Iterable[Path], packs: LoadedPacks) -> list[Case]:
-    """The cases of the files at `paths`, each built once to prove it can be: refused
-    (CaseFilesRefused, exit 2) with every problem by file and line."""
-    from auditor.check_docs import check_docs
-
-    codes = {check.code for check in check_docs()}
-    files = load_case_files(paths, codes, packs.rulesets())
-    cases = [case for found in files for case in found.cases]
-    problems = []
-    for case in cases:
-        try:
-            case_rows(case.spec, pack_of(case, packs))
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            problems.append(f"{case.file}:{case.line}: {case.name}: cannot be built: {error}")
-    if problems:
-        raise CaseFilesRefused(problems)
-    return cases
-
-
 def load_files(paths: Iterable[Path], packs: LoadedPacks) -> list[CaseFile]:
     """The case files at `paths`, read and checked (`load_case_files`)."""
     from auditor.check_docs import check_docs
 
     return load_case_files(paths, {c.code for c in check_docs()}, packs.rulesets())
+
+
+def load_cases(paths: Iterable[Path], packs: LoadedPacks) -> list[Case]:
+    """The cases of the files at `paths`, each built once to prove it can be: refused
+    (CaseFilesRefused, exit 2) with every problem by file and line."""
+    cases = [case for found in load_files(paths, packs) for case in found.cases]
+    problems = []
+    for case in cases:
+        try:
+            case_rows(case.spec, pack_of(case, packs))
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            where = case.where or f"{case.file}:{case.line}"
+            problems.append(f"{where}: {case.name}: cannot be dealt: {error}")
+    if problems:
+        raise CaseFilesRefused(problems)
+    return cases
 
 
 def pack_of(case: Case, packs: Mapping[str, RulePack]) -> RulePack:
