@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from auditor.audit import find, run_validation
+from auditor.casework.build import case_rows
 from auditor.errors import RulesetError
 from auditor.packs.loaded import load_pack_file
 from auditor.packs.model import load_all
@@ -35,8 +36,6 @@ from auditor.simulator.settle import (
     settle_round,
     settled_facts,
 )
-
-from .test_rule_cases import case_rows
 
 Found = set[tuple[str, str | None, Decimal | None]]
 RULES = files("auditor.rules")

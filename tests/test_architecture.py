@@ -44,8 +44,9 @@ FLOORS = (
     # stands beside the pipeline, which it never runs.
     ("auditor.audit", "auditor.desk"),
     # The distributed engine runs audit's partition function and hands run_audit its finder;
-    # the live audit runs the pipeline on each batch and closes the day into the archive.
-    ("auditor.engines", "auditor.live"),
+    # the live audit runs the pipeline on each batch and closes the day into the archive;
+    # the case runner (`auditor rules test`) runs the pipeline over a pack's YAML cases.
+    ("auditor.engines", "auditor.live", "auditor.casework"),
     # Commands kept apart from the command line's module, which adds them.
     ("auditor.commands",),
     ("auditor.cli",),

@@ -17,12 +17,11 @@ import polars as pl
 import pytest
 
 from auditor.audit import hold_partition, run_validation
+from auditor.casework.build import case_rows
 from auditor.input.partition import partitions
 from auditor.packs.model import load_all
 from auditor.procedures.stage import procedure_findings
 from auditor.simulator.simulate import simulate
-
-from .test_rule_cases import case_rows
 
 # Fault kind -> (codes, what the finding names: the shoe, the round or the wager).
 EXPECTED = {

@@ -21,9 +21,13 @@ import yaml
 from hypothesis import given
 
 from auditor.audit import find, run_validation
+from auditor.casework.build import case_rows
+from auditor.casework.files import case_file_paths
+from auditor.casework.runner import load_cases
 from auditor.contract import TABLES
 from auditor.errors import AuditorError
 from auditor.input.validate import ValidatedDataset
+from auditor.packs.loaded import builtin_packs
 from auditor.simulator.simulate import simulate
 
 from .conftest import contract_frame
@@ -31,7 +35,6 @@ from .reference.audit import COVERED, reference_findings
 from .reference.mutate import mutate
 from .reference.tables import MARYLAND_10E3, RULESETS, TABLE_1, commission_cents
 from .test_hostile_input import _write, damaged_rows
-from .test_rule_cases import case_rows, load_cases
 
 Key = tuple[str, str, str | None, Decimal | None]
 REFERENCE = Path(__file__).parent / "reference"
@@ -163,8 +166,9 @@ ID_COLUMNS = ("table_id", "shoe_id", "round_id", "wager_id", "collection_id")
 def test_engine_and_reference_agree_on_every_rule_case(tmp_path: Path) -> None:
     """Every case of `tests/cases/`, each at a table of its own in one dataset."""
     merged: dict[str, list[dict]] = {}
-    for index, (_, _, case) in enumerate(load_cases()):
-        for table, rows in case_rows(case).items():
+    cases = load_cases(case_file_paths(Path(__file__).parent / "cases"), builtin_packs())
+    for index, case in enumerate(cases):
+        for table, rows in case_rows(case.spec).items():
             for row in rows:
                 for column in ID_COLUMNS:
                     if row.get(column) is not None:

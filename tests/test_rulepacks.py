@@ -838,11 +838,12 @@ def test_schema_cli_prints_the_pack_schema():
 def test_the_schema_lists_every_top_level_key_and_no_other(ruleset):
     schema = pack_json_schema()
     # A built-in pack gives every key but those only a pack from outside needs: its own
-    # section texts, and the date a later version takes effect; and its regulation, which
-    # a pack from outside may leave out.
+    # section texts, and the date a later version takes effect; and its regulation and
+    # the table its cases are dealt at, which a pack from outside may leave out.
     required = set(schema["required"])
-    assert set(raw(ruleset)) == required | {"regulation"}
-    assert required == set(schema["properties"]) - OPTIONAL_KEYS - {"regulation"}
+    given_by_builtin = {"regulation", "case_table"}
+    assert set(raw(ruleset)) == required | given_by_builtin
+    assert required == set(schema["properties"]) - OPTIONAL_KEYS - given_by_builtin
     assert schema["additionalProperties"] is False
     objects = [d for d in schema["$defs"].values() if d.get("type") == "object"]
     assert objects and all(d["additionalProperties"] is False for d in objects)

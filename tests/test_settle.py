@@ -386,7 +386,7 @@ def test_findings_are_the_same_with_the_in_memory_engine(tmp_path) -> None:
 def test_a_wagers_findings_add_up_to_its_error(tmp_path, write_dataset) -> None:
     """A Banker wager paid too much and charged too little: the PAY and COM impacts are
     each part of the error, and together the whole of it."""
-    from .test_rule_cases import case_rows
+    from auditor.casework.build import case_rows
 
     case = {
         "ruleset": "ma-baccarat",

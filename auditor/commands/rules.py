@@ -15,7 +15,7 @@ from auditor.errors import AuditorError
 
 
 @click.command()
-@click.argument("words", nargs=-1, metavar="[CODE | lint DIR]")
+@click.argument("words", nargs=-1, metavar="[CODE | lint DIR | test DIR]")
 @click.option(
     "--schema",
     is_flag=True,
@@ -42,7 +42,9 @@ def rules(
     problem on a line of its own, with file, line and key path (exit 2), or none (exit 0):
     what an audit under the folder would refuse, and each citation its pack cannot quote
     (with --replace-builtin, as an audit that replaces the built-in packs); with
-    --format csv or json, the problems as a column or a list.
+    --format csv or json, the problems as a column or a list. With `test DIR`, run the
+    YAML cases of DIR/cases/ through the whole audit under the folder's packs: a line per
+    case, PASSED or FAILED with what differs below it.
 
     With --schema, print the JSON Schema of a rule pack instead, for editors (json only).
     With --by-section, print every section of the regulations the packs encode (the
@@ -54,7 +56,8 @@ def rules(
     load is refused with its file and key, exit 2); with a CODE too, that check's
     documentation citing those packs' own sections.
 
-    Exit status: 0, or 2 for an unknown CODE.
+    Exit status: 0, or 2 for an unknown CODE; `test DIR`: 1 when a case fails, 2 for
+    a pack or case file that cannot be read.
 
     Examples:
 
@@ -65,12 +68,18 @@ def rules(
       auditor rules --format csv
       auditor rules --rules /packs/freedonia
       auditor rules lint /packs/freedonia
+      auditor rules test /packs/freedonia
     """
     if words[:1] == ("lint",):
         _lint(words[1:], replace_builtin, fmt)
         return
+    if words[:1] == ("test",):
+        from auditor.commands.rule_tests import run_pack_cases
+
+        run_pack_cases(words[1:], replace_builtin)
+        return
     if len(words) > 1:
-        raise click.UsageError("give one CODE, or lint DIR")
+        raise click.UsageError("give one CODE, or lint DIR, or test DIR")
     code = words[0] if words else None
     if (rules_dir is not None or replace_builtin) and code is None:
         _packs(rules_dir, replace_builtin, fmt)

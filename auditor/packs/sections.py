@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from auditor import contract
+from auditor.packs.case_table import CaseTable, check_case_table
 from auditor.packs.draws import (
     BankerDrawRule,
     BurnValueRule,
@@ -306,6 +307,8 @@ class PackFile(PackModel):
     # A later version of the ruleset, in force for shoes opened from then on (a date: from
     # its start, UTC). Its file is RULESET@WHEN.yaml, WHEN written as `version_label` does.
     effective_from: date | AwareDatetime | None = None
+    # The table the pack's YAML cases are dealt at unless a case sets its own.
+    case_table: CaseTable | None = None
 
     @field_validator("ruleset")
     @classmethod
@@ -378,6 +381,12 @@ class PackFile(PackModel):
         self._payouts_match_bets()
         self._commission_names_permitted_bets()
         self._bank_covered_by_permitted_bets()
+        check_case_table(
+            self.case_table,
+            self.limits.seats,
+            self.limits.decks,
+            self.commission.percents.values,
+        )
         return self
 
     def _ez_bets_agree(self) -> None:
