@@ -279,3 +279,29 @@ def test_diff_output_into_a_missing_folder_is_one_clear_message(hostile_out, tmp
         main, ["diff", str(hostile_out), str(hostile_out), "--out", str(target)]
     )
     _clear_failure(result, str(target), "no folder")
+
+
+def test_a_listing_csv_never_hands_a_spreadsheet_a_formula() -> None:
+    """Ids are the casino's text: one that opens like a formula is kept as text behind an
+    apostrophe; money, negative amounts included, keeps its digits."""
+    from decimal import Decimal
+
+    import polars as pl
+
+    from auditor.report.writing import csv_bytes
+
+    rows = pl.DataFrame(
+        {
+            "patron_id": ['=HYPERLINK("http://x","y")', "+1", "@SUM(A1)", "-2", "P-1187", None],
+            "net": [Decimal("-12.50")] * 6,
+        }
+    )
+    lines = csv_bytes(rows).decode().splitlines()
+    assert lines[1:] == [
+        '"\'=HYPERLINK(""http://x"",""y"")",-12.50',
+        "'+1,-12.50",
+        "'@SUM(A1),-12.50",
+        "'-2,-12.50",
+        "P-1187,-12.50",
+        ",-12.50",
+    ]

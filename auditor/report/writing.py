@@ -100,7 +100,26 @@ def csv_bytes(rows: pl.DataFrame) -> bytes:
     (a hand's cards) as its items separated by spaces."""
     lists = [name for name, kind in rows.schema.items() if isinstance(kind, pl.List)]
     flat = rows.with_columns(pl.col(name).list.join(" ") for name in lists)
-    return flat.write_csv(datetime_format="%Y-%m-%dT%H:%M:%S%.f%:z").encode("utf-8")
+    texts = [name for name, kind in flat.schema.items() if kind == pl.String]
+    return (
+        flat.with_columns(_inert(name) for name in texts)
+        .write_csv(datetime_format="%Y-%m-%dT%H:%M:%S%.f%:z")
+        .encode("utf-8")
+    )
+
+
+# A spreadsheet reads a cell that starts with one of these as a formula: a patron id
+# logged as `=HYPERLINK(...)` would run when an investigator opens the file.
+FORMULA_STARTS = "=+-@\t\r"
+
+
+def _inert(column: str) -> pl.Expr:
+    """Text a spreadsheet would take for a formula, behind an apostrophe, which the
+    spreadsheet shows as text and hides (the OWASP advice on CSV injection); numbers and
+    money are never text here, so no figure changes."""
+    text = pl.col(column)
+    starts = text.str.slice(0, 1).is_in(list(FORMULA_STARTS))
+    return pl.when(starts).then(pl.lit("'") + text).otherwise(text).alias(column)
 
 
 def write_report(
