@@ -331,3 +331,39 @@ def test_serve_refuses_a_folder_that_is_not_an_archive(desked: Desked, tmp_path:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert refused.returncode == 2 and refused.stdout == ""
+
+
+def test_serve_over_tls_answers_https_with_secure_cookies(desked: Desked, tmp_path: Path) -> None:
+    """The address another machine would reach: served over TLS with a certificate a
+    client checks, and the cookies marked Secure so they never cross plain HTTP."""
+    import ssl
+
+    import trustme
+
+    authority = trustme.CA()
+    certificate = authority.issue_cert("127.0.0.1")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    certificate.cert_chain_pems[0].write_to_path(str(cert))
+    certificate.private_key_pem.write_to_path(str(key))
+    port = free_port()
+    server = subprocess.Popen(
+        [AUDITOR, "serve", str(desked.archive), "--users", str(desked.users), "--port",
+         str(port), "--tls-cert", str(cert), "--tls-key", str(key)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert f"https://127.0.0.1:{port}/" in server.stdout.readline()
+        trusted = ssl.create_default_context()
+        authority.configure_trust(trusted)
+        login = httpx.get(f"https://127.0.0.1:{port}/login", verify=trusted, timeout=30)
+        assert login.status_code == 200
+        cookies = login.headers.get_list("set-cookie")
+        assert cookies and all("secure" in c.lower() for c in cookies), cookies
+        # Plain HTTP on the TLS port is no conversation, and an unknown authority is refused.
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"http://127.0.0.1:{port}/login", timeout=30)
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"https://127.0.0.1:{port}/login", timeout=30)
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
