@@ -43,7 +43,7 @@ from auditor.commands.users import users
 from auditor.commands.verify import verify
 from auditor.commands.watch import live_into, live_options, watch
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -143,7 +143,7 @@ def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bo
         _quarantine_digest(result.quarantine)
     else:
         _validation_data(result.counts, result.quarantine, fmt)
-    sys.exit(1 if result.quarantine.height else 0)
+    sys.exit(ExitStatus.FOUND if result.quarantine.height else ExitStatus.OK)
 
 
 COUNT_COLUMNS = ["table", "rows_in", "audited", "quarantined"]
@@ -304,7 +304,7 @@ def audit(
         else:
             emit_rows(summary_rows(summary), SUMMARY_COLUMNS, "csv")
         _warn_over_limit(memory_limit, limit_bytes)
-        sys.exit(0 if exit_zero or findings == 0 else 1)
+        sys.exit(ExitStatus.OK if exit_zero or findings == 0 else ExitStatus.FOUND)
     stdout.print(_counts_table(results.counts))
     _quarantine_digest(results.quarantine)
     if nothing_audited(results.counts):
@@ -322,7 +322,7 @@ def audit(
     _warn_over_limit(memory_limit, limit_bytes)
     # The contract's status: 0 when no finding. A night whose every row was quarantined
     # has none, and is no clean night either: the line above and summary.txt say so.
-    sys.exit(0 if exit_zero or findings == 0 else 1)
+    sys.exit(ExitStatus.OK if exit_zero or findings == 0 else ExitStatus.FOUND)
 
 
 def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
