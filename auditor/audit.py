@@ -16,7 +16,7 @@ from typing import Protocol
 
 import polars as pl
 
-from auditor.defaults import ALERT_FDR
+from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
 from auditor.findings.check import Check, CheckSet, documented
 from auditor.findings.table import combine
@@ -30,6 +30,7 @@ from auditor.input.partition import (
     partition_bytes,
     partitions,
     restrict,
+    rounds_within,
     wagers_of,
 )
 from auditor.input.routing import partition_sources
@@ -296,7 +297,8 @@ def run_audit(
     dataset_path: Path,
     out: Path,
     progress: ProgressCallback | None = None,
-    partition_rounds: int = PARTITION_ROUNDS,
+    partition_rounds: int | None = None,
+    *,
     command: Sequence[str] | None = None,
     finder: Finder | None = None,
     report: bool = True,
@@ -306,7 +308,9 @@ def run_audit(
     packs: LoadedPacks | None = None,
     id_buckets: IdBuckets | None = None,
 ) -> AuditOutputs:
-    """Audit the dataset and write the outputs; `command` (the command line, when there
+    """Audit the dataset and write the outputs, in partitions of `partition_rounds`
+    rounds (by default as many as the default memory limit leaves room for: `api.audit`
+    sizes them to its options' limit); `command` (the command line, when there
     is one) goes into the catalog's record of the run. `finder` runs stages 3-5, `find`
     (in this process) unless an engine (`auditor.engines`) gives another. `report=False`
     leaves the nightly HTML report out (the benchmark measures what it adds). Surveillance
@@ -318,6 +322,8 @@ def run_audit(
     built-in ones if None; `packs.loaded.load_packs` adds those of a folder). `id_buckets`:
     where validation's id checks run, in this process unless an engine gives another."""
     started_at = datetime.now(UTC)
+    if partition_rounds is None:
+        partition_rounds = rounds_within(parse_size(DEFAULT_MEMORY_LIMIT))
     # OUTDIR is checked before any work and held until its set is in: a second run into
     # it is refused rather than clearing this one's staging folder.
     with claim_outdir(out, dataset_path) as out:

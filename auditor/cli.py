@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Literal
 
 import click
 from rich.table import Table
@@ -43,7 +44,7 @@ from auditor.commands.users import users
 from auditor.commands.verify import verify
 from auditor.commands.watch import live_into, live_options, watch
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -143,7 +144,7 @@ def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bo
         _quarantine_digest(result.quarantine)
     else:
         _validation_data(result.counts, result.quarantine, fmt)
-    sys.exit(1 if result.quarantine.height else 0)
+    sys.exit(ExitStatus.FOUND if result.quarantine.height else ExitStatus.OK)
 
 
 COUNT_COLUMNS = ["table", "rows_in", "audited", "quarantined"]
@@ -210,7 +211,7 @@ def audit(
     partition_rounds: int | None,
     memory_limit: str,
     quiet: bool,
-    engine: str,
+    engine: Literal["local", "dask"],
     scheduler: str | None,
     alert_fdr: float,
     fmt: str,
@@ -247,11 +248,11 @@ def audit(
       auditor audit s3://exports/2026-11-24 -o /audits/2026-11-24 --engine dask
       auditor audit /exports/2026-11-24 -o /audits/2026-11-24 --rules /packs/freedonia
     """
-    from auditor.audit import run_audit
+    from auditor.api import AuditOptions
+    from auditor.api import audit as audit_night
     from auditor.commands.digest import REPORT_FILE, SUMMARY_COLUMNS, findings_digest
     from auditor.commands.locations import dataset_folder, is_remote, output_folder
     from auditor.findings.words import count_text
-    from auditor.input.partition import rounds_within
     from auditor.output.files import nothing_audited, nothing_audited_line
 
     if scheduler and engine != "dask":
@@ -259,28 +260,27 @@ def audit(
     try:
         packs = loaded_packs(rules_dir, replace_builtin)
         limit_bytes = parse_size(memory_limit)
-        if partition_rounds is None:
-            partition_rounds = rounds_within(limit_bytes)
+        options = AuditOptions(
+            memory_limit=memory_limit,
+            partition_rounds=partition_rounds,
+            rules=rules_dir,
+            replace_builtin=replace_builtin,
+            alert_fdr=alert_fdr,
+            engine=engine,
+            scheduler=scheduler,
+        )
         with dataset_folder(dataset) as dataset_path, output_folder(out) as out_path:
             # Validation advances by the rows of every table, then the audit by the rounds.
             total = _rows_in(dataset_path, "rounds", quiet=quiet)
             with progress_bar("auditing", total, quiet) as advance:
                 # The process's command line, program by name, for the catalog's record.
                 command = [Path(sys.argv[0]).name, *sys.argv[1:]]
-                if engine == "dask":
-                    from auditor.engines.cluster import dask_audit
-
-                    # The same call, on the cluster. A local cluster's workers read this
-                    # machine's copy of a dataset at a URL; a remote cluster's copy it.
-                    where = dataset_path if is_remote(dataset) and not scheduler else dataset
-                    run_audit = dask_audit(where, scheduler)
-                results = run_audit(
+                results = audit_night(
                     dataset_path,
                     out_path,
-                    lambda stage, n: advance(n, stage),
-                    partition_rounds,
+                    options,
+                    progress=lambda stage, n: advance(n, stage),
                     command=command,
-                    alert_fdr=alert_fdr,
                     origin=dataset if is_remote(dataset) else None,
                     archive=archive_folder,
                     packs=packs,
@@ -304,7 +304,7 @@ def audit(
         else:
             emit_rows(summary_rows(summary), SUMMARY_COLUMNS, "csv")
         _warn_over_limit(memory_limit, limit_bytes)
-        sys.exit(0 if exit_zero or findings == 0 else 1)
+        sys.exit(ExitStatus.OK if exit_zero or findings == 0 else ExitStatus.FOUND)
     stdout.print(_counts_table(results.counts))
     _quarantine_digest(results.quarantine)
     if nothing_audited(results.counts):
@@ -322,7 +322,7 @@ def audit(
     _warn_over_limit(memory_limit, limit_bytes)
     # The contract's status: 0 when no finding. A night whose every row was quarantined
     # has none, and is no clean night either: the line above and summary.txt say so.
-    sys.exit(0 if exit_zero or findings == 0 else 1)
+    sys.exit(ExitStatus.OK if exit_zero or findings == 0 else ExitStatus.FOUND)
 
 
 def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:

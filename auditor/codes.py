@@ -4,7 +4,12 @@ and the words come back only for the few rows a finding needs."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
+
+if TYPE_CHECKING:
+    from polars.expr.whenthen import ChainedThen, Then
 
 
 def code(name: str, names: tuple[str, ...]) -> int:
@@ -17,7 +22,7 @@ def code_of(column: str, names: tuple[str, ...]) -> pl.Expr:
 
     Comparisons with literals, not a cast or a hash lookup: cheapest on short strings.
     """
-    found = pl.when(pl.col(column).is_null()).then(pl.lit(None, dtype=pl.Int8))
+    found: Then | ChainedThen = pl.when(pl.col(column).is_null()).then(pl.lit(None, dtype=pl.Int8))
     for index, name in enumerate(names):
         found = found.when(pl.col(column) == name).then(pl.lit(index, dtype=pl.Int8))
     return found.otherwise(pl.lit(-1, dtype=pl.Int8))

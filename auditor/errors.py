@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """Every exit status the command line gives, one name each (docs/commands.md)."""
+
+    OK = 0
+    # Findings written by `audit`, rows quarantined by `validate`, differences found by
+    # `diff`, a changed set for `verify`: the answer a scheduler acts on.
+    FOUND = 1
+    UNUSABLE = 2  # the input, the output folder or the arguments cannot be used
+    INTERNAL_ERROR = 3  # never 1, which a scheduler reads as "findings written"
+    INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C ended
+    READER_GONE = 141  # 128 + SIGPIPE, as a shell reports `yes | head`
+
 
 class AuditorError(Exception):
     """Root of every error the auditor raises on purpose."""
 
-    exit_code = 2
+    exit_code: ExitStatus = ExitStatus.UNUSABLE
 
 
 class InputError(AuditorError):

@@ -47,6 +47,8 @@ FLOORS = (
     # the live audit runs the pipeline on each batch and closes the day into the archive;
     # the case runner (`auditor rules test`) runs the pipeline over a pack's YAML cases.
     ("auditor.engines", "auditor.live", "auditor.casework"),
+    # The library's entry point: the audit as the command line runs it, on either engine.
+    ("auditor.api",),
     # Commands kept apart from the command line's module, which adds them.
     ("auditor.commands",),
     ("auditor.cli",),
@@ -159,7 +161,12 @@ def test_no_module_outgrows_a_sitting(name: str) -> None:
 
 
 README = Path(__file__).resolve().parents[1] / "README.md"  # the repository's, not the package's
-FLOOR_NUMBERS = {"¼": Fraction(1, 4), "½": Fraction(1, 2), "¾": Fraction(3, 4)}
+FLOOR_NUMBERS = {
+    "¼": Fraction(1, 4),
+    "½": Fraction(1, 2),
+    "⅝": Fraction(5, 8),
+    "¾": Fraction(3, 4),
+}
 
 
 def readme_floors() -> list[set[str]]:

@@ -415,7 +415,7 @@ def read_reviews(archive: Path) -> list[dict]:
                 f"{ledger}: line {line.number}: {line.problem}; `auditor verify` on the "
                 "archive lists what is wrong"
             )
-    return [line.record for line in lines]
+    return [line.fields for line in lines]
 
 
 def current_status(records: Sequence[dict]) -> dict[str, dict]:

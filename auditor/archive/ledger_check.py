@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from auditor.archive.keys import signature
 from auditor.archive.ledger import (
@@ -47,7 +48,7 @@ def verify_ledger(
     return problems
 
 
-def anchor_problems(archive: Path, entries: Sequence[dict]) -> list[str]:
+def anchor_problems(archive: Path, entries: Sequence[dict[str, Any]]) -> list[str]:
     """Each ledger head the archive's record anchored (at each run added) that the ledger
     no longer holds: records removed from its end, or rewritten."""
     try:
@@ -68,10 +69,10 @@ def _record_problems(archive: Path, lines: list[LedgerLine]) -> list[str]:
     """Each record that `review` would have refused as an entry, or that names a run that
     does not hold its finding."""
     records = [line for line in lines if line.record is not None]
-    found = finding_runs(archive, {line.record["finding_id"] for line in records})
+    found = finding_runs(archive, {line.fields["finding_id"] for line in records})
     problems = []
     for line in records:
-        record = line.record
+        record = line.fields
         entry = ReviewInput(record["finding_id"], record["status"], record["note"], record["by"])
         runs = {fid: sorted(held)[0] for fid, held in found.items()}
         reasons = _review_problems(entry, runs)
@@ -103,16 +104,17 @@ def _chain_problems(lines: list[LedgerLine]) -> list[str]:
     chains past is an insertion; two whose order fits only swapped are swapped; a record
     the next one was chained to with another hash was changed and re-hashed."""
     problems: list[str] = []
-    expected_seq, expected_prev = 1, GENESIS  # None: after an unreadable line, unknown
+    expected_seq = 1
+    expected_prev: str | None = GENESIS  # None: after an unreadable line, unknown
     at = 0
     while at < len(lines):
-        line, after, later = (*lines[at : at + 3], None, None)[:3]
+        line, after, later = lines[at], _nth(lines, at + 1), _nth(lines, at + 2)
         if line.record is None:
             problems.append(f"line {line.number} (seq {expected_seq} expected): {line.problem}")
             expected_seq, expected_prev = expected_seq + 1, None
             at += 1
             continue
-        if _follows(after, expected_seq, expected_prev) and after.record["prev"] != line_hash(line):
+        if _follows(after, expected_seq, expected_prev) and after.fields["prev"] != line_hash(line):
             # The next record is the one due here: this one was put in, or swapped with it.
             swapped = _follows(line, after.seq + 1, line_hash(after))
             how = "out of order, swapped with" if swapped else "inserted: skipped by"
@@ -130,19 +132,23 @@ def _chain_problems(lines: list[LedgerLine]) -> list[str]:
             problems.append(f"{line.where}: {'; '.join(reasons)}")
         elif (
             _follows(after, expected_seq, None)
-            and after.record["prev"] != line_hash(line)
+            and after.fields["prev"] != line_hash(line)
             and not _follows(later, expected_seq, line_hash(line))  # else `after` was inserted
         ):
             problems.append(
                 f"{line.where}: changed and re-hashed: line {after.number} (seq {after.seq}) "
                 "was chained to another version of it (or was itself)"
             )
-            expected_prev = after.record["prev"]  # reported once, not again at the next line
+            expected_prev = after.fields["prev"]  # reported once, not again at the next line
         at += 1
     return problems
 
 
-def _follows(line: LedgerLine | None, seq: int, prev: str | None) -> bool:
+def _nth(lines: list[LedgerLine], index: int) -> LedgerLine | None:
+    return lines[index] if index < len(lines) else None
+
+
+def _follows(line: LedgerLine | None, seq: int, prev: str | None) -> TypeGuard[LedgerLine]:
     """Whether `line` is an intact record with this seq, chained to `prev` (None: any)."""
     if line is None or line.record is None or not line.hash_ok or line.seq != seq:
         return False
@@ -156,6 +162,6 @@ def _link_problems(line: LedgerLine, expected_seq: int, expected_prev: str | Non
     if line.seq != expected_seq:
         why = "missing or moved" if line.seq > expected_seq else "moved or repeated"
         reasons.append(f"seq {line.seq} where {expected_seq} was expected (records {why})")
-    if expected_prev is not None and line.record["prev"] != expected_prev:
+    if expected_prev is not None and line.fields["prev"] != expected_prev:
         reasons.append("its prev is not the hash of the record before it")
     return reasons

@@ -10,6 +10,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 STATUSES = ("open", "explained", "corrected", "escalated", "dismissed")
 LEDGER_FILE = "reviews.jsonl"
@@ -49,13 +50,21 @@ def encoded_line(record: dict) -> bytes:
 @dataclass(frozen=True)
 class LedgerLine:
     number: int
-    record: dict | None  # None when the line is not a record as the ledger writes one
+    record: dict[str, Any] | None  # None when the line is not a record as the ledger writes one
     problem: str | None
     hash_ok: bool
 
     @property
+    def fields(self) -> dict[str, Any]:
+        """The record of a line already known to be one."""
+        if self.record is None:
+            raise ValueError(f"line {self.number} is not a record: {self.problem}")
+        return self.record
+
+    @property
     def seq(self) -> int:
-        return self.record["seq"]
+        seq: int = self.fields["seq"]
+        return seq
 
     @property
     def where(self) -> str:
@@ -64,12 +73,12 @@ class LedgerLine:
 
 def checked_line(number: int, raw: bytes) -> LedgerLine:
     record, problem = parse_line(raw)
-    if problem:
+    if record is None:
         return LedgerLine(number, None, problem, False)
     return LedgerLine(number, record, None, record_hash(record) == record["hash"])
 
 
-def parse_line(raw: bytes) -> tuple[dict | None, str | None]:
+def parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """The record on a line, or why it is none."""
     try:
         record = json.loads(raw.decode("utf-8"))
@@ -101,4 +110,4 @@ def is_identity(value: object) -> bool:
 
 
 def line_hash(line: LedgerLine) -> str:
-    return line.record["hash"]
+    return str(line.fields["hash"])

@@ -9,7 +9,7 @@ import click
 
 from auditor.commands.formats import emit_rows, format_option, say
 from auditor.commands.terminal import fail, visible
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 
 
 @click.group()
@@ -140,7 +140,7 @@ def list_runs(archive_folder: Path, fmt: str) -> None:
         _runs_table(rows)
     if not runs:
         click.echo(f"{archive_folder}: no runs yet", err=True)
-    sys.exit(0)
+    sys.exit(ExitStatus.OK)
 
 
 RUN_COLUMNS = ("run_id", "gaming_days", "properties", "tables", "findings", "state")
@@ -288,7 +288,7 @@ def _verify_ledger(archive_folder: Path, head: str | None) -> None:
         click.echo(visible(problem))
     click.echo(f"signatures: {said}", err=True)
     if problems:
-        sys.exit(1)
+        sys.exit(ExitStatus.FOUND)
     seq, last = ledger_head(archive_folder)
     checked = f", and holds the head {head}" if head else ""
     click.echo(f"{archive_folder}: the review ledger is intact{checked}; head: seq {seq} {last}")

@@ -12,7 +12,7 @@ from rich.markup import escape
 from auditor.commands.formats import emit_rows, file_format, format_option, json_text
 from auditor.commands.options import old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, text_table
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 
 DIFF_FILE_FORMATS = ("parquet", "csv", "json")
 
@@ -62,7 +62,7 @@ def diff(before: Path, after: Path, out: Path | None, fmt: str) -> None:
         _changes_table(changes)
     else:
         emit_rows(changes.to_dicts(), changes.columns, fmt)
-    sys.exit(1 if changes.height else 0)
+    sys.exit(ExitStatus.FOUND if changes.height else ExitStatus.OK)
 
 
 def _write_changes(changes, target: Path, fmt: str) -> None:

@@ -11,13 +11,8 @@ from typing import NoReturn
 import click
 
 from auditor.commands.terminal import crash, fail
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 from auditor.interrupts import InterruptNote
-
-EXIT_READER_GONE = 141  # 128 + SIGPIPE, as a shell reports `yes | head`
-
-
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C ended
 
 
 class Commands(click.Group):
@@ -35,26 +30,26 @@ class Commands(click.Group):
         try:
             try:
                 super().main(*args, **kwargs)
-                status: int | str | None = 0
+                status: int | str | None = ExitStatus.OK
             except SystemExit as done:
                 status = done.code
         except KeyboardInterrupt:
-            status = EXIT_INTERRUPTED
-        if _interrupt.noted and status != EXIT_INTERRUPTED:
-            status = EXIT_INTERRUPTED
+            status = ExitStatus.INTERRUPTED
+        if _interrupt.noted and status != ExitStatus.INTERRUPTED:
+            status = ExitStatus.INTERRUPTED
             click.echo("interrupted", err=True)
         # Run as the process (click reads its arguments from sys.argv), the status is
         # decided: a Ctrl-C while the interpreter shuts down would end it by the signal
         # instead. Called with arguments (a test, a program), the caller's handler is back.
         as_process = not args and kwargs.get("args") is None
         _interrupt.disarm(ignore_later=as_process)
-        if status == EXIT_INTERRUPTED and as_process:
+        if status == ExitStatus.INTERRUPTED and as_process:
             # Stopped halfway, a library's native threads may still be at work, and the
             # interpreter's shutdown can meet one mid-call and abort (SIGABRT, "PyThreadState_Get:
             # the GIL is released"). Every clean-up has run as the stack unwound: end here.
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(EXIT_INTERRUPTED)
+            os._exit(ExitStatus.INTERRUPTED)
         raise SystemExit(status)
 
     def invoke(self, ctx: click.Context):
@@ -83,7 +78,7 @@ _interrupt = InterruptNote()
 
 def _interrupted() -> NoReturn:
     click.echo("interrupted", err=True)
-    sys.exit(EXIT_INTERRUPTED)
+    sys.exit(ExitStatus.INTERRUPTED)
 
 
 def _reader_gone() -> NoReturn:
@@ -92,4 +87,4 @@ def _reader_gone() -> NoReturn:
     still buffered goes nowhere, so that exiting does not fail on the closed pipe too."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-    sys.exit(EXIT_READER_GONE)
+    sys.exit(ExitStatus.READER_GONE)

@@ -12,7 +12,7 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, time
 from decimal import Decimal
 from pathlib import Path
@@ -145,7 +145,7 @@ def emit(text: str) -> None:
     click.echo(visible(text, lines=True) if stdout_is_terminal() else text, nl=False)
 
 
-def emit_rows(rows: list[Mapping[str, Any]], columns: list[str], fmt: str) -> None:
+def emit_rows(rows: Sequence[Mapping[str, Any]], columns: list[str], fmt: str) -> None:
     """Rows as csv or json (an array of objects) on stdout."""
     if fmt == "json":
         emit(json_text([{c: row.get(c) for c in columns} for row in rows]))

@@ -17,13 +17,12 @@ from rich.markup import escape
 from auditor.commands.formats import file_format, format_option, stdout_is_terminal
 from auditor.commands.options import FiniteFloatRange, old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, text_table, visible
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 
 QUERY_FORMATS = ("table", "csv", "json", "parquet")
 TABLE_ROWS_SHOWN = 1000
 DEFAULT_TIMEOUT_SECONDS = 60
 DEFAULT_MEMORY_LIMIT = "2GB"
-EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 
 
 @click.command()
@@ -96,7 +95,7 @@ def query(
     except KeyboardInterrupt:
         # Ctrl-C outside a statement (opening the catalog, printing): the same exit.
         click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(ExitStatus.INTERRUPTED)
 
 
 def _run_query(
@@ -122,7 +121,7 @@ def _run_query(
             click.echo(f"warning: {visible(catalog.moved_warning(), lines=True)}", err=True)
         if sql is None:
             if _query_prompt(catalog, fmt):
-                sys.exit(2)
+                sys.exit(ExitStatus.UNUSABLE)
             return
         results = catalog_query.results(catalog, sql, as_text=fmt != "parquet")
         if fmt == "table":

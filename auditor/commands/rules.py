@@ -11,7 +11,7 @@ import click
 from auditor.commands.formats import emit, emit_rows, format_option, json_text, say
 from auditor.commands.options import loaded_packs, rules_options
 from auditor.commands.terminal import fail, stdout, text_table, visible
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 
 
 @click.command()
@@ -126,7 +126,7 @@ def _lint(folders: tuple[str, ...], replace_builtin: bool, fmt: str) -> None:
             click.echo(visible(problem).replace("\\n", "\n  "))
     if problems:
         click.echo(f"{count_text(len(problems), 'problem', 'problems')} found", err=True)
-        sys.exit(2)
+        sys.exit(ExitStatus.UNUSABLE)
     say(f"{folders[0]}: the rule packs are clean", fmt)
 
 
@@ -176,7 +176,7 @@ def _checks(code: str | None) -> list:
     chosen = [c for c in checks if c.code == code.upper()]
     if not chosen:
         click.echo(f"error: no check {visible(code)!r}; `auditor rules` lists them", err=True)
-        sys.exit(2)
+        sys.exit(ExitStatus.UNUSABLE)
     return chosen
 
 

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 
 
 class _Console(Console):
@@ -90,7 +90,7 @@ def crash(error: BaseException) -> NoReturn:
         # Out of memory, or a full disk, again while reporting it: the status must still
         # say "internal error", never 1 ("findings written").
         os.write(2, f"internal error: {type(error).__name__}\n".encode())
-    sys.exit(3)
+    sys.exit(ExitStatus.INTERNAL_ERROR)
 
 
 def _write_details(error: BaseException) -> str:

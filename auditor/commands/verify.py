@@ -10,7 +10,7 @@ import click
 
 from auditor.commands.formats import emit, emit_rows, format_option, json_text, say
 from auditor.commands.terminal import fail, visible
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 
 PROBLEM_COLUMNS = ["folder", "intact", "problem"]
 
@@ -63,5 +63,5 @@ def verify(folder: Path, fmt: str) -> None:
     if problems:
         found = count_text(len(problems), "difference", "differences")
         click.echo(f"{folder}: {found} found", err=True)
-        sys.exit(1)
+        sys.exit(ExitStatus.FOUND)
     say(f"{folder}: intact, every file as written", fmt)

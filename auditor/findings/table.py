@@ -52,7 +52,11 @@ def empty_findings() -> pl.DataFrame:
 def combine(frames: list[pl.DataFrame]) -> pl.DataFrame:
     """All findings in one frame, in a deterministic order (table by table, shoe by shoe),
     each naming only its entity (`named_entity_only`)."""
-    frames = [f.select(list(FINDINGS_SCHEMA)).cast(FINDINGS_SCHEMA) for f in frames if f.height]
+    frames = [
+        f.select(pl.col(name).cast(dtype) for name, dtype in FINDINGS_SCHEMA.items())
+        for f in frames
+        if f.height
+    ]
     if not frames:
         return pl.DataFrame(schema=OUTPUT_SCHEMA)
     ordered = pl.concat(frames, how="vertical").sort(

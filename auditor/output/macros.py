@@ -150,14 +150,16 @@ def _vig_cents(packs: Mapping[str, RulePack]) -> list[str]:
             f"ELSE error({refused} || CAST(percent AS VARCHAR)) END"
         )
     cases = []
-    for percent, steps in sorted(by_percent.items()):
-        if len(steps) == 1:
-            cases.append(f"WHEN {percent} THEN {steps.pop()}")
+    for percent, percent_steps in sorted(by_percent.items()):
+        if len(percent_steps) == 1:
+            cases.append(f"WHEN {percent} THEN {percent_steps.pop()}")
         else:
             message = f"vig: the rule packs round {percent}% differently; pass the ruleset"
             cases.append(f"WHEN {percent} THEN error({sql_literal(message)})")
     missing = sql_literal("vig: no rule pack rounds commission at this percent: ")
-    step = f"CASE percent {' '.join(cases)} ELSE error({missing} || CAST(percent AS VARCHAR)) END"
+    any_ruleset_step = (
+        f"CASE percent {' '.join(cases)} ELSE error({missing} || CAST(percent AS VARCHAR)) END"
+    )
     rounded = (
         "CAST(CAST(CASE WHEN rounding "
         "THEN (cents * percent + 100 * step - 1) // (100 * step) * step "
@@ -166,7 +168,7 @@ def _vig_cents(packs: Mapping[str, RulePack]) -> list[str]:
     return [
         f"CREATE MACRO vig_rounded(percent, cents, rounding, step) AS {rounded}",
         "CREATE MACRO vig_step(x, percent) AS CASE CAST(x AS VARCHAR) "
-        f"{' '.join(by_ruleset)} ELSE {step} END",
+        f"{' '.join(by_ruleset)} ELSE {any_ruleset_step} END",
         "CREATE MACRO vig_cents(percent, cents, rounding) AS "
         "vig_rounded(percent, cents, rounding, vig_step(NULL, percent))",
     ]

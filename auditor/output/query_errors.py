@@ -3,7 +3,7 @@ its results (`auditor.output.results`) can raise them too."""
 
 from __future__ import annotations
 
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 
 
 class QueryError(AuditorError):
@@ -13,4 +13,4 @@ class QueryError(AuditorError):
 class QueryInterrupted(QueryError):
     """A statement stopped by Ctrl-C; exit status 130, as a shell reports SIGINT."""
 
-    exit_code = 130
+    exit_code = ExitStatus.INTERRUPTED

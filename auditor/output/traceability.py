@@ -26,6 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from auditor.check_docs import check_docs
+from auditor.errors import ExitStatus
 from auditor.findings.check import Check
 from auditor.packs.cited_sections import citing_checks
 from auditor.packs.loaded import builtin_packs
@@ -197,7 +198,7 @@ def main(argv: Sequence[str]) -> int:
     """Rewrite the built-in packs' sections files from an INDEX.md."""
     if len(argv) != 1:
         print("usage: python -m auditor.output.traceability PATH/TO/INDEX.md", file=sys.stderr)
-        return 2
+        return ExitStatus.UNUSABLE
     sections = parse_index(Path(argv[0]).read_text(encoding="utf-8"))
     for ruleset, pack in builtin_packs().items():
         if pack.regulation is None or pack.regulation.sections is None:
@@ -206,7 +207,7 @@ def main(argv: Sequence[str]) -> int:
         target = Path(str(companion(pack, pack.regulation.sections)))
         target.write_text(sections_json(own), encoding="utf-8")
         print(f"{len(own)} sections written to {target}")
-    return 0
+    return ExitStatus.OK
 
 
 if __name__ == "__main__":

@@ -86,7 +86,7 @@ def rule_refs(pack: RulePack, key: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ref for ref in found if ref))
 
 
-def _order(ref: str) -> tuple:
+def _order(ref: str) -> tuple[tuple[int, int, str], ...]:
     """Sections in the regulation's order: numbers by value (§9 before §13)."""
     return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.findall(r"\d+|\D+", ref))
 
@@ -113,7 +113,9 @@ def joined(refs: Sequence[str]) -> str:
         if len(run) < 3:
             parts += run
         else:
-            parts.append(f"{run[0]}-({_LAST.match(run[-1])['label']})")
+            last = _LAST.match(run[-1])
+            assert last is not None  # a run grows only by references that match
+            parts.append(f"{run[0]}-({last['label']})")
     return ", ".join(parts)
 
 

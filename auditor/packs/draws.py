@@ -9,9 +9,9 @@ the order of the rules.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Discriminator, Tag, WithJsonSchema
+from pydantic import AfterValidator, Discriminator, StrictInt, Tag, WithJsonSchema
 
 from auditor import contract
 from auditor.errors import summarize
@@ -52,6 +52,10 @@ Ranks = Annotated[
 ]
 
 
+# `face`: the rank's own number, for 2-9.
+Face = Annotated[Literal["face"], Tag("word")]
+
+
 class RankValueRule(Entry):
     """A value for each of `ranks` (one string of ranks, e.g. ``TJQK``)."""
 
@@ -65,13 +69,19 @@ class RankValueRule(Entry):
 class CardValueRule(RankValueRule):
     """The point value of the ranks."""
 
-    value: word_or_number("face", between(0, 9))
+    value: Annotated[
+        Face | Annotated[StrictInt, between(0, 9), Tag("number")],
+        word_or_number("face"),
+    ]
 
 
 class BurnValueRule(RankValueRule):
     """How many cards are burned after a first card of these ranks."""
 
-    value: word_or_number("face", between(1, 10))
+    value: Annotated[
+        Face | Annotated[StrictInt, between(1, 10), Tag("number")],
+        word_or_number("face"),
+    ]
 
 
 def check_rank_values(rules: tuple[RankValueRule, ...]) -> None:
@@ -101,14 +111,14 @@ class Naturals(Entry):
     """The two-card totals that are a Natural, and the settlement of a round in which a
     Natural was wrongly given a third card."""
 
-    totals: NonEmpty[between(0, 9)]
+    totals: NonEmpty[Annotated[StrictInt, between(0, 9)]]
     drawn_in_error: NaturalDrawn
 
 
 class PlayerDrawRule(Entry):
     """What the Player does on each of `totals` (two-card totals 0-7)."""
 
-    totals: NonEmpty[between(0, 7)]
+    totals: NonEmpty[Annotated[StrictInt, between(0, 7)]]
     action: PlayerAction
 
 
@@ -131,7 +141,8 @@ def _third_card_form(value: Any) -> str | None:
 
 
 ThirdCards = Annotated[
-    Annotated[Stood, Tag("stood")] | Annotated[NonEmpty[between(0, 9)], Tag("cards")],
+    Annotated[Stood, Tag("stood")]
+    | Annotated[NonEmpty[Annotated[StrictInt, between(0, 9)]], Tag("cards")],
     Discriminator(
         _third_card_form,
         custom_error_type=EITHER_ERROR,
@@ -147,7 +158,7 @@ class BankerDrawRule(Entry):
     leaves the cell open and the pack applies a reading.
     """
 
-    banker: NonEmpty[between(0, 7)]
+    banker: NonEmpty[Annotated[StrictInt, between(0, 7)]]
     player_third: ThirdCards
     action: BankerAction
     severity: Severity = DEFAULT_SEVERITY
@@ -157,7 +168,7 @@ class BankerDrawRule(Entry):
         return self.action == "draw"
 
     def cells(self) -> list[Cell]:
-        thirds = (None,) if self.player_third == STOOD else self.player_third
+        thirds = self.player_third if isinstance(self.player_third, tuple) else (None,)
         return [(banker, third) for banker in self.banker for third in thirds]
 
 

@@ -10,7 +10,7 @@ file and the key path (``auditor.packs.problems``).
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -21,9 +21,10 @@ from pydantic import (
     StrictInt,
     StrictStr,
     StringConstraints,
-    Tag,
     model_validator,
 )
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import JsonDict
 from pydantic_core import PydanticCustomError
 
 T = TypeVar("T")
@@ -74,15 +75,23 @@ NonNegative = Annotated[StrictInt, Field(ge=0, le=MAX_PACK_INT)]
 Decks = Annotated[StrictInt, Field(ge=1, le=MAX_DECKS)]
 
 
-def between(low: int, high: int) -> Any:
-    return Annotated[StrictInt, Field(ge=low, le=high)]
+def between(low: int, high: int) -> FieldInfo:
+    """The bounds of an integer, written `Annotated[StrictInt, between(0, 9)]`: a call
+    in the metadata, where a type checker allows one, not in place of the type."""
+    bounds: FieldInfo = Field(ge=low, le=high)
+    return bounds
 
 
-def word_or_number(word: str, number: Any) -> Any:
-    """`word` or an integer (`number` with its bounds), e.g. ``face`` or 0-9.
+def word_or_number(word: str) -> Discriminator:
+    """Picks the alternative of a ``word`` (tagged "word") or an integer (tagged
+    "number") union by the input, so an out-of-range number is reported as that alone
+    rather than beside "is not 'face'"::
 
-    The input picks the alternative, so an out-of-range number is reported as that
-    alone rather than beside "is not 'face'".
+        Annotated[
+            Annotated[Literal["face"], Tag("word")]
+            | Annotated[StrictInt, between(0, 9), Tag("number")],
+            word_or_number("face"),
+        ]
     """
 
     def which(value: Any) -> str | None:
@@ -90,17 +99,14 @@ def word_or_number(word: str, number: Any) -> Any:
             return "word"
         return "number" if isinstance(value, int) and not isinstance(value, bool) else None
 
-    return Annotated[
-        Annotated[Literal[word], Tag("word")] | Annotated[number, Tag("number")],
-        Discriminator(
-            which,
-            custom_error_type=EITHER_ERROR,
-            custom_error_message=f"expected {word!r} or an integer",
-        ),
-    ]
+    return Discriminator(
+        which,
+        custom_error_type=EITHER_ERROR,
+        custom_error_message=f"expected {word!r} or an integer",
+    )
 
 
-def keys_named(*keys: object, every: bool = False) -> dict:
+def keys_named(*keys: object, every: bool = False) -> dict[str, Any]:
     """JSON Schema for the keys of a mapping (`every`: all of them required).
 
     An editor reads YAML's numeric keys as JSON's strings, hence ``str``.
@@ -110,7 +116,7 @@ def keys_named(*keys: object, every: bool = False) -> dict:
 
 
 # JSON Schema for the keys of a mapping keyed by numbers (chairs, percents).
-NUMBERED_KEYS = {"propertyNames": {"pattern": "^[0-9]+$"}}
+NUMBERED_KEYS: JsonDict = {"propertyNames": {"pattern": "^[0-9]+$"}}
 
 
 class PackModel(BaseModel):

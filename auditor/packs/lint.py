@@ -49,7 +49,7 @@ def _missing_files(pack: RulePack) -> Iterator[str]:
 def _unresolved_citations(pack: RulePack, replaces_builtin: bool) -> Iterator[str]:
     yield from _missing_files(pack)
     root = load(read_regular_text(Path(pack.file), MAX_PACK_BYTES))[1]
-    cites = list(_cites(root, ""))
+    cites = [] if root is None else list(_cites(root, ""))
     sections = section_texts(pack)
     if not sections:
         if not replaces_builtin:

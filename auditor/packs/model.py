@@ -277,7 +277,8 @@ class RulePack:
         """The procedure, or None where the ruleset has no such rule (KeyError for a typo)."""
         if name not in PROCEDURES:
             raise KeyError(f"unknown procedure {name!r}; known: {', '.join(PROCEDURES)}")
-        return getattr(self.rules.procedures, name)
+        found: Entry | None = getattr(self.rules.procedures, name)
+        return found
 
 
 def _by_rank(rules: tuple[RankValueRule, ...]) -> dict[str, RankValueRule]:

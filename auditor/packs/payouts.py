@@ -9,7 +9,16 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, StrictBool, StrictStr, WithJsonSchema, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    Tag,
+    WithJsonSchema,
+    model_validator,
+)
 
 from auditor import contract
 from auditor.packs.entries import (
@@ -40,7 +49,7 @@ from auditor.packs.vocabulary import (
 # No wager a casino offers pays more than 10,000 to 1; with the bound, any stake up to
 # $9 trillion is paid in Int64 cents.
 MAX_ODDS = 10_000
-PayoutOdds = between(1, MAX_ODDS)
+PayoutOdds = Annotated[StrictInt, between(1, MAX_ODDS)]
 
 
 class Odds(Entry):
@@ -108,7 +117,10 @@ class Royal9LineRule(PackModel):
     paid; `pays` whole dollars or ``progressive`` (then `meter` says which meter)."""
 
     name: Text
-    pays: word_or_number("progressive", NonNegative)
+    pays: Annotated[
+        Annotated[Literal["progressive"], Tag("word")] | Annotated[NonNegative, Tag("number")],
+        word_or_number("progressive"),
+    ]
     match: Royal9Match
     meter: Text | None = None
 

@@ -5,7 +5,7 @@ the naming rule (`<rule>_<param>`, `<rule>_citation`) is written here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -13,6 +13,9 @@ from auditor.contract import BETS, CALLS, DRAGON_BONUS_PAYTABLES
 from auditor.packs.model import TABLE_OPTIONS, RulePack
 from auditor.packs.procedures import PROCEDURES
 from auditor.packs.sections import Royal9Limits
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
 
 NB = len(BETS)
 CALL_SLOTS = len(CALLS) + 1  # the contract's calls, then "no call"
@@ -25,7 +28,7 @@ PERCENTS = 101  # commission percents 0..100
 Packs = tuple[tuple[str, RulePack], ...]  # (ruleset, pack) in the packs' order
 
 
-def frame(rows: list[tuple[Any, ...]], **schema: pl.DataType) -> pl.DataFrame:
+def frame(rows: list[tuple[Any, ...]], **schema: PolarsDataType) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
@@ -59,7 +62,7 @@ def bets(packs: Packs) -> pl.DataFrame:
     rows = []
     for ruleset, pack in packs:
         pay, com = pack.payouts, pack.commission
-        rollover = pack.procedure("house_money_rollover")
+        rollover = pack.rules.procedures.house_money_rollover
         odds = {"player": pay.player.odds, "banker": pay.banker.odds}
         cites = {"player": pay.player.cite, "banker": pay.banker.cite}
         for name in ("dragon7", "panda8"):
@@ -217,10 +220,11 @@ def discards_allowed(pack: RulePack, rank: str) -> list[int] | None:
     """The numbers of cards an irregularity may discard where the first is of `rank`: one
     of the pack's counts, or that card and as many more as its rank gives (null where the
     pack has no such procedure)."""
-    rule = pack.procedure("irregular_discards")
+    rule = pack.rules.procedures.irregular_discards
     if rule is None:
         return None
-    extra = (rule.plus_card_value or {}).get(rank, ())
+    by_rank = {str(key): counts for key, counts in (rule.plus_card_value or {}).items()}
+    extra = by_rank.get(rank, ())
     return sorted({*rule.counts, *(1 + n for n in extra)})
 
 
@@ -231,7 +235,7 @@ def paytables(packs: Packs) -> pl.DataFrame:
             table = (pack.payouts.dragon_bonus or {}).get(name)
             cite = pack.cite(table.cite) if table else None
             for key in range(ODDS_KEYS):
-                odds = None if table is None else table.win_by.get(key)
+                odds = None if table is None else table.odds_by_margin().get(key)
                 if table is not None and key == NATURAL_KEY:
                     odds = table.natural_winner
                 rows.append((ruleset, name, key, odds, cite))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, date, datetime, time
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     AwareDatetime,
@@ -96,9 +96,9 @@ class EzEventRule(Entry):
     """Dragon 7 / Panda 8: `hand` has `total` with `cards` cards, the other hand is below."""
 
     hand: Hand
-    total: between(0, 9)
-    cards: between(2, 3)
-    other_hand_below: between(0, 10)
+    total: Annotated[StrictInt, between(0, 9)]
+    cards: Annotated[StrictInt, between(2, 3)]
+    other_hand_below: Annotated[StrictInt, between(0, 10)]
 
 
 class EzSection(PackModel):
@@ -184,13 +184,15 @@ MAX_STEP_CENTS = 10_000
 
 
 class Percents(Entry):
-    values: NonEmpty[between(1, 100)]
+    values: NonEmpty[Annotated[StrictInt, between(1, 100)]]
 
 
 class Rounding(Entry):
     """The step, in cents, commission is rounded up to at each percent."""
 
-    step_cents: dict[StrictInt, between(1, MAX_STEP_CENTS)] = Field(json_schema_extra=NUMBERED_KEYS)
+    step_cents: dict[StrictInt, Annotated[StrictInt, between(1, MAX_STEP_CENTS)]] = Field(
+        json_schema_extra=NUMBERED_KEYS
+    )
 
 
 class BetList(Entry):
@@ -229,7 +231,7 @@ class Royal9Limits(Entry):
     """The deck counts (and seat counts; null: any) at which Royal 9 may be offered."""
 
     decks: NonEmpty[Decks]
-    seats: NonEmpty[between(1, 127)] | None
+    seats: NonEmpty[Annotated[StrictInt, between(1, 127)]] | None
 
 
 class AutomatedShuffler(Entry):

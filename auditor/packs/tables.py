@@ -178,10 +178,8 @@ class PackTables:
 
     def royal9_table_permitted(self) -> pl.Expr:
         """The table's decks and seats are those a Royal 9 wager requires."""
-        decks = self.sizes["royal9_limits_decks_allowed"]
-        seats = self.sizes["royal9_limits_seats_allowed"]
-        decks = pl.lit(decks).gather(self.size_key("decks"))
-        seats = pl.lit(seats).gather(self.size_key("seats"))
+        decks = pl.lit(self.sizes["royal9_limits_decks_allowed"]).gather(self.size_key("decks"))
+        seats = pl.lit(self.sizes["royal9_limits_seats_allowed"]).gather(self.size_key("seats"))
         return decks & seats
 
     def commission_step(self, percent: pl.Expr) -> pl.Expr:

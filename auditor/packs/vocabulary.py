@@ -39,7 +39,7 @@ Margin = Literal[4, 5, 6, 7, 8, 9]  # Dragon Bonus: a non-Natural win by this ma
 PLAYER_ACTIONS: tuple[str, ...] = get_args(PlayerAction)
 BANKER_ACTIONS: tuple[str, ...] = get_args(BankerAction)
 SEVERITIES: tuple[str, ...] = get_args(Severity)
-DEFAULT_SEVERITY = "high"
+DEFAULT_SEVERITY: Severity = "high"
 TABLE_OPTIONS: tuple[str, ...] = get_args(TableOption)  # the engine numbers them by position
 HANDS: tuple[str, ...] = get_args(Hand)
 CALL_AMOUNTS: tuple[str, ...] = get_args(CallAmount)
@@ -47,7 +47,7 @@ DEALERS: tuple[str, ...] = get_args(Dealer)
 SEAT_COLUMNS: tuple[str, ...] = get_args(SeatColumn)
 BANKER_PAYOUT_BASIS: tuple[str, ...] = get_args(BankerPayoutBasis)
 NATURAL_DRAWN_SETTLEMENTS: tuple[str, ...] = get_args(NaturalDrawnSettlement)
-DRAGON_BONUS_MARGINS: tuple[int, ...] = get_args(Margin)
+DRAGON_BONUS_MARGINS: tuple[Margin, ...] = get_args(Margin)
 
 # What a Royal 9 paytable line requires of the first two cards of each hand. The
 # engine implements these predicates once; a pack only names them, in priority order.

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -32,6 +32,17 @@ MAX_NODES = 50_000
 _FAST = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
+
+
+def _start(event: yaml.Event) -> yaml.Mark:
+    """Where `event` starts. The C parser's marks are of its own class (yaml._yaml.Mark),
+    which the stubs tell apart from yaml.Mark; they carry the same name, line and column,
+    all that the nodes and errors built here read."""
+    return cast(yaml.Mark, event.start_mark)
+
+
+def _end(event: yaml.Event) -> yaml.Mark:
+    return cast(yaml.Mark, event.end_mark)
 
 
 class PackYamlError(yaml.MarkedYAMLError):
@@ -114,7 +125,7 @@ class _Composer:
         self.documents += 1
         if self.documents > 1:
             raise PackYamlError(
-                "a pack is one YAML document; a second one starts here", event.start_mark
+                "a pack is one YAML document; a second one starts here", _start(event)
             )
 
     def _here(self) -> str:
@@ -133,9 +144,10 @@ class _Composer:
     def _scalar(self, event: yaml.ScalarEvent) -> None:
         tag = event.tag
         if tag is None or tag == "!":
-            tag = self.scalars.resolve(yaml.ScalarNode, event.value, event.implicit)
-        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-        self._count(1, event.start_mark)
+            # The stubs leave BaseResolver.resolve unannotated.
+            tag = self.scalars.resolve(yaml.ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
+        node = yaml.ScalarNode(tag, event.value, _start(event), _end(event), event.style)
+        self._count(1, _start(event))
         try:
             data = self.scalars.construct_object(node)
         except yaml.YAMLError:
@@ -143,7 +155,7 @@ class _Composer:
         except (ValueError, OverflowError) as exc:
             raise PackYamlError(
                 f"{event.value!r} is not a valid {tag.rpartition(':')[2]} ({exc})",
-                event.start_mark,
+                _start(event),
                 self._child_path(),
             ) from None
         finally:
@@ -151,14 +163,14 @@ class _Composer:
         self._finish(node, data, 1, event.anchor)
 
     def _alias(self, event: yaml.AliasEvent) -> None:
-        anchored = self.anchors.get(event.anchor)
+        anchored = None if event.anchor is None else self.anchors.get(event.anchor)
         if anchored is None:
             raise PackYamlError(
                 f"alias *{event.anchor} names no anchor defined (and closed) before it",
-                event.start_mark,
+                _start(event),
                 self._child_path(),
             )
-        self._count(anchored.size, event.start_mark)
+        self._count(anchored.size, _start(event))
         self._finish(anchored.node, anchored.data, anchored.size, None)
 
     def _open(self, event: yaml.CollectionStartEvent) -> None:
@@ -166,19 +178,20 @@ class _Composer:
         kind = yaml.MappingNode if mapping else yaml.SequenceNode
         tag = event.tag
         if tag is None or tag == "!":
-            tag = self.scalars.resolve(kind, None, event.implicit)
+            # The stubs leave BaseResolver.resolve unannotated.
+            tag = self.scalars.resolve(kind, None, event.implicit)  # type: ignore[no-untyped-call]
         if tag != (_MAP_TAG if mapping else _SEQ_TAG):
             raise PackYamlError(
-                f"tag {tag} is not accepted in a pack", event.start_mark, self._child_path()
+                f"tag {tag} is not accepted in a pack", _start(event), self._child_path()
             )
         if len(self.stack) >= MAX_DEPTH:
             raise PackYamlError(
                 f"nested more than {MAX_DEPTH} levels deep: not a rule pack",
-                event.start_mark,
+                _start(event),
                 self._child_path(),
             )
-        self._count(1, event.start_mark)
-        node = kind(tag, [], event.start_mark, None, event.flow_style)
+        self._count(1, _start(event))
+        node = kind(tag, [], _start(event), None, event.flow_style)
         self.stack.append(_Open(node, {} if mapping else [], self._child_path(), event.anchor))
 
     def _close(self) -> None:
