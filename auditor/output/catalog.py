@@ -402,6 +402,11 @@ DESCRIPTIONS = {
         "banker_draws(ruleset, banker_total, player_third): the Banker's table; "
         "player_third NULL when the Player stood",
     ),
+    "moment_text": ("MACRO", "moment_text(instant): a moment as findings write it, in UTC"),
+    "rule_pack": (
+        "MACRO",
+        "rule_pack(ruleset): the ruleset's rule pack as JSON, section texts left out",
+    ),
     "vig": ("MACRO", "vig(ruleset_or_percent, amount, rounding): commission on amount won"),
     "vig_percent": ("MACRO", "vig_percent(ruleset_or_percent): the commission percent"),
     "vig_cents": ("MACRO", "vig_cents(percent, cents, rounding): commission in dollars from cents"),
