@@ -41,7 +41,7 @@ def explain(outdir: Path, finding_id: str, sql_only: bool) -> None:
 
     \b
       auditor explain out 3f2a9c0d41b7e6a85c12
-      auditor explain out 3f2a9c0d41b7e6a85c12 --sql > proof.sql
+      auditor explain out 3f2a9c0d41b7e6a85c12 --sql
     """
     from auditor import witness
     from auditor.output.query import open_catalog, query
