@@ -64,9 +64,10 @@ def main() -> None:
         seconds = time.perf_counter() - started
         total += seconds
         found = f"SELECT {columns} FROM findings WHERE rule = '{code}'"
+        witnessed = f"SELECT {columns} FROM ({statement})"
         differ = con.execute(
-            f"SELECT count(*) FROM (({found} EXCEPT ALL {statement}) "
-            f"UNION ALL ({statement} EXCEPT ALL {found}))"
+            f"SELECT count(*) FROM (({found} EXCEPT ALL {witnessed}) "
+            f"UNION ALL ({witnessed} EXCEPT ALL {found}))"
         ).fetchone()[0]
         print(f"  {code}  {seconds:7.2f} s  {rows:>8,} rows  {differ} differ from the findings")
     started = time.perf_counter()
