@@ -21,6 +21,7 @@ from auditor import __version__
 from auditor.commands.archive import add_after_audit, archive, review
 from auditor.commands.diff import diff
 from auditor.commands.exits import Commands
+from auditor.commands.explain import explain
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
 from auditor.commands.odds import odds
 from auditor.commands.options import (
@@ -431,6 +432,7 @@ main.add_command(odds)
 main.add_command(rules)
 main.add_command(diff)
 main.add_command(query)
+main.add_command(explain)
 main.add_command(archive)
 main.add_command(review)
 main.add_command(verify)

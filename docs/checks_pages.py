@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 from mkdocs.structure.files import File, Files
 
+from auditor import witness
 from auditor.check_docs import CheckDoc, check_docs
 from auditor.output.traceability import shipped_sections, traced
 
@@ -141,6 +142,7 @@ def _page(doc: CheckDoc, spec: dict, texts: dict[str, str], sections: list[str])
         out += ["| ruleset | section | what it requires |", "|---|---|---|", *sections, ""]
     else:
         out += ["None in the traceability matrix.", ""]
+    out += _witness_section(doc.code)
     out += [
         "## Cases",
         "",
@@ -160,6 +162,26 @@ def _page(doc: CheckDoc, spec: dict, texts: dict[str, str], sections: list[str])
         for name in names:
             out.append(_case_block(name, cases[name], texts.get(name), doc.code))
     return "\n".join(out)
+
+
+def _witness_section(code: str) -> list[str]:
+    """The check's witness (`auditor/witness/sql/CODE.sql`), or that it has none yet."""
+    text = witness.text(code)
+    out = ["## Its proof in SQL", ""]
+    if text is None:
+        return [*out, "No witness yet: its findings are proven by the engine alone.", ""]
+    return [
+        *out,
+        "The check's witness: one statement over the catalog that returns exactly the "
+        f"findings {code} makes ([Proving a finding](../proving.md)). "
+        f"`auditor rules {code} --sql` prints it; `auditor explain OUTDIR FINDING_ID` runs "
+        "it narrowed to one finding.",
+        "",
+        "```sql",
+        text.rstrip(),
+        "```",
+        "",
+    ]
 
 
 def _index(docs: list[CheckDoc], counts: dict[str, tuple[int, int]]) -> str:

@@ -24,7 +24,15 @@ FLOORS = (
     # What the commands need without the pipeline (defaults, the checks' documentation),
     # the one money formatter every stage writes with, and the one way to read a file of
     # a folder someone else may have edited.
-    ("auditor.defaults", "auditor.money", "auditor.check_docs", "auditor.regular_files"),
+    # The witnesses, each check's proof in SQL, are files the catalog and `auditor rules`
+    # read without the pipeline.
+    (
+        "auditor.defaults",
+        "auditor.money",
+        "auditor.check_docs",
+        "auditor.regular_files",
+        "auditor.witness",
+    ),
     # The pandera models read the contract; installed, they live in auditor.schemas.
     ("auditor.schemas", "auditor.packs"),
     ("auditor.findings",),

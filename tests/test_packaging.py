@@ -40,6 +40,14 @@ def test_wheel_ships_the_report_templates_and_regulation_texts(wheel: Path):
         assert f"auditor/report/templates/{template}" in names, template
 
 
+def test_wheel_ships_every_witness(wheel: Path):
+    from auditor import witness
+
+    names = zipfile.ZipFile(wheel).namelist()
+    for code in witness.codes():
+        assert f"auditor/witness/sql/{code}.sql" in names, code
+
+
 def test_rule_packs_are_package_data():
     packs = [p.name for p in resources.files("auditor.rules").iterdir() if p.name.endswith(".yaml")]
     assert sorted(packs) == [

@@ -27,12 +27,18 @@ from auditor.errors import AuditorError, ExitStatus
     help="Print the traceability matrix: every regulation section, its verdict and checks "
     "(with CODE, the sections that check's findings cite).",
 )
+@click.option(
+    "--sql",
+    is_flag=True,
+    help="With CODE, print the check's witness: the SQL statement that finds what it finds.",
+)
 @format_option()
 @rules_options
 def rules(
     words: tuple[str, ...],
     schema: bool,
     by_section: bool,
+    sql: bool,
     fmt: str,
     rules_dir: Path | None,
     replace_builtin: bool,
@@ -65,6 +71,7 @@ def rules(
       auditor rules
       auditor rules DRW003
       auditor rules DRW003 --by-section
+      auditor rules DRW003 --sql
       auditor rules --format csv
       auditor rules --rules /packs/freedonia
       auditor rules lint /packs/freedonia
@@ -81,6 +88,9 @@ def rules(
     if len(words) > 1:
         raise click.UsageError("give one CODE, or lint DIR, or test DIR")
     code = words[0] if words else None
+    if sql:
+        _witness(code)
+        return
     if (rules_dir is not None or replace_builtin) and code is None:
         _packs(rules_dir, replace_builtin, fmt)
         return
@@ -178,6 +188,20 @@ def _checks(code: str | None) -> list:
         click.echo(f"error: no check {visible(code)!r}; `auditor rules` lists them", err=True)
         sys.exit(ExitStatus.UNUSABLE)
     return chosen
+
+
+def _witness(code: str | None) -> None:
+    """The check's witness as its file holds it (`auditor.witness`)."""
+    from auditor import witness
+
+    if code is None:
+        raise click.UsageError("--sql prints one check's witness: auditor rules CODE --sql")
+    check = _checks(code)[0]
+    text = witness.text(check.code)
+    if text is None:
+        click.echo(f"error: {check.code} has no witness yet", err=True)
+        sys.exit(2)
+    click.echo(text, nl=not text.endswith("\n"))
 
 
 def _loaded(rules_dir: Path | None, replace_builtin: bool):  # -> LoadedPacks

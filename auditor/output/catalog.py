@@ -13,6 +13,8 @@ game in one read-only DuckDB file.
 - views for common joins: `shoe_rules` (each shoe with the Rules Submission options in
   force when it opened), `findings_located` (each finding with its table, shoe, property,
   ruleset, dealer and patron), `input_files`, `rule_packs`, `traceability_checks`;
+- `witness_findings`: every check's witness (`auditor.witness`), the union of one SQL
+  statement per check over the input views and macros, to compare with `findings`;
 - the SQL macros of `auditor.output.macros`.
 
 The file is written with storage version v1.4.0, which DuckDB 2.0 writes and the 1.x
@@ -47,6 +49,7 @@ from auditor.output.views import unreadable_view_statements, view_statements
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import RulePack
 from auditor.packs.tables import pack_tables
+from auditor.witness import view_statement as witness_view_statement
 
 STORAGE_VERSION = "v1.4.0"
 CATALOG = "catalog"
@@ -139,6 +142,8 @@ def write_catalog(
         if run is not None:
             for statement in view_statements(run.dataset, run.location_of, gathered=True):
                 con.execute(statement)
+            # Every check's proof in SQL, beside the findings it proves (`auditor.witness`).
+            con.execute(witness_view_statement())
         _describe(con)
         con.execute("USE memory")
         con.execute(f"DETACH {CATALOG}")
@@ -377,6 +382,11 @@ DESCRIPTIONS = {
     "royal9_seats": ("VIEW", "input: Personal King-9 combinations per seat"),
     "shoe_rules": ("VIEW", "each shoe with the tables row in force when it opened"),
     "findings_located": ("VIEW", "findings with table, shoe, property, ruleset, dealer and patron"),
+    "witness_findings": (
+        "VIEW",
+        "every check's witness, one SQL statement each over the input views and macros: "
+        "the entities the checks flag, with expected, logged and impact",
+    ),
     "input_files": ("VIEW", "the run's input files: path, size, rows, SHA-256"),
     "rule_packs": ("VIEW", "the run's rule packs: ruleset, file, SHA-256"),
     "traceability_checks": ("VIEW", "one row per (section, check code)"),
@@ -391,6 +401,11 @@ DESCRIPTIONS = {
         "MACRO",
         "banker_draws(ruleset, banker_total, player_third): the Banker's table; "
         "player_third NULL when the Player stood",
+    ),
+    "moment_text": ("MACRO", "moment_text(instant): a moment as findings write it, in UTC"),
+    "rule_pack": (
+        "MACRO",
+        "rule_pack(ruleset): the ruleset's rule pack as JSON, section texts left out",
     ),
     "vig": ("MACRO", "vig(ruleset_or_percent, amount, rounding): commission on amount won"),
     "vig_percent": ("MACRO", "vig_percent(ruleset_or_percent): the commission percent"),

@@ -15,13 +15,19 @@ step from `RulePack`, never typed a second time.
   Natural. Where the Player holds a Natural nobody draws: test `is_natural` first;
 - `vig(ruleset_or_percent, amount, rounding)`: the commission on `amount` won, in exact
   cents: rounded up to the pack's step (25 cents at 5%, 20 at 4%) where `rounding`, else
-  half up to the cent. Pass the table's `commission_percent`, or a ruleset with one percent.
+  half up to the cent. Pass the table's `commission_percent`, or a ruleset with one percent;
+- `moment_text(instant)`: a logged moment as the findings write it, in UTC to the second,
+  to the microsecond where it holds a fraction ('2026-11-24 20:01:05 UTC');
+- `rule_pack(ruleset)`: the ruleset's whole pack as JSON, its section texts left out
+  (`rule_pack(ruleset)->>'$.procedures.void_ends_shoe.value'`): what a check's witness
+  (`auditor.witness`) reads of a pack beyond the macros above.
 
 Every literal goes through `duckdb.ConstantExpression`, so DuckDB quotes it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 
@@ -69,7 +75,32 @@ def macro_statements(packs: Mapping[str, RulePack]) -> list[str]:
         "vig_rounded(vig_percent(ruleset_or_percent), "
         "CAST(round(CAST(amount AS DECIMAL(18, 2)) * 100) AS BIGINT), rounding, "
         "vig_step(ruleset_or_percent, vig_percent(ruleset_or_percent)))",
+        _rule_pack(packs),
+        # `contract.SECOND_TEXT` and `MOMENT_TEXT` in DuckDB's spelling; UTC whatever the
+        # reader's session time zone, which the command-line client sets to his own.
+        "CREATE MACRO moment_text(instant) AS CASE WHEN microsecond(instant) % 1000000 = 0 "
+        "THEN strftime(timezone('UTC', instant), '%Y-%m-%d %H:%M:%S UTC') "
+        "ELSE strftime(timezone('UTC', instant), '%Y-%m-%d %H:%M:%S.%f UTC') END",
     ]
+
+
+def _rule_pack(packs: Mapping[str, RulePack]) -> str:
+    """Each pack as the JSON of its parsed file: every rule as the engine reads it, so a
+    witness reads a pack's value rather than typing it a second time."""
+    cases = " ".join(
+        f"WHEN {sql_literal(ruleset)} THEN CAST({sql_literal(_pack_json(pack))} AS JSON)"
+        for ruleset, pack in packs.items()
+    )
+    unknown = sql_literal("rule_pack: unknown ruleset ")
+    return (
+        f"CREATE MACRO rule_pack(ruleset) AS CASE ruleset {cases} "
+        f"ELSE error({unknown} || coalesce(CAST(ruleset AS VARCHAR), 'NULL')) END"
+    )
+
+
+def _pack_json(pack: RulePack) -> str:
+    # The sections' texts are the regulation's words, not rules, and the larger part.
+    return json.dumps(pack.rules.model_dump(mode="json", exclude={"sections"}), sort_keys=True)
 
 
 def _card_value(played: Game) -> str:

@@ -1,0 +1,110 @@
+"""Witnesses: each check's proof as one SQL statement over the catalog.
+
+A witness is `sql/CODE.sql`: a header of `--` comments (the first line names the code,
+a `-- proves:` line the regulation it proves, as the pack rules the check applies), then
+one SELECT over the catalog's input views and game macros that returns exactly the
+entities the check flags, in the findings' columns (`COLUMNS`), with `expected`,
+`logged` and `impact` as the finding states them. Of the auditor's own outputs it reads
+only `quarantine`, to leave out the rows the audit did not audit.
+
+It is written from the regulation and the packs' macros, never translated from the
+check's polars expressions: two implementations of one rule, so that where they
+disagree one of them is wrong (`tests/test_witness_differential.py`).
+
+This module reads its files with importlib.resources and imports nothing of the
+pipeline: `auditor rules CODE --sql` prints a witness without loading polars.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from importlib import resources
+
+COLUMNS = (
+    "rule",
+    "table_id",
+    "shoe_id",
+    "round_id",
+    "wager_id",
+    "discriminator",
+    "expected",
+    "logged",
+    "impact",
+)
+# What a finding's identity narrows a witness to (`narrowed`): its entity and discriminator.
+IDENTITY = ("table_id", "shoe_id", "round_id", "wager_id", "discriminator")
+VIEW = "witness_findings"
+_CODE = re.compile(r"[A-Z]{3}[0-9]{3}")
+
+
+def _folder():  # type: ignore[no-untyped-def]
+    return resources.files(__package__).joinpath("sql")
+
+
+def codes() -> list[str]:
+    """The codes that have a witness, sorted."""
+    names = (entry.name for entry in _folder().iterdir())
+    return sorted(n[:-4] for n in names if n.endswith(".sql") and _CODE.fullmatch(n[:-4]))
+
+
+def text(code: str) -> str | None:
+    """The witness file of `code` as written (header and statement), or None."""
+    if not _CODE.fullmatch(code):
+        return None
+    entry = _folder().joinpath(f"{code}.sql")
+    if not entry.is_file():
+        return None
+    return entry.read_text(encoding="utf-8")
+
+
+def statement(code: str) -> str | None:
+    """The witness's SELECT alone: its header and the closing semicolon left out."""
+    whole = text(code)
+    if whole is None:
+        return None
+    lines = whole.splitlines()
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("--")):
+        lines.pop(0)
+    return "\n".join(lines).strip().rstrip(";").rstrip()
+
+
+def proves(code: str) -> str | None:
+    """What the header says the witness proves (its `-- proves:` line)."""
+    whole = text(code) or ""
+    for line in whole.splitlines():
+        if line.startswith("-- proves:"):
+            return line.removeprefix("-- proves:").strip()
+    return None
+
+
+def view_statement(with_codes: Iterable[str] | None = None) -> str:
+    """`CREATE VIEW witness_findings`: the union of every witness, in code order."""
+    chosen = codes() if with_codes is None else sorted(with_codes)
+    selects = [f"SELECT * FROM (\n{statement(code)}\n)" for code in chosen]
+    if not selects:
+        empty = ", ".join(f"CAST(NULL AS VARCHAR) AS {c}" for c in COLUMNS[:-1])
+        selects = [f"SELECT {empty}, CAST(NULL AS DECIMAL(18, 2)) AS impact LIMIT 0"]
+    return f"CREATE VIEW {VIEW} AS\n" + "\nUNION ALL BY NAME\n".join(selects)
+
+
+def narrowed(code: str, finding: Mapping[str, object]) -> str | None:
+    """The witness of `code` narrowed to one finding's entity and discriminator: a
+    statement to paste into `duckdb audit.duckdb`, every value quoted as SQL."""
+    select = statement(code)
+    if select is None:
+        return None
+    conditions = [
+        f"{column} IS NOT DISTINCT FROM {_quoted(finding.get(column))}" for column in IDENTITY
+    ]
+    header = f"-- {code}, narrowed to one finding's entity\n"
+    body = "\n".join("  " + line for line in select.splitlines())
+    return (
+        f"{header}SELECT * FROM (\n{body}\n) AS witness\nWHERE " + "\n  AND ".join(conditions) + ";"
+    )
+
+
+def _quoted(value: object) -> str:
+    if value is None:
+        return "NULL"
+    return "'" + str(value).replace("'", "''") + "'"

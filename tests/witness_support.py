@@ -1,0 +1,52 @@
+"""What the witness tests share: a catalog of a dataset the pipeline checked (in memory,
+as the audit's catalog holds it: input views, macros, quarantine, findings), and the
+differences between a check's findings and its witness's rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from auditor import witness
+from auditor.audit import find, run_validation
+from auditor.output.macros import macro_statements
+from auditor.output.views import view_statements
+
+COLUMNS = ", ".join(witness.COLUMNS)
+
+
+def memory_catalog(dataset_path: Path) -> duckdb.DuckDBPyConnection:
+    """The catalog of `dataset_path` as an audit would write it, in memory: the input
+    views over its files, the game's macros, the quarantine and the findings."""
+    validated = run_validation(dataset_path)
+    findings = find(validated)
+    con = duckdb.connect(":memory:")
+    for name, frame in (("quarantine", validated.quarantine), ("findings", findings)):
+        con.register("_frame", frame.to_arrow())
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM _frame")
+        con.unregister("_frame")
+    for statement in macro_statements(validated.packs):
+        con.execute(statement)
+    for statement in view_statements(validated.dataset, lambda s: str(s.path.resolve())):
+        # The run's record is no part of what a witness reads.
+        if "FROM runs" not in statement and "FROM traceability" not in statement:
+            con.execute(statement)
+    return con
+
+
+def differences(con: duckdb.DuckDBPyConnection, code: str) -> tuple[list, list]:
+    """The findings of `code` its witness does not return, and the rows it returns that
+    are no finding: entity, discriminator, expected, logged and impact compared."""
+    found = f"SELECT {COLUMNS} FROM findings WHERE rule = '{code}'"
+    witnessed = f"SELECT {COLUMNS} FROM ({witness.statement(code)})"
+    missing = con.execute(f"{found} EXCEPT ALL {witnessed} ORDER BY ALL").fetchall()
+    extra = con.execute(f"{witnessed} EXCEPT ALL {found} ORDER BY ALL").fetchall()
+    return missing, extra
+
+
+def described(code: str, where: str, missing: list, extra: list, shown: int = 5) -> str:
+    lines = [f"{code} on {where}: {len(missing)} findings unwitnessed, {len(extra)} extra"]
+    lines += [f"  finding only: {row}" for row in missing[:shown]]
+    lines += [f"  witness only: {row}" for row in extra[:shown]]
+    return "\n".join(lines)
