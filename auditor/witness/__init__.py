@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
+from importlib.resources.abc import Traversable
 
 COLUMNS = (
     "rule",
@@ -38,7 +39,7 @@ VIEW = "witness_findings"
 _CODE = re.compile(r"[A-Z]{3}[0-9]{3}")
 
 
-def _folder():  # type: ignore[no-untyped-def]
+def _folder() -> Traversable:
     return resources.files(__package__).joinpath("sql")
 
 
