@@ -20,10 +20,11 @@ from datetime import UTC, datetime, time
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from auditor.archive.live_runs import closing_run
 from auditor.errors import InputError
 from auditor.interrupts import interrupts_deferred
 from auditor.live.batch import changes, finals, link_files
-from auditor.live.close import audit_day, due
+from auditor.live.close import audit_and_add, due, run_records
 from auditor.live.days import STANDING, UndatedFile, place
 from auditor.live.landing import Settler, footer_reads, look
 from auditor.live.notify import Notifier
@@ -105,6 +106,7 @@ class Watch:
         with holding(self.store.root, "a watch"):
             before = signal.signal(signal.SIGTERM, lambda *_: self.stopping.set())
             try:
+                self.finish_cut_off_closes()
                 self.catch_up()
                 while not self.stopping.is_set():
                     self.tick()
@@ -116,6 +118,8 @@ class Watch:
     def close(self, day: str) -> str:
         """Read what has landed for `day`, audit it a last time and close it; the run id."""
         with holding(self.store.root, "a watch"):
+            if day in self.finish_cut_off_closes():
+                return str(self.store.closed(day)["run_id"])
             if (closed := self.store.closed(day)) is not None:
                 raise WatchError(f"gaming day {day}: already closed by run {closed['run_id']}")
             # Two looks a settle time apart: a file still being written is not taken.
@@ -125,6 +129,19 @@ class Watch:
             if day not in self.days():
                 raise WatchError(f"gaming day {day}: no file of it has landed; nothing to close")
             return self.close_day(day)
+
+    def finish_cut_off_closes(self) -> list[str]:
+        """Finish each close cut off after its run was added to the archive (before the
+        day was marked closed): with that run, never a second. The days finished."""
+        cut_off = [(day, closing_run(self.archive, day)) for day in self.open_days()]
+        for day, run_id in cut_off:
+            if run_id is not None:
+                self.say(
+                    f"gaming day {day}: its closing run {run_id} is in the archive; "
+                    "finishing the close cut off before it was marked"
+                )
+                self.finish_close(day, run_id)
+        return [day for day, run_id in cut_off if run_id is not None]
 
     def catch_up(self) -> None:
         for day in self.open_days():
@@ -239,12 +256,23 @@ class Watch:
 
     def close_day(self, day: str) -> str:
         self.say(f"gaming day {day}: closing")
+        run_id = self.add_closing_run(day)
+        self.finish_close(day, run_id)
+        return run_id
+
+    def add_closing_run(self, day: str) -> str:
+        """The close's first step: the nightly audit of the day's files, added to the
+        archive, which from then on says the day is closed (`closing_run`)."""
         dataset = self.link_day(day)
-        run_id, records = audit_day(dataset, self.archive, self.options.packs, self.options.command)
+        return audit_and_add(dataset, self.archive, self.options.packs, self.options.command)
+
+    def finish_close(self, day: str, run_id: str) -> None:
+        """The close's second step: what the closing run changes reported, and the day
+        marked closed."""
+        records = run_records(self.archive, run_id)
         reported = self.report(day, changes(records, self.store.reported(day)))
         self.store.mark_closed(day, run_id)
         self.say(f"gaming day {day}: closed by run {run_id}, {reported:,} reported at the close")
-        return run_id
 
     def report(self, day: str, found: list[dict]) -> int:
         """Write, print and hand over; the archive first, so that a finding printed is one
