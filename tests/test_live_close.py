@@ -15,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import polars as pl
+
 from auditor.archive.check import verify_archive
 from auditor.archive.live_runs import closed_live_day, closing_run
 from auditor.archive.store import add_run, archived_runs
@@ -135,3 +137,53 @@ def test_a_watcher_closes_the_day_by_itself_at_close_at_in_its_zone(tmp_path):
     # Live findings were reported before the close, and the close's after them.
     reported = [json.loads(line) for line in out.read_text().splitlines()]
     assert reported and reported[0]["final"] != "the day closed"
+
+
+def test_a_batch_audits_only_the_tables_its_files_touch(tmp_path):
+    """A table's files landing late (its wagers before its rounds) are audited with that
+    table alone; the other tables' findings stand; the close audits the whole day."""
+    landing, archive = landing_of(tmp_path), tmp_path / "archive"
+    late = "T-MA-BAC-02"
+    folder = f"gaming_date={DAY}"
+    held: dict[str, pl.DataFrame] = {}
+    rounds = pl.read_parquet(landing / "rounds" / folder / "0.parquet")
+    of_late = rounds.filter(pl.col("table_id") == late)["round_id"].implode()
+    for name in ("shoes", "rounds", "wagers", "commission_collections"):
+        path = landing / name / folder / "0.parquet"
+        frame = pl.read_parquet(path)
+        mine = pl.col("round_id").is_in(of_late) if name == "wagers" else pl.col("table_id") == late
+        held[name] = frame.filter(mine)
+        frame.filter(~mine).write_parquet(path)
+    said: list[str] = []
+    watch = watch_of(tmp_path, landing, said)
+    watch.tick(close_due=False)  # the first batch: every table but the late one
+    before = watch.store.reported(DAY)
+    # Only the late table's options are read yet: of it, table findings alone.
+    of_play = {r["located_table_id"] for r in before.values() if r["table_id"] is None}
+    assert of_play and late not in of_play
+    held["wagers"].write_parquet(landing / "wagers" / folder / "late.parquet")
+    watch.tick(close_due=False)  # wagers whose rounds have not landed: nothing to audit
+    assert watch.store.reported(DAY) == before
+    for name in ("shoes", "rounds", "commission_collections"):
+        held[name].write_parquet(landing / name / folder / "late.parquet")
+    watch.tick(close_due=False)
+    batch = {p.relative_to(archive / "live" / DAY / "batch").as_posix()
+             for p in (archive / "live" / DAY / "batch").rglob("*.parquet")}  # fmt: skip
+    assert batch == {
+        "tables/0.parquet", "royal9_seats/0.parquet",
+        *(f"{name}/{folder}/late.parquet"
+          for name in ("shoes", "rounds", "wagers", "commission_collections")),
+    }  # fmt: skip
+    assert any("(1 tables)" in line for line in said)
+    after = watch.store.reported(DAY)
+    added = [r for k, r in after.items() if k not in before]
+    assert added and {r["located_table_id"] for r in added} == {late}
+    assert all(after[k] == r for k, r in before.items())  # nothing withdrawn elsewhere
+    # Every finding of the day, reported live or at the close, is the nightly audit's.
+    run_id = watch.close(DAY)
+    final = pl.read_parquet(archive / "runs" / run_id / "set" / "findings.parquet")
+    run_audit(landing, tmp_path / "nightly")
+    nightly = pl.read_parquet(tmp_path / "nightly" / "findings.parquet")
+    assert sorted(final["finding_id"]) == sorted(nightly["finding_id"])
+    live = {k for k, r in watch.store.reported(DAY).items() if r["change"] != "withdrawn"}
+    assert live == set(nightly["finding_id"])
