@@ -33,6 +33,7 @@ import duckdb
 from auditor.archive.catalog_earlier import EARLIER_TABLES, earlier_view_statements
 from auditor.archive.ledger import LEDGER_FILE, LEDGER_LIMIT
 from auditor.archive.ledger_read import check_for_reading
+from auditor.archive.live_runs import FINDINGS_LIVE, LIVE_COMMENT, LIVE_VIEWS, live_view_statements
 from auditor.archive.period_layout import ALERTS_FILE as PERIOD_ALERTS_FILE
 from auditor.archive.period_layout import EARLIER_RUN, TESTS_FILE, period_runs
 from auditor.archive.record import RECORD_FILE
@@ -89,6 +90,7 @@ COMMENTS = {
     "findings_every_run": "every finding of every run, superseded runs included (a night "
     "audited twice counts twice: findings_current holds those in force)",
     "findings_current": "the findings of the runs in force for their table and gaming day",
+    FINDINGS_LIVE: LIVE_COMMENT,
     "superseded_runs": "per run, the table-days it covered and those a later audit replaced",
     "quarantine": "every run's quarantined input rows, superseded runs included",
     "row_counts": "every run's row accounting, superseded runs included",
@@ -159,7 +161,8 @@ JOIN {INTERNAL}.record r
             f"FROM read_parquet({glob}, filename = true, union_by_name = true)) "
             f"WHERE run_id IN (SELECT run_id FROM {INTERNAL}.record)"
         )
-    return statements + _joined_views(archive) + _period_views(archive)
+    joined = _joined_views(archive) + _period_views(archive)
+    return statements + joined + live_view_statements(archive)
 
 
 def _record_view(archive: Path) -> str:
@@ -332,7 +335,13 @@ def is_earlier_catalog(archive: Path) -> bool:
     (`catalog_earlier`): not today's, yet no one's but the auditor's; the next reader
     writes it anew."""
     statements = earlier_view_statements(archive)
-    return not _differences(archive, statements, {}, EARLIER_BUILT_FOR)
+    if not _differences(archive, statements, {}, EARLIER_BUILT_FOR):
+        return True
+    # Today's catalog as written before the live runs were read, or before the first
+    # finding was reported live: the views of today without the live ones.
+    before_live = [s for s in view_statements(archive) if _split_view(s)[0] not in LIVE_VIEWS]
+    comments = {name: text for name, text in COMMENTS.items() if name not in LIVE_VIEWS}
+    return not _differences(archive, before_live, comments, BUILT_FOR)
 
 
 def _differences(

@@ -54,6 +54,7 @@ from auditor.archive.ledger_format import (
     line_hash,
     record_hash,
 )
+from auditor.archive.live_runs import LIVE_RUN_PREFIX, live_held, live_identities
 from auditor.errors import AuditorError, InputError, summarize
 from auditor.output.lock import FolderBusy, waiting
 from auditor.output.outdir import fsync_folder
@@ -202,7 +203,14 @@ def _review_problems(review: ReviewInput, runs: dict[str, str]) -> list[str]:
 
 def latest_runs(archive: Path, finding_ids: set[str]) -> dict[str, str]:
     """Each of `finding_ids` found in the archive, with the run it is read from: the last
-    to start (by its run.json) among the runs whose findings hold it."""
+    to start (by its run.json) among the runs whose findings hold it; else, for a finding
+    reported live on a day not yet closed, that day's live run (`archive.live_runs`)."""
+    found = _latest_archived_runs(Path(archive), finding_ids)
+    live = live_held(Path(archive), finding_ids - found.keys(), current=True)
+    return found | {finding_id: max(runs) for finding_id, runs in live.items()}
+
+
+def _latest_archived_runs(archive: Path, finding_ids: set[str]) -> dict[str, str]:
     files = [
         path
         for path in sorted(Path(archive).glob(RUNS_GLOB))
@@ -250,14 +258,19 @@ def _unreadable_findings(files: list[Path]) -> Path | None:
     return None
 
 
-def finding_runs(archive: Path, finding_ids: set[str]) -> dict[str, set[str]]:
-    """Each of `finding_ids` found in the archive, with every run whose findings hold it."""
+def finding_runs(
+    archive: Path, finding_ids: set[str], live_runs: Iterable[str] = ()
+) -> dict[str, set[str]]:
+    """Each of `finding_ids` found in the archive, with every run whose findings hold it,
+    and those of the `live_runs` (their ids) that ever reported it."""
     files = [p for p in sorted(Path(archive).glob(RUNS_GLOB)) if _is_run(p.parents[1])]
-    if not files or not finding_ids:
-        return {}
     held: dict[str, set[str]] = {}
-    for finding_id, source in _scan_finding_ids(files, finding_ids).iter_rows():
-        held.setdefault(finding_id, set()).add(Path(source).parents[1].name)
+    if files and finding_ids:
+        for finding_id, source in _scan_finding_ids(files, finding_ids).iter_rows():
+            held.setdefault(finding_id, set()).add(Path(source).parents[1].name)
+    live = live_held(Path(archive), finding_ids, current=False, runs=live_runs)
+    for finding_id, runs in live.items():
+        held.setdefault(finding_id, set()).update(runs)
     return held
 
 
@@ -267,8 +280,17 @@ def finding_identities(archive: Path, runs: dict[str, str]) -> dict[str, dict]:
     wanted: dict[str, set[str]] = {}
     for finding_id, run_id in runs.items():
         wanted.setdefault(run_id, set()).add(finding_id)
-    identities: dict[str, dict] = {}
+    identities = live_identities(
+        Path(archive),
+        {
+            finding_id: run_id
+            for finding_id, run_id in runs.items()
+            if run_id.startswith(LIVE_RUN_PREFIX)
+        },
+    )
     for run_id, finding_ids in wanted.items():
+        if run_id.startswith(LIVE_RUN_PREFIX):
+            continue
         path = Path(archive) / RUNS_GLOB.replace("*", run_id)
         for row in run_identities(path, finding_ids).iter_rows(named=True):
             identities[row.pop("finding_id")] = row

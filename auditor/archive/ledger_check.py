@@ -69,7 +69,9 @@ def _record_problems(archive: Path, lines: list[LedgerLine]) -> list[str]:
     """Each record that `review` would have refused as an entry, or that names a run that
     does not hold its finding."""
     records = [line for line in lines if line.record is not None]
-    found = finding_runs(archive, {line.fields["finding_id"] for line in records})
+    # A live run is read only where a record names it: a day's live lines are many.
+    named = {line.fields["run_id"] for line in records}
+    found = finding_runs(archive, {line.fields["finding_id"] for line in records}, named)
     problems = []
     for line in records:
         record = line.fields

@@ -69,7 +69,13 @@ def finding_view(archive: Path, state: State, finding_id: str) -> FindingView | 
         view = FindingView({**latest, "table_id": None}, False, status)
     view.reviews, view.history = reviews, history
     run_id = view.finding.get("run_id")
-    if view.in_force and isinstance(run_id, str):
+    if view.finding.get("found_live_at") is not None:
+        # A live run keeps no set to draw from: the closing run's set will.
+        view.evidence_note = (
+            "Found live: the evidence is drawn once its day is closed; the finding's own "
+            "words until then."
+        )
+    elif view.in_force and isinstance(run_id, str):
         _evidence(archive / RUNS / run_id / SET, view)
     return view
 

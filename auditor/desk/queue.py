@@ -45,7 +45,7 @@ SORTS = {
 }
 SHOWN_COLUMNS = """finding_id, run_id, gaming_day, property_id, table_id, shoe_id,
   round_id, wager_id, dealer_id, patron_id, rule, severity, impact, message, status, note,
-  reviewed_by, reviewed_at"""
+  reviewed_by, reviewed_at, found_live_at"""
 FILTER_NAMES = ("night", *EQUAL_FILTERS, "status", "money", "sort")
 
 

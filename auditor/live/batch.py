@@ -24,6 +24,7 @@ from auditor.packs.loaded import LoadedPacks
 # is reported as a change.
 COMPARED = ("severity", "citation", "expected", "logged", "impact", "message")
 FINAL_AFTER = "final"  # the JSON field that says when the finding became final
+LOCATED_TABLE = "located_table_id"  # the table the finding happened at, as the catalog says
 
 
 def link_files(dataset: Path, landing: Path, paths: Iterable[str]) -> None:
@@ -40,7 +41,7 @@ def link_files(dataset: Path, landing: Path, paths: Iterable[str]) -> None:
 class Audited:
     """A day's findings so far: those final, and the number still waiting for a shoe."""
 
-    final: pl.DataFrame  # OUTPUT_SCHEMA and `final`
+    final: pl.DataFrame  # OUTPUT_SCHEMA, `final` and `located_table_id`
     waiting: int
 
 
@@ -66,12 +67,19 @@ def audit_so_far(dataset: Path, packs: LoadedPacks | None, when: dict[str, str])
         .select("shoe_id", "closed")
         .collect()
     )
-    rounds = validated.audited["rounds"].select("round_id", pl.col("shoe_id").alias("of_shoe"))
+    rounds = validated.audited["rounds"].select(
+        "round_id", pl.col("shoe_id").alias("of_shoe"), pl.col("table_id").alias("round_table")
+    )
+    shoe_tables = shoes.select(pl.col("shoe_id").alias("of_shoe"), pl.col("table_id").alias("at"))
     placed = (
         findings.lazy()
         .join(rounds, on="round_id", how="left")
         .with_columns(pl.coalesce("shoe_id", "of_shoe").alias("of_shoe"))
         .join(closed.lazy().rename({"shoe_id": "of_shoe"}), on="of_shoe", how="left")
+        .join(shoe_tables, on="of_shoe", how="left")
+        # A finding names only its entity; the table it happened at places it for a
+        # batch of some tables and for the desk.
+        .with_columns(pl.coalesce("table_id", "round_table", "at").alias(LOCATED_TABLE))
         .with_columns(pl.col("rule").replace_strict(when, default=AT_ONCE).alias("when"))
         .collect()
     )
@@ -88,7 +96,9 @@ def audit_so_far(dataset: Path, packs: LoadedPacks | None, when: dict[str, str])
 def _typed(findings: pl.DataFrame) -> pl.DataFrame:
     if FINAL_AFTER not in findings.columns:
         findings = findings.with_columns(pl.lit(AT_ONCE).alias(FINAL_AFTER))
-    return findings.select(*OUTPUT_SCHEMA, FINAL_AFTER)
+    if LOCATED_TABLE not in findings.columns:
+        findings = findings.with_columns(pl.col("table_id").alias(LOCATED_TABLE))
+    return findings.select(*OUTPUT_SCHEMA, FINAL_AFTER, LOCATED_TABLE)
 
 
 def as_records(findings: pl.DataFrame) -> list[dict]:

@@ -38,11 +38,12 @@ def due(days: list[str], close_at: time, zone: ZoneInfo, now: datetime) -> list[
     return [day for day in days if day_end(day) <= moment]
 
 
-def audit_day(
+def audit_and_add(
     dataset: Path, archive: Path, packs: LoadedPacks | None, command: list[str]
-) -> tuple[str, list[dict]]:
-    """The nightly audit of the day's dataset, added to the archive; the run's id and its
-    findings as records."""
+) -> str:
+    """The nightly audit of the day's dataset, added to the archive; the run's id. The
+    first of the close's two steps: once it is done, the archive holds the day's closing
+    run (`archive.live_runs.closing_run`), and a close cut off after it ends with that run."""
     from auditor.archive.store import add_run
     from auditor.audit import run_audit
 
@@ -50,6 +51,12 @@ def audit_day(
         out = Path(work) / "run"
         run_audit(dataset, out, command=command, archive=archive, packs=packs)
         archived, _ = add_run(archive, out)
-    findings = pl.read_parquet(archived.folder / "set" / FINDINGS_FILE)
-    records = as_records(findings.with_columns(pl.lit(DAY_CLOSED).alias(FINAL_AFTER)))
-    return archived.run_id, records
+    return archived.run_id
+
+
+def run_records(archive: Path, run_id: str) -> list[dict]:
+    """The closing run's findings as records, final because the day closed."""
+    from auditor.archive.catalog import RUNS, SET
+
+    findings = pl.read_parquet(archive / RUNS / run_id / SET / FINDINGS_FILE)
+    return as_records(findings.with_columns(pl.lit(DAY_CLOSED).alias(FINAL_AFTER)))

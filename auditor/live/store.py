@@ -10,6 +10,8 @@ watcher killed and started again resumes without losing or repeating a finding.
     ARCHIVE/live/DAY/closed.json      the closing run's id, once the day is closed
     ARCHIVE/live/DAY/dataset/         the day's files as a dataset (links into the landing
                                       folder), which the closing audit read
+    ARCHIVE/live/DAY/batch/           the last batch's dataset: the day's files of the
+                                      tables it touched (links), made anew each batch
 
 Each line is appended whole and synced before it is acted on; a line torn by a kill (no
 newline at its end) is cut off before the next append and never read.
@@ -28,6 +30,7 @@ from auditor.output.outdir import fsync_folder
 FILES = "files.jsonl"
 BATCHES = "batches.jsonl"
 DATASET = "dataset"
+BATCH = "batch"  # a batch's dataset: the day's files of the tables it touched (links)
 
 
 def now_text() -> str:

@@ -11,6 +11,7 @@ found but not yet written is reported then.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import threading
 import time as clock
@@ -20,14 +21,17 @@ from datetime import UTC, datetime, time
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from auditor.archive.live_runs import closing_run
+from auditor.contract import REQUIRED_TABLES
 from auditor.errors import InputError
 from auditor.interrupts import interrupts_deferred
 from auditor.live.batch import changes, finals, link_files
-from auditor.live.close import audit_day, due
+from auditor.live.close import audit_and_add, due, run_records
 from auditor.live.days import STANDING, UndatedFile, place
-from auditor.live.landing import Settler, footer_reads, look
+from auditor.live.landing import Settler, footer_reads, look, table_of
 from auditor.live.notify import Notifier
-from auditor.live.store import DATASET, LiveStore, now_text
+from auditor.live.scope import DayTables, batch_paths
+from auditor.live.store import BATCH, DATASET, LiveStore, now_text
 from auditor.output.lock import holding
 from auditor.packs.loaded import LoadedPacks
 
@@ -79,6 +83,7 @@ class Watch:
         self.stopping = threading.Event()
         self.said: set[str] = set()
         self.read: dict[str, dict] = {}  # path -> the files.jsonl record
+        self.day_tables: dict[str, DayTables] = {}  # what each open day's files name
         for record in self.store.files():
             self.read[record["path"]] = record
 
@@ -105,6 +110,7 @@ class Watch:
         with holding(self.store.root, "a watch"):
             before = signal.signal(signal.SIGTERM, lambda *_: self.stopping.set())
             try:
+                self.finish_cut_off_closes()
                 self.catch_up()
                 while not self.stopping.is_set():
                     self.tick()
@@ -116,6 +122,8 @@ class Watch:
     def close(self, day: str) -> str:
         """Read what has landed for `day`, audit it a last time and close it; the run id."""
         with holding(self.store.root, "a watch"):
+            if day in self.finish_cut_off_closes():
+                return str(self.store.closed(day)["run_id"])
             if (closed := self.store.closed(day)) is not None:
                 raise WatchError(f"gaming day {day}: already closed by run {closed['run_id']}")
             # Two looks a settle time apart: a file still being written is not taken.
@@ -125,6 +133,19 @@ class Watch:
             if day not in self.days():
                 raise WatchError(f"gaming day {day}: no file of it has landed; nothing to close")
             return self.close_day(day)
+
+    def finish_cut_off_closes(self) -> list[str]:
+        """Finish each close cut off after its run was added to the archive (before the
+        day was marked closed): with that run, never a second. The days finished."""
+        cut_off = [(day, closing_run(self.archive, day)) for day in self.open_days()]
+        for day, run_id in cut_off:
+            if run_id is not None:
+                self.say(
+                    f"gaming day {day}: its closing run {run_id} is in the archive; "
+                    "finishing the close cut off before it was marked"
+                )
+                self.finish_close(day, run_id)
+        return [day for day, run_id in cut_off if run_id is not None]
 
     def catch_up(self) -> None:
         for day in self.open_days():
@@ -137,7 +158,9 @@ class Watch:
         for day in sorted(touched & set(open_days)):
             if self.stopping.is_set():
                 break
-            self.audit_day(day, fresh.get(day, []) + fresh.get(STANDING, []))
+            # The tables' options or chairs bear on every table: the whole day again.
+            tables = None if STANDING in fresh else self.tables_of(day, fresh.get(day, []))
+            self.audit_day(day, fresh.get(day, []) + fresh.get(STANDING, []), tables)
         if close_due and self.options.close_at is not None:
             now = datetime.now(UTC)
             for day in due(self.open_days(), self.options.close_at, self.options.zone, now):
@@ -182,7 +205,9 @@ class Watch:
                 records.append({**record, "status": "refused", "reason": reason, "day": None})
                 self.say(f"{file.path}: {reason}")
                 continue
-            records.append({**record, "status": "read", "day": placed.day})
+            records.append(
+                {**record, "status": "read", "day": placed.day, "tables": list(placed.tables)}
+            )
         with interrupts_deferred():
             self.store.record_files(records)
             for record in records:
@@ -215,12 +240,44 @@ class Watch:
         link_files(dataset, self.landing, self.day_files(day))
         return dataset
 
-    def audit_day(self, day: str, files: list[str]) -> None:
+    def tables_of(self, day: str, fresh: list[str]) -> set[str]:
+        """The tables the day's new files touch (`scope.DayTables`, read once a start)."""
+        known = self.day_tables.get(day)
+        if known is None:
+            known = self.day_tables[day] = DayTables(self.landing)
+            known.add(
+                r
+                for path, r in sorted(self.read.items())
+                if path not in fresh and r.get("status") == "read" and r["day"] == day
+            )
+        return known.add(self.read[path] for path in fresh)
+
+    def batch_dataset(self, day: str, tables: set[str]) -> Path | None:
+        """A dataset of the day's files of `tables` (links, made anew for each batch); None
+        when they hold no file of a table the loader requires (a shoe landed before the
+        first round of its table): the whole day is audited then."""
+        paths = batch_paths(self.day_files(day), self.day_tables[day], tables)
+        if set(REQUIRED_TABLES) - {table_of(path) for path in paths}:
+            return None
+        folder = self.store.day(day) / BATCH
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        link_files(folder, self.landing, paths)
+        return folder
+
+    def audit_day(self, day: str, files: list[str], tables: set[str] | None = None) -> None:
+        """Audit the day so far: the whole of it (`tables` None), or its files of `tables`,
+        whose findings alone are compared with those reported."""
         from auditor.errors import AuditorError
-        from auditor.live.batch import as_records, audit_so_far
+        from auditor.live.batch import LOCATED_TABLE, as_records, audit_so_far
 
         started = clock.monotonic()
-        dataset = self.link_day(day)
+        if tables is not None and not tables:
+            self.store.record_batch({"day": day, "files": files, "ended_at": now_text()})
+            return  # wagers whose rounds have not landed: audited when they do
+        dataset = None if tables is None else self.batch_dataset(day, tables)
+        if dataset is None:
+            dataset, tables = self.link_day(day), None
         try:
             audited = audit_so_far(dataset, self.options.packs, self.when)
         except AuditorError as error:
@@ -228,23 +285,39 @@ class Watch:
             # said, and tried again with the next batch.
             self.say(f"gaming day {day}: not audited this time: {error}")
             return
-        reported = self.report(day, changes(as_records(audited.final), self.store.reported(day)))
+        found, reported = as_records(audited.final), self.store.reported(day)
+        if tables is not None:
+            found = [r for r in found if r[LOCATED_TABLE] in tables]
+            reported = {k: r for k, r in reported.items() if r.get(LOCATED_TABLE) in tables}
+        count = self.report(day, changes(found, reported))
         # What each batch read and when it was done: the latency a file's findings took.
         self.store.record_batch({"day": day, "files": files, "ended_at": now_text()})
+        scope = "the whole day" if tables is None else f"{len(tables):,} tables"
         self.say(
-            f"gaming day {day}: {len(files):,} new files audited in "
-            f"{clock.monotonic() - started:.1f} s, {reported:,} reported, "
+            f"gaming day {day}: {len(files):,} new files audited ({scope}) in "
+            f"{clock.monotonic() - started:.1f} s, {count:,} reported, "
             f"{audited.waiting:,} findings waiting for their shoe to close"
         )
 
     def close_day(self, day: str) -> str:
         self.say(f"gaming day {day}: closing")
+        run_id = self.add_closing_run(day)
+        self.finish_close(day, run_id)
+        return run_id
+
+    def add_closing_run(self, day: str) -> str:
+        """The close's first step: the nightly audit of the day's files, added to the
+        archive, which from then on says the day is closed (`closing_run`)."""
         dataset = self.link_day(day)
-        run_id, records = audit_day(dataset, self.archive, self.options.packs, self.options.command)
+        return audit_and_add(dataset, self.archive, self.options.packs, self.options.command)
+
+    def finish_close(self, day: str, run_id: str) -> None:
+        """The close's second step: what the closing run changes reported, and the day
+        marked closed."""
+        records = run_records(self.archive, run_id)
         reported = self.report(day, changes(records, self.store.reported(day)))
         self.store.mark_closed(day, run_id)
         self.say(f"gaming day {day}: closed by run {run_id}, {reported:,} reported at the close")
-        return run_id
 
     def report(self, day: str, found: list[dict]) -> int:
         """Write, print and hand over; the archive first, so that a finding printed is one
