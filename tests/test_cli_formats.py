@@ -14,6 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import click
+import polars as pl
 import pytest
 from click.testing import CliRunner, Result
 
@@ -204,6 +205,23 @@ def check_surveil(world: dict[str, Path]) -> None:
     assert len(rows) - 1 == len(data["alerts"])
 
 
+def check_explain(world: dict[str, Path]) -> None:
+    from auditor import witness
+
+    findings = pl.read_parquet(world["night"] / "findings.parquet")
+    proven = findings.filter(pl.col("rule").is_in(witness.codes()))
+    assert proven.height, "the faulted night has no finding whose check has a witness"
+    finding_id = proven["finding_id"][0]
+    table, rows, data = three("explain", world["night"], finding_id)
+    assert data["agrees"] is True and "The witness returns this finding" in table
+    assert rows[0] == ["column", "finding", "witness"]
+    assert {row[0]: row[1] for row in rows[1:]} == data["finding"] | {
+        c: "" for c, v in data["finding"].items() if v is None
+    }
+    assert data["witness"] == data["finding"]
+    assert data["statement"] in table
+
+
 def check_verify(world: dict[str, Path]) -> None:
     table, rows, data = three("verify", world["night"])
     assert table.strip() == f"{world['night']}: intact, every file as written"
@@ -250,6 +268,7 @@ PARITY: dict[tuple[str, ...], Callable[[dict[str, Path]], None]] = {
     ("archive", "list"): check_archive_list,
     ("surveil",): check_surveil,
     ("verify",): check_verify,
+    ("explain",): check_explain,
     ("odds",): check_odds,
     ("users", "list"): check_users_list,
 }

@@ -5,17 +5,19 @@ column by column; `--sql` prints the statement alone, to paste into `duckdb audi
 
 from __future__ import annotations
 
+import csv
+import json
 import sys
 from pathlib import Path
 
 import click
 
+from auditor.commands.formats import format_option
 from auditor.commands.terminal import fail, stdout, text_table, visible
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, ExitStatus
 
 SHOWN = ("rule", "table_id", "shoe_id", "round_id", "wager_id", "discriminator")
 COMPARED = ("expected", "logged", "impact")
-EXIT_DIFFERS = 1
 
 
 @click.command()
@@ -27,7 +29,11 @@ EXIT_DIFFERS = 1
     is_flag=True,
     help="Print only the witness narrowed to the finding, to run in `duckdb audit.duckdb`.",
 )
-def explain(outdir: Path, finding_id: str, sql_only: bool) -> None:
+@format_option(
+    also="csv: a row per column (column, finding, witness); json: the statement, the "
+    "finding's and the witness's values and whether they agree."
+)
+def explain(outdir: Path, finding_id: str, sql_only: bool, fmt: str) -> None:
     """Prove one finding of OUTDIR: its check's witness, the SQL statement that finds
     what the check finds, narrowed to the finding's entity, is printed, run read-only in
     the sandbox of `auditor query`, and its row shown beside the finding (expected,
@@ -58,12 +64,12 @@ def explain(outdir: Path, finding_id: str, sql_only: bool) -> None:
         rows = result.fetchall()
         if not rows:
             click.echo(f"error: no finding {visible(finding_id)!r} in {outdir}", err=True)
-            sys.exit(2)
+            sys.exit(ExitStatus.UNUSABLE)
         finding = dict(zip(names, rows[0], strict=True))
         statement = witness.narrowed(finding["rule"], finding)
         if statement is None:
             click.echo(f"error: {finding['rule']} has no witness yet", err=True)
-            sys.exit(2)
+            sys.exit(ExitStatus.UNUSABLE)
         if sql_only:
             click.echo(statement)
             return
@@ -74,29 +80,60 @@ def explain(outdir: Path, finding_id: str, sql_only: bool) -> None:
     finally:
         catalog.close()
     found = tables[0].to_pylist()
-    click.echo(statement + "\n")
-    agrees = _show(finding, found)
-    sys.exit(0 if agrees else EXIT_DIFFERS)
+    agrees = _agrees(finding, found)
+    if fmt == "table":
+        click.echo(statement + "\n")
+        _show(finding, found)
+    else:
+        _write(fmt, statement, finding, found[0] if len(found) == 1 else {}, agrees)
+    sys.exit(ExitStatus.OK if agrees else ExitStatus.FOUND)
+
+
+def _write(fmt: str, statement: str, finding: dict, proof: dict, agrees: bool) -> None:
+    """The comparison for a program: every value as the text the table shows."""
+    columns = (*SHOWN, *COMPARED)
+    if fmt == "json":
+        document = {
+            "statement": statement,
+            "finding": {c: finding.get(c) and _cell(finding.get(c)) for c in columns},
+            "witness": {c: proof.get(c) and _cell(proof.get(c)) for c in columns}
+            if proof
+            else None,
+            "agrees": agrees,
+        }
+        click.echo(json.dumps(document, indent=2))
+        return
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(("column", "finding", "witness"))
+    for column in columns:
+        writer.writerow((column, _cell(finding.get(column)), _cell(proof.get(column))))
+
+
+def _agrees(finding: dict, found: list[dict]) -> bool:
+    """The witness returned one row, the finding's to the last character."""
+    proof = found[0] if len(found) == 1 else {}
+    return bool(proof) and all(
+        _cell(finding.get(c)) == _cell(proof.get(c)) for c in (*SHOWN, *COMPARED)
+    )
 
 
 def _show(finding: dict, found: list[dict]) -> bool:
     """The finding and the witness's row side by side; whether they agree."""
     proof = found[0] if len(found) == 1 else {}
+    agrees = _agrees(finding, found)
     table = text_table(title=f"finding {finding['finding_id']}")
     for name in ("column", "finding", "witness"):
         table.add_column(name)
     for column in (*SHOWN, *COMPARED):
         table.add_row(column, _cell(finding.get(column)), _cell(proof.get(column)))
     stdout.print(table)
-    agrees = bool(proof) and all(
-        _cell(finding.get(c)) == _cell(proof.get(c)) for c in (*SHOWN, *COMPARED)
-    )
     if agrees:
         click.echo("The witness returns this finding: the SQL proves it.")
     elif not found:
         click.echo("The witness returns no row for this entity: it does not prove the finding.")
     else:
-        click.echo(f"The witness returns {len(found)} row(s) that differ from the finding.")
+        rows = "1 row that differs" if len(found) == 1 else f"{len(found):,} rows that differ"
+        click.echo(f"The witness returns {rows} from the finding.")
     return agrees
 
 

@@ -200,7 +200,7 @@ def _witness(code: str | None) -> None:
     text = witness.text(check.code)
     if text is None:
         click.echo(f"error: {check.code} has no witness yet", err=True)
-        sys.exit(2)
+        sys.exit(ExitStatus.UNUSABLE)
     click.echo(text, nl=not text.endswith("\n"))
 
 
