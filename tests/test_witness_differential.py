@@ -34,7 +34,8 @@ SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 CODES = sorted(check.code for check in all_checks())
 # The codes whose witness is still to be written: the test fails for a code listed here
 # that has one, and for a code with none that is not listed.
-NOT_YET = {c for c in CODES if c[:3] not in {"DRW", "TOT"}}
+PROVEN = {"DRW", "TOT", "PAY", "COM"}
+NOT_YET = {c for c in CODES if c[:3] not in PROVEN}
 WITNESSED = [c for c in CODES if c not in NOT_YET]
 BIG = int(os.environ.get("AUDITOR_WITNESS_ROUNDS", "0"))
 FAULTS = ["--faults", "0.05", "--shoe-faults", "0.3"]
