@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -59,18 +60,31 @@ def caught_up(archive: Path, landing: Path) -> bool:
 
 
 @pytest.fixture(scope="module")
-def live_day(tmp_path_factory) -> dict:
+def live_day(tmp_path_factory) -> Iterator[dict]:
     """A day written at pace while one watcher runs, is killed, and another resumes; then
-    the day closed, and the batch audit of the same files."""
-    root = tmp_path_factory.mktemp("live")
+    the day closed, and the batch audit of the same files. A watcher or simulation left
+    running by a failed step is killed: a failure must not leave a process behind."""
+    started: list[subprocess.Popen] = []
+    try:
+        yield _deal_and_close(tmp_path_factory.mktemp("live"), started)
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def _deal_and_close(root: Path, started: list[subprocess.Popen]) -> dict:
     landing, archive = root / "landing", root / "archive"
     landing.mkdir()
     first = watcher(landing, archive, root / "first.jsonl")
+    started.append(first)
     simulate = subprocess.Popen(
         [AUDITOR, "simulate", "--live", str(landing), "--pace", "800", "--rounds", "700",
          "--faults", "0.08", "--shoe-faults", "0.4", "--seed", "11"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
+    started.append(simulate)
     # Killed while the day is dealt, once it has reported something.
     # The bounds only keep a hung watcher from hanging the suite: a loaded CI machine
     # re-auditing the day at every batch can be minutes behind the simulated pace.
@@ -78,6 +92,7 @@ def live_day(tmp_path_factory) -> dict:
     first.send_signal(signal.SIGKILL)
     first.wait()
     second = watcher(landing, archive, root / "second.jsonl")
+    started.append(second)
     assert simulate.wait(120) == 0
     wait_for(lambda: caught_up(archive, landing), 900)
     second.send_signal(signal.SIGTERM)
