@@ -169,3 +169,17 @@ def test_a_witness_row_that_differs_is_said_to_differ(capsys):
     assert "differ" in capsys.readouterr().out
     assert not _show(finding, [])
     assert "no row" in capsys.readouterr().out
+
+
+def test_a_shared_statement_is_written_whole_into_every_witness_that_names_it():
+    """The settlement the payout and commission witnesses share lives in one file; what
+    a regulator is shown never holds the line that names it, only its statement."""
+    shared = (Path(witness.__file__).parent / "sql" / "settled_wagers.sql").read_text()
+    settlement = shared[shared.index("WITH audited AS (") :].rstrip("\n")
+    naming = [code for code in witness.codes() if code[:3] in ("PAY", "COM") and code != "COM004"]
+    assert len(naming) == 9
+    for code in naming:
+        whole = witness.text(code)
+        assert witness.INCLUDE not in whole and settlement in whole, code
+    with pytest.raises(ValueError, match="not a shared file"):
+        witness._included(witness.INCLUDE + "../../rules/ma-baccarat.yaml\n")

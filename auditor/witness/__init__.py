@@ -37,6 +37,10 @@ COLUMNS = (
 IDENTITY = ("table_id", "shoe_id", "round_id", "wager_id", "discriminator")
 VIEW = "witness_findings"
 _CODE = re.compile(r"[A-Z]{3}[0-9]{3}")
+# A statement several witnesses share (the wagers settled again) is written once, in a
+# file of its own that a witness names on a line `-- include: NAME.sql`.
+INCLUDE = "-- include: "
+_SHARED = re.compile(r"[a-z_]+\.sql")
 
 
 def _folder() -> Traversable:
@@ -50,13 +54,28 @@ def codes() -> list[str]:
 
 
 def text(code: str) -> str | None:
-    """The witness file of `code` as written (header and statement), or None."""
+    """The witness file of `code` (header and statement), with the statement a line
+    `-- include: NAME.sql` names written in its place, or None."""
     if not _CODE.fullmatch(code):
         return None
     entry = _folder().joinpath(f"{code}.sql")
     if not entry.is_file():
         return None
-    return entry.read_text(encoding="utf-8")
+    return "".join(_included(line) for line in entry.read_text(encoding="utf-8").splitlines(True))
+
+
+def _included(line: str) -> str:
+    """The line as it is, or the statement of the shared file it names (its header
+    comment left out), so that every statement printed or run stands whole."""
+    if not line.startswith(INCLUDE):
+        return line
+    name = line.removeprefix(INCLUDE).strip()
+    if not _SHARED.fullmatch(name):
+        raise ValueError(f"a witness includes {name!r}: not a shared file's name")
+    shared = _folder().joinpath(name).read_text(encoding="utf-8").splitlines(True)
+    while shared and shared[0].startswith("--"):
+        shared.pop(0)
+    return "".join(shared).rstrip("\n") + ("\n" if line.endswith("\n") else "")
 
 
 def statement(code: str) -> str | None:

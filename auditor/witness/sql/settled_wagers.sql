@@ -1,0 +1,241 @@
+-- The wagers settled again as the regulation and the pack say, shared by the payout and
+-- commission witnesses (PAY001-006, COM001-003): each wager's due result (on the cards as
+-- dealt, or each hand's first two where a Natural was given a third), due payout at the
+-- pack's odds and the table's paytables, due commission (vig_rounded) and both nets.
+-- A witness names it on a line of its own, `-- include: settled_wagers.sql`, where its
+-- statement's WITH clause begins; the loader writes this file's statement there, so the
+-- statement printed, narrowed and run is whole, runnable in `duckdb audit.duckdb` alone.
+WITH audited AS (
+  SELECT w.wager_id, w.round_id, w.seat, w.bet, w.result, w.award,
+         w.amount, w.payout, w.commission, w.amount + coalesce(w.rollover, 0) AS stake,
+         r.kind, r.player_cards, r.banker_cards, o.table_id, o.ruleset, o.ez_baccarat,
+         o.tie_pays, o.commission_percent, o.commission_rounding, o.dragon_bonus_paytable,
+         o.royal9_paytable, rule_pack(o.ruleset) AS pack,
+         point_count(r.player_cards[1:2]) AS player_two,
+         point_count(r.banker_cards[1:2]) AS banker_two,
+         coalesce(is_natural(o.ruleset, point_count(r.player_cards[1:2])), false)
+           AND len(r.player_cards) >= 2 AS player_natural,
+         coalesce(is_natural(o.ruleset, point_count(r.banker_cards[1:2])), false)
+           AND len(r.banker_cards) >= 2 AS banker_natural
+  FROM wagers w JOIN rounds r ON r.round_id = w.round_id
+       JOIN shoe_rules o ON o.shoe_id = r.shoe_id
+  WHERE w.wager_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
+    AND r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+),
+-- The round as it should have been dealt: where a Natural was given a third card and the
+-- pack settles such a round on each hand's first two cards (naturals.drawn_in_error).
+dealt AS (
+  SELECT *,
+         pack->>'$.naturals.drawn_in_error.settle_on' = 'first_two_cards'
+           AND ((player_natural AND len(player_cards) >= 3)
+                OR (banker_natural AND len(banker_cards) >= 3)) AS drawn
+  FROM audited
+),
+hands AS (
+  SELECT *,
+         CASE WHEN drawn THEN player_two ELSE point_count(player_cards) END AS player_final,
+         CASE WHEN drawn THEN banker_two ELSE point_count(banker_cards) END AS banker_final,
+         CASE WHEN drawn THEN 2 ELSE len(player_cards) END AS player_count,
+         CASE WHEN drawn THEN 2 ELSE len(banker_cards) END AS banker_count
+  FROM dealt
+),
+-- The EZ events as each pack defines them (ez.events), the pairs of House Money.
+events AS (
+  SELECT *,
+         coalesce(CASE pack->>'$.ez.events.dragon7.hand'
+           WHEN 'banker' THEN banker_final = CAST(pack->>'$.ez.events.dragon7.total' AS INT)
+             AND banker_count = CAST(pack->>'$.ez.events.dragon7.cards' AS INT)
+             AND player_final < CAST(pack->>'$.ez.events.dragon7.other_hand_below' AS INT)
+           WHEN 'player' THEN player_final = CAST(pack->>'$.ez.events.dragon7.total' AS INT)
+             AND player_count = CAST(pack->>'$.ez.events.dragon7.cards' AS INT)
+             AND banker_final < CAST(pack->>'$.ez.events.dragon7.other_hand_below' AS INT)
+           END, false) AS dragon7,
+         coalesce(CASE pack->>'$.ez.events.panda8.hand'
+           WHEN 'banker' THEN banker_final = CAST(pack->>'$.ez.events.panda8.total' AS INT)
+             AND banker_count = CAST(pack->>'$.ez.events.panda8.cards' AS INT)
+             AND player_final < CAST(pack->>'$.ez.events.panda8.other_hand_below' AS INT)
+           WHEN 'player' THEN player_final = CAST(pack->>'$.ez.events.panda8.total' AS INT)
+             AND player_count = CAST(pack->>'$.ez.events.panda8.cards' AS INT)
+             AND banker_final < CAST(pack->>'$.ez.events.panda8.other_hand_below' AS INT)
+           END, false) AS panda8,
+         coalesce(CAST(left(player_cards[1], 1) = left(player_cards[2], 1) AS INT), 0)
+           + coalesce(CAST(left(banker_cards[1], 1) = left(banker_cards[2], 1) AS INT), 0)
+           AS pairs,
+         CASE WHEN player_final > banker_final THEN 'player'
+              WHEN player_final < banker_final THEN 'banker' ELSE 'tie' END AS winner,
+         CASE WHEN bet = 'dragon_bonus_banker' THEN banker_final - player_final
+              ELSE player_final - banker_final END AS margin,
+         CASE WHEN bet = 'dragon_bonus_banker' THEN banker_natural ELSE player_natural END
+           AS own_natural,
+         CASE WHEN bet = 'dragon_bonus_banker' THEN player_natural ELSE banker_natural END
+           AS other_natural,
+         pack->'$.payouts.dragon_bonus'->dragon_bonus_paytable AS dragon_table
+  FROM hands
+),
+-- Royal 9 (payouts.royal9): each hand's first two cards as a combination, face card
+-- first, the seats posting it (royal9_seats where the table has rows, else the pack's
+-- chairs), the first line of the table's paytable the wager meets.
+royal AS (
+  SELECT *,
+         CASE WHEN left(c2, 1) = '9' AND left(c1, 1) IN ('J', 'Q', 'K') THEN c1 || c2
+              WHEN left(c1, 1) = '9' AND left(c2, 1) IN ('J', 'Q', 'K') THEN c2 || c1 END
+           AS combo
+  FROM (SELECT e.wager_id, h.hand, h.cards[1] AS c1, h.cards[2] AS c2
+        FROM events e,
+             (VALUES ('player'), ('banker')) AS hh(hand),
+             LATERAL (SELECT hh.hand,
+                             CASE hh.hand WHEN 'player' THEN e.player_cards
+                                          ELSE e.banker_cards END AS cards) AS h
+        WHERE e.bet = 'royal9')
+),
+posted AS (
+  SELECT ro.wager_id, ro.hand, ro.combo, substr(ro.c2, 2, 1) = substr(ro.c1, 2, 1)
+           AND ro.combo IS NOT NULL AS suited,
+         CASE WHEN EXISTS (SELECT 1 FROM royal9_seats s WHERE s.table_id = e.table_id)
+              THEN (SELECT list(DISTINCT CAST(s.seat AS INT)) FROM royal9_seats s
+                    WHERE s.table_id = e.table_id AND s.combo = ro.combo)
+              ELSE (SELECT list(CAST(k AS INT)) FROM
+                      (SELECT unnest(json_keys(e.pack->'$.payouts.royal9.seat_combinations.chairs')) AS k)
+                    WHERE list_contains(CAST(e.pack->'$.payouts.royal9.seat_combinations.chairs'->k
+                                             AS VARCHAR[]), ro.combo))
+         END AS seats, e.seat
+  FROM royal ro JOIN events e USING (wager_id)
+),
+qualified AS (
+  SELECT p.wager_id,
+         p.combo AS p_combo, b.combo AS b_combo, p.suited AS p_suited, b.suited AS b_suited,
+         coalesce(list_contains(p.seats, CAST(p.seat AS INT)), false) AS p_mine,
+         coalesce(list_contains(b.seats, CAST(b.seat AS INT)), false) AS b_mine,
+         coalesce(len(p.seats), 0) > CAST(coalesce(list_contains(p.seats, CAST(p.seat AS INT)), false) AS INT) AS p_other
+  FROM posted p JOIN posted b ON b.wager_id = p.wager_id AND p.hand = 'player' AND b.hand = 'banker'
+),
+lines AS (
+  SELECT e.wager_id, i AS line_no,
+         e.pack->'$.payouts.royal9.paytables'->e.royal9_paytable->'lines'->(i) AS line
+  FROM events e, range(0, 32) AS t(i)
+  WHERE e.bet = 'royal9'
+    AND i < json_array_length(e.pack->'$.payouts.royal9.paytables'->e.royal9_paytable->'lines')
+),
+royal9 AS (
+  SELECT q.wager_id,
+         arg_min(l.line->>'name', l.line_no) FILTER (WHERE
+           CASE l.line->>'match'
+             WHEN 'personal_both_same' THEN coalesce(q.p_combo = q.b_combo, false) AND q.p_mine
+             WHEN 'personal_both_different' THEN q.p_mine AND q.b_mine
+               AND NOT coalesce(q.p_combo = q.b_combo, false)
+             WHEN 'personal_banker' THEN q.b_mine
+             WHEN 'personal_player' THEN q.p_mine
+             WHEN 'other_seat_both_same' THEN coalesce(q.p_combo = q.b_combo, false) AND q.p_other
+             WHEN 'suited_royal9_both' THEN q.p_suited AND q.b_suited
+             WHEN 'royal9_both' THEN q.p_combo IS NOT NULL AND q.b_combo IS NOT NULL
+             WHEN 'suited_royal9_any' THEN q.p_suited OR q.b_suited
+             WHEN 'royal9_any' THEN q.p_combo IS NOT NULL OR q.b_combo IS NOT NULL
+           END) AS line,
+         arg_min(l.line->>'pays', l.line_no) FILTER (WHERE
+           CASE l.line->>'match'
+             WHEN 'personal_both_same' THEN coalesce(q.p_combo = q.b_combo, false) AND q.p_mine
+             WHEN 'personal_both_different' THEN q.p_mine AND q.b_mine
+               AND NOT coalesce(q.p_combo = q.b_combo, false)
+             WHEN 'personal_banker' THEN q.b_mine
+             WHEN 'personal_player' THEN q.p_mine
+             WHEN 'other_seat_both_same' THEN coalesce(q.p_combo = q.b_combo, false) AND q.p_other
+             WHEN 'suited_royal9_both' THEN q.p_suited AND q.b_suited
+             WHEN 'royal9_both' THEN q.p_combo IS NOT NULL AND q.b_combo IS NOT NULL
+             WHEN 'suited_royal9_any' THEN q.p_suited OR q.b_suited
+             WHEN 'royal9_any' THEN q.p_combo IS NOT NULL OR q.b_combo IS NOT NULL
+           END) AS pays
+  FROM qualified q LEFT JOIN lines l USING (wager_id)
+  GROUP BY q.wager_id
+),
+-- What a Chemin de Fer Bank can win or lose (payouts.banker.basis covered): the stakes
+-- of the round's wagers against it, the bets its pack lists under covered_by.
+against AS (
+  SELECT round_id, sum(stake) AS covered
+  FROM audited
+  WHERE list_contains(CAST(pack->'$.payouts.banker.covered_by' AS VARCHAR[]), bet)
+  GROUP BY round_id
+),
+judged AS (
+  SELECT e.*, y.line AS royal9_line, y.pays AS royal9_pays,
+         json_type(e.pack->'$.payouts.royal9.paytables'->e.royal9_paytable) = 'OBJECT'
+           AS royal9_known,
+         coalesce(CAST(e.pack->'$.payouts.royal9.paytables'->e.royal9_paytable
+                       ->>'$.random_award.value' AS BOOLEAN), false) AS royal9_random,
+         CASE WHEN e.bet = 'banker' AND e.pack->>'$.payouts.banker.basis' = 'covered'
+              THEN least(e.stake, coalesce(a.covered, 0)) ELSE e.stake END AS basis,
+         e.ez_baccarat AND CASE e.pack->>'$.ez.banker_push_on.event'
+                             WHEN 'dragon7' THEN e.dragon7 WHEN 'panda8' THEN e.panda8
+                             ELSE false END AS ez_push
+  FROM events e LEFT JOIN royal9 y USING (wager_id) LEFT JOIN against a USING (round_id)
+),
+due AS (
+  SELECT *,
+         CASE WHEN kind = 'void' THEN 'push'
+              WHEN bet = 'banker' THEN CASE WHEN winner = 'tie' OR ez_push THEN 'push'
+                                            WHEN winner = 'banker' THEN 'win' ELSE 'lose' END
+              WHEN bet = 'player' THEN CASE WHEN winner = 'tie' THEN 'push'
+                                            WHEN winner = 'player' THEN 'win' ELSE 'lose' END
+              WHEN bet = 'tie' THEN CASE WHEN pack->>'$.payouts.tie.min_odds' IS NOT NULL THEN
+                                      CASE WHEN winner = 'tie' THEN 'win' ELSE 'lose' END END
+              WHEN bet IN ('dragon_bonus_banker', 'dragon_bonus_player') THEN
+                CASE WHEN json_type(dragon_table) = 'OBJECT' THEN
+                  CASE WHEN own_natural AND other_natural AND margin = 0
+                         THEN dragon_table->>'natural_tie'
+                       WHEN own_natural AND other_natural AND margin < 0 THEN 'lose'
+                       WHEN own_natural THEN 'win'
+                       WHEN other_natural THEN 'lose'
+                       WHEN dragon_table->'win_by'->>CAST(margin AS VARCHAR) IS NOT NULL
+                         THEN 'win'
+                       ELSE 'lose' END END
+              WHEN bet IN ('dragon7', 'panda8') THEN
+                CASE WHEN pack->'$.payouts'->bet->>'odds' IS NOT NULL THEN
+                  CASE WHEN (bet = 'dragon7' AND dragon7) OR (bet = 'panda8' AND panda8)
+                       THEN 'win' ELSE 'lose' END END
+              WHEN bet = 'house_money' THEN
+                CASE WHEN pack->>'$.payouts.house_money.one' IS NOT NULL THEN
+                  CASE WHEN pairs > 0 THEN 'win' ELSE 'lose' END END
+              WHEN bet = 'royal9' THEN
+                CASE WHEN royal9_known THEN
+                  CASE WHEN royal9_line IS NOT NULL THEN 'win' ELSE 'lose' END END
+         END AS due_result,
+         CASE WHEN bet = 'tie' THEN CAST(tie_pays AS BIGINT)
+              WHEN bet IN ('dragon_bonus_banker', 'dragon_bonus_player') THEN
+                CAST(CASE WHEN own_natural THEN dragon_table->>'natural_winner'
+                          ELSE dragon_table->'win_by'->>CAST(margin AS VARCHAR) END AS BIGINT)
+              WHEN bet = 'house_money' THEN
+                CAST(pack->'$.payouts.house_money'->>(CASE WHEN pairs >= 2 THEN 'both'
+                                                          ELSE 'one' END) AS BIGINT)
+              ELSE CAST(pack->'$.payouts'->bet->>'odds' AS BIGINT) END AS odds
+  FROM judged
+),
+paid AS (
+  SELECT *,
+         CASE WHEN due_result IS NULL THEN NULL
+              WHEN due_result <> 'win' THEN 0
+              WHEN bet = 'royal9' THEN TRY_CAST(royal9_pays AS DECIMAL(18, 2))
+              WHEN bet = 'banker' THEN odds * basis
+              ELSE odds * stake END::DECIMAL(18, 2) AS due_payout
+  FROM due
+),
+charged AS (
+  SELECT *,
+         CASE WHEN list_contains(CAST(pack->'$.commission.bets.bets' AS VARCHAR[]), bet)
+                   AND due_result = 'win'
+                   AND NOT (ez_baccarat AND coalesce(CAST(pack->>'$.commission.none_at_ez.value'
+                                                          AS BOOLEAN), false))
+              THEN vig_rounded(percent, CAST(round(due_payout * 100) AS BIGINT),
+                               commission_rounding, vig_step(ruleset, percent))
+              WHEN due_result IS NOT NULL THEN 0 END::DECIMAL(18, 2) AS due_commission
+  FROM (SELECT *,
+               greatest(least(CAST(commission_percent AS INT),
+                              list_max(CAST(pack->'$.commission.percents.values' AS INT[]))),
+                        list_min(CAST(pack->'$.commission.percents.values' AS INT[]))) AS percent
+        FROM paid)
+),
+settled AS (
+  SELECT *,
+         CASE WHEN result = 'lose' THEN -basis ELSE 0 END + payout - commission AS logged_net,
+         CASE WHEN due_result = 'lose' THEN -basis ELSE 0 END + due_payout - due_commission
+           AS due_net
+  FROM charged
+)
