@@ -28,8 +28,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 # Each public name and the module that defines it (and its name there), by name only:
 # the root package imports nothing of the floors above it (tests/test_architecture.py).
 _LAZY = {
-    # Called, the pipeline's module is `api.audit` (`auditor.api` makes it so).
-    "audit": ("auditor.api", "auditor.audit"),
+    "audit": ("auditor.api", "audit"),
     "AuditOptions": ("auditor.api", "AuditOptions"),
     "validate": ("auditor.api", "validate"),
     "load_packs": ("auditor.packs.loaded", "load_packs"),
@@ -53,7 +52,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'auditor' has no attribute {name!r}")
     module, attribute = _LAZY[name]
     loaded = importlib.import_module(module)
-    value = importlib.import_module(attribute) if "." in attribute else getattr(loaded, attribute)
+    value = getattr(loaded, attribute)
     globals()[name] = value  # once imported, an ordinary attribute
     return value
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-import auditor.audit as pipeline
 from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
 
 if TYPE_CHECKING:
@@ -98,7 +96,7 @@ def audit(
     copied from) go into the catalog's record of the run; `packs`: packs already loaded
     (else `options.packs()`).
     """
-    from auditor.audit import run_audit
+    from auditor.pipeline import run_audit
 
     options = options or AuditOptions()
     run = run_audit
@@ -127,19 +125,7 @@ def validate(dataset: str | Path, options: AuditOptions | None = None) -> Valida
     validate` does: `.counts` is the row accounting (rows in, audited, quarantined by
     table), `.quarantine` every row refused and why. Validation holds its ids within
     the options' memory limit."""
-    from auditor.audit import run_validation
+    from auditor.pipeline import run_validation
 
     options = options or AuditOptions()
     return run_validation(Path(dataset), None, options.partition_size(), options.packs())
-
-
-class _PipelineAndEntryPoint(ModuleType):
-    """`auditor.audit` names both the pipeline's module (`auditor.audit.run_audit`, which
-    programs and the benchmarks call) and, called, the library's `audit` above: importing
-    the module sets the package's attribute to it, so the module itself answers the call."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> AuditOutputs:
-        return audit(*args, **kwargs)
-
-
-pipeline.__class__ = _PipelineAndEntryPoint

@@ -128,8 +128,8 @@ def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bo
       auditor validate s3://exports/2026-11-24 --format json
       auditor validate /exports/2026-11-24 --rules /packs/freedonia
     """
-    from auditor.audit import run_validation
     from auditor.commands.locations import dataset_folder
+    from auditor.pipeline import run_validation
 
     try:
         packs = loaded_packs(rules_dir, replace_builtin)

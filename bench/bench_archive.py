@@ -57,7 +57,7 @@ CLONE_VERSION = "1"  # in each copy's marker: a copy made otherwise is made agai
 
 def audited_nights(work: Path, args: argparse.Namespace) -> list[Path]:
     """The nights audited for real: their output sets, cached in `work`."""
-    from auditor.audit import run_audit
+    from auditor.pipeline import run_audit
 
     tag = f"archive-{args.audited}x{args.rounds}-faults-{args.faults}-seed-{args.seed}"
     base = work / tag

@@ -224,7 +224,7 @@ def _python_rules(pack) -> tuple:
 
 
 def measure_audit(data: Path, partition_rounds: int) -> dict:
-    from auditor.audit import run_audit
+    from auditor.pipeline import run_audit
 
     out = data.parent / "audit-out"
     results = run_audit(data, out, partition_rounds=partition_rounds)
@@ -238,8 +238,8 @@ def measure_audit(data: Path, partition_rounds: int) -> dict:
 def measure_audit_without_procedures(data: Path, partition_rounds: int) -> dict:
     """The whole audit less stage 5 (procedures): what the shoe checks add is the
     difference with `audit`."""
-    from auditor.audit import find, run_validation
     from auditor.output.files import AuditOutputs, write_outputs
+    from auditor.pipeline import find, run_validation
 
     validated = run_validation(data)
     findings = find(validated, partition_rounds=partition_rounds, procedures=False)

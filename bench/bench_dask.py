@@ -46,12 +46,12 @@ from pathlib import Path
 import polars as pl
 from bench_audit import build_dataset
 
-from auditor.audit import Tally, find, run_validation
 from auditor.engines.cluster import DaskFinder, dask_client
 from auditor.engines.task import PartitionTask, audit_partition, plan
 from auditor.input.cross_rows import BYTES_PER_HASH, BYTES_PER_PARENT_ID, buckets_for
 from auditor.input.load import open_dataset
 from auditor.input.partition import PARTITION_ROUNDS, Partition, partition_bytes, partitions
+from auditor.pipeline import Tally, find, run_validation
 
 BILLION = 1_000_000_000
 

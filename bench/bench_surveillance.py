@@ -33,8 +33,8 @@ def measure(dataset: Path, partition_rounds: int) -> dict:
     """Run in a child process: validation, then surveillance, timed, with peak RSS."""
     import polars as pl
 
-    from auditor.audit import run_validation, survey_cells
     from auditor.input.partition import partition_bytes
+    from auditor.pipeline import run_validation, survey_cells
     from auditor.surveillance.night import survey
 
     def cpu() -> float:

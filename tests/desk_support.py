@@ -15,9 +15,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from auditor.archive.store import add_run
-from auditor.audit import run_audit
 from auditor.cli import main
 from auditor.desk.users import add_user
+from auditor.pipeline import run_audit
 
 PASSWORD = "correct horse battery staple"
 USERS = {"alice": "reviewer", "bob": "reviewer", "rita": "regulator", "adam": "admin"}

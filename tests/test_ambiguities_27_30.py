@@ -20,11 +20,11 @@ import polars as pl
 import pytest
 import yaml
 
-from auditor.audit import find, run_validation
 from auditor.casework.build import case_rows
 from auditor.errors import RulesetError
 from auditor.packs.loaded import load_pack_file
 from auditor.packs.model import load_all
+from auditor.pipeline import find, run_validation
 from auditor.simulator.settle import (
     CARD_CODES,
     CHEMIN,

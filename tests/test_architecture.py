@@ -50,7 +50,7 @@ FLOORS = (
     ("auditor.report",),
     # The review desk (`auditor serve`) reads the archive and draws the reports' pages; it
     # stands beside the pipeline, which it never runs.
-    ("auditor.audit", "auditor.desk"),
+    ("auditor.pipeline", "auditor.desk"),
     # The distributed engine runs audit's partition function and hands run_audit its finder;
     # the live audit runs the pipeline on each batch and closes the day into the archive;
     # the case runner (`auditor rules test`) runs the pipeline over a pack's YAML cases.

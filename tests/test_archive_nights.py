@@ -33,8 +33,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from auditor.archive.store import add_run, archived_runs
-from auditor.audit import run_audit
 from auditor.cli import main
+from auditor.pipeline import run_audit
 
 NIGHTS = 30
 START = date(2026, 11, 16)  # a Monday: the month spans five weeks and two calendar months

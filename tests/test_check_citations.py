@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from auditor.audit import all_checks
 from auditor.cli import main
 from auditor.packs.cited import cite_rules, joined, rule_refs
 from auditor.packs.loaded import builtin_packs, load_packs
+from auditor.pipeline import all_checks
 
 from .test_pack_from_folder import NEW, new_pack_text
 

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from auditor.audit import all_checks
 from auditor.check_docs import DOCS_FILE, check_docs, docs_json
+from auditor.pipeline import all_checks
 
 SOURCE = Path(__file__).resolve().parents[1] / "auditor" / DOCS_FILE
 

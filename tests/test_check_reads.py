@@ -10,9 +10,9 @@ from dataclasses import replace
 import polars as pl
 import pytest
 
-from auditor.audit import all_check_sets, all_checks
 from auditor.findings import frames
 from auditor.findings.check import Check, CheckSet, Violation, misdeclared_reads, read_columns
+from auditor.pipeline import all_check_sets, all_checks
 from auditor.settlement.commission import COMMISSION_CHECKS
 from auditor.settlement.permit import PERMIT_CHECKS
 from auditor.settlement.wagers import WAGER_CHECKS

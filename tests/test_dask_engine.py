@@ -19,14 +19,6 @@ import pytest
 from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
-from auditor.audit import (
-    PartitionFindings,
-    Tally,
-    check_row_accounting,
-    find,
-    run_audit,
-    run_validation,
-)
 from auditor.cli import main
 from auditor.engines.cluster import DaskFinder
 from auditor.engines.ids import IdBucketTask, check_id_bucket, plan_id_buckets
@@ -44,6 +36,14 @@ from auditor.input.load import open_dataset
 from auditor.input.partition import partitions
 from auditor.input.remote import WORKER_COPIES, local_path, remove_worker_copies
 from auditor.input.validate import validate
+from auditor.pipeline import (
+    PartitionFindings,
+    Tally,
+    check_row_accounting,
+    find,
+    run_audit,
+    run_validation,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"

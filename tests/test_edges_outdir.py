@@ -199,7 +199,7 @@ def test_an_unexpected_error_exits_3_with_its_details_in_a_file(tmp_path, monkey
     def broken(*_args, **_kwargs):
         raise ZeroDivisionError("a defect")
 
-    monkeypatch.setattr("auditor.audit.run_validation", broken)
+    monkeypatch.setattr("auditor.pipeline.run_validation", broken)
     result = CliRunner().invoke(main, ["audit", str(SAMPLE), "--out", str(out)])
     assert result.exit_code == 3
     line = result.output.strip().splitlines()[-1]

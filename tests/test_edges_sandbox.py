@@ -24,13 +24,13 @@ from auditor.archive.catalog import CATALOG_FILE
 from auditor.archive.period_layout import PERIODS
 from auditor.archive.periods import WORK_PREFIX
 from auditor.archive.store import ArchiveError, _run_id, archived_runs
-from auditor.audit import SURVEY_PREFIX
 from auditor.cli import main
 from auditor.output.files import DUCKDB_FILE
 from auditor.output.leftovers import CLAIM_FILE, UNCLAIMED_SECONDS, claimed_folder, sweep
 from auditor.output.lock import waiting
 from auditor.output.outdir import MANIFEST_FILE
 from auditor.output.sandbox import sandboxed
+from auditor.pipeline import SURVEY_PREFIX
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 NIGHT = "2026-11-24"  # the sample's gaming day

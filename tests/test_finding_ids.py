@@ -14,11 +14,11 @@ import duckdb
 import polars as pl
 from click.testing import CliRunner
 
-from auditor.audit import find, run_audit, run_validation
 from auditor.cli import main
 from auditor.findings.table import FINDING_ID_SCHEME, identity_text, with_finding_ids
 from auditor.output.diff import diff_findings, diff_runs
 from auditor.packs.loaded import load_packs
+from auditor.pipeline import find, run_audit, run_validation
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 BUILTIN_RULES = Path(__file__).resolve().parents[1] / "rules"

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.audit import run_audit
 from auditor.contract import TABLES
 from auditor.errors import AuditorError
+from auditor.pipeline import run_audit
 
 from .conftest import base_rows, contract_frame
 

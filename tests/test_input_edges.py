@@ -19,9 +19,9 @@ import pytest
 from auditor.schemas import MAX_ID_CHARS, bounded_text_columns
 from click.testing import CliRunner
 
-from auditor.audit import run_validation
 from auditor.cli import main
 from auditor.contract import TABLES
+from auditor.pipeline import run_validation
 
 from .conftest import T0, base_rows, contract_frame
 

@@ -20,8 +20,8 @@ import polars as pl
 from auditor.archive.check import verify_archive
 from auditor.archive.live_runs import closed_live_day, closing_run
 from auditor.archive.store import add_run, archived_runs
-from auditor.audit import run_audit
 from auditor.live.watch import Watch, WatchOptions
+from auditor.pipeline import run_audit
 
 AUDITOR = str(Path(sys.executable).with_name("auditor"))
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"

@@ -14,7 +14,6 @@ import duckdb
 import polars as pl
 import pytest
 
-from auditor.audit import run_audit
 from auditor.errors import InputError
 from auditor.input import gather, load, routing
 from auditor.input.gather import gather_small_files
@@ -23,6 +22,7 @@ from auditor.input.partition import PARTITION_ROUNDS
 from auditor.input.routing import route
 from auditor.output.files import AuditOutputs
 from auditor.output.views import view_statements
+from auditor.pipeline import run_audit
 from auditor.simulator.simulate import simulate
 
 ROUNDS = 1_000

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from auditor.audit import run_audit
 from auditor.odds import royal9, shipped
 from auditor.odds.options import TableOptions
 from auditor.odds.shoe import enumerate_rounds, state_key, state_of
 from auditor.packs.model import load_all, load_pack
+from auditor.pipeline import run_audit
 from auditor.replay import rounds as replay_rounds
 from auditor.surveillance import expected
 

@@ -16,15 +16,15 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from auditor.audit import (
+from auditor.cli import main
+from auditor.output.outdir import MANIFEST_FILE, sha256_of
+from auditor.pipeline import (
     RowAccountingError,
     check_row_accounting,
     find,
     run_audit,
     run_validation,
 )
-from auditor.cli import main
-from auditor.output.outdir import MANIFEST_FILE, sha256_of
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 

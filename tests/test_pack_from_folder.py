@@ -19,9 +19,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from auditor.audit import run_audit
 from auditor.errors import RulesetError
 from auditor.packs.loaded import load_packs
+from auditor.pipeline import run_audit
 from auditor.simulator.simulate import simulate
 
 RULES = Path(__file__).resolve().parents[1] / "rules"

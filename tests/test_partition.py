@@ -7,8 +7,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from auditor.audit import find, run_validation
 from auditor.input.partition import ROUND_ROW, Partition, partitions, restrict, wagers_of
+from auditor.pipeline import find, run_validation
 from auditor.simulator.simulate import simulate
 
 from .conftest import base_rows

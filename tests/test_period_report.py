@@ -28,10 +28,10 @@ from click.testing import CliRunner
 from auditor.archive.catalog import rebuild_catalog
 from auditor.archive.ledger import ReviewInput, append_reviews
 from auditor.archive.store import add_run
-from auditor.audit import run_audit
 from auditor.cli import main
 from auditor.errors import AuditorError
 from auditor.output.query import QueryError
+from auditor.pipeline import run_audit
 from auditor.report import period_data
 from auditor.report import period_figures as figures
 from auditor.report.period import (

@@ -20,7 +20,7 @@ import pytest
 from auditor.archive.catalog import CATALOG_FILE
 from auditor.archive.periods import nights_in_force, surveil
 from auditor.archive.store import add_run
-from auditor.audit import run_audit
+from auditor.pipeline import run_audit
 from auditor.simulator.nights import simulate_nights
 from auditor.simulator.plants import Plant
 from auditor.surveillance import period

@@ -16,10 +16,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from auditor.audit import hold_partition, run_validation
 from auditor.casework.build import case_rows
 from auditor.input.partition import partitions
 from auditor.packs.model import load_all
+from auditor.pipeline import hold_partition, run_validation
 from auditor.procedures.stage import procedure_findings
 from auditor.simulator.simulate import simulate
 

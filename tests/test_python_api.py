@@ -45,7 +45,7 @@ def test_audit_from_python_writes_the_findings_the_command_line_writes(
 @pytest.fixture
 def partition_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
     """The partition size each audit is run with, the audit itself left out."""
-    import auditor.audit
+    import auditor.pipeline
 
     given: list[int | None] = []
 
@@ -54,7 +54,7 @@ def partition_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
     ) -> None:
         given.append(partition_rounds)
 
-    monkeypatch.setattr(auditor.audit, "run_audit", run_audit)
+    monkeypatch.setattr(auditor.pipeline, "run_audit", run_audit)
     return given
 
 
@@ -108,12 +108,13 @@ def test_options_are_frozen() -> None:
         options.memory_limit = "1GB"  # type: ignore[misc]
 
 
-def test_the_pipeline_module_stays_importable_beside_the_entry_point() -> None:
-    import auditor.audit
-    from auditor.audit import run_audit
+def test_the_entry_point_is_the_function_and_the_pipeline_its_own_module() -> None:
+    import auditor.pipeline
+    from auditor.api import audit
 
-    assert auditor.audit.run_audit is run_audit
-    assert callable(auditor.audit)
+    assert auditor.audit is audit
+    assert not hasattr(auditor.audit, "run_audit")
+    assert auditor.pipeline.run_audit.__module__ == "auditor.pipeline"
 
 
 def test_the_public_names_are_importable_and_listed() -> None:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.audit import run_audit
 from auditor.output.query import open_catalog, query
+from auditor.pipeline import run_audit
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "queries.md"

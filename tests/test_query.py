@@ -13,10 +13,10 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from auditor.audit import run_audit
 from auditor.cli import main
 from auditor.output import query as catalog_query
 from auditor.output.query import QueryError, open_catalog
+from auditor.pipeline import run_audit
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"

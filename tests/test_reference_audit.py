@@ -20,7 +20,6 @@ import pytest
 import yaml
 from hypothesis import given
 
-from auditor.audit import find, run_validation
 from auditor.casework.build import case_rows
 from auditor.casework.files import case_file_paths
 from auditor.casework.runner import load_cases
@@ -28,6 +27,7 @@ from auditor.contract import TABLES
 from auditor.errors import AuditorError
 from auditor.input.validate import ValidatedDataset
 from auditor.packs.loaded import builtin_packs
+from auditor.pipeline import find, run_validation
 from auditor.simulator.simulate import simulate
 
 from .conftest import contract_frame

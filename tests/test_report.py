@@ -16,7 +16,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from auditor.audit import all_checks, run_audit
 from auditor.cli import main
 from auditor.input.load import open_dataset
 from auditor.output.catalog import RunInfo
@@ -26,6 +25,7 @@ from auditor.output.traceability import shipped_sections
 from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import load_all, load_pack
 from auditor.packs.regulation_files import section_texts
+from auditor.pipeline import all_checks, run_audit
 from auditor.report import sections
 from auditor.report.decided import replayed
 from auditor.report.evidence import draw_steps, reconcile

@@ -18,9 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.archive.store import add_run
-from auditor.audit import run_audit
 from auditor.cli import main
 from auditor.errors import AuditorError
+from auditor.pipeline import run_audit
 from auditor.report.across import render_archive_investigation, write_archive_investigation
 from auditor.report.investigate import ReportError, subject_of
 from auditor.report.nightly import render_nightly

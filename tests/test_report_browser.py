@@ -24,8 +24,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from auditor.audit import run_audit
 from auditor.cli import main
+from auditor.pipeline import run_audit
 from auditor.report.investigate import Subject, render_investigation
 from tests.conftest import watched_page
 

@@ -24,7 +24,7 @@ import polars as pl
 import pytest
 
 from auditor.archive.store import add_run
-from auditor.audit import run_audit
+from auditor.pipeline import run_audit
 from tests.conftest import chromium_executable
 from tests.test_report_across import bring_a_patron_back, run
 from tests.test_report_browser import NIGHTLY_HEIGHT, WINDOW

@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.archive.store import add_run
-from auditor.audit import run_audit
 from auditor.cli import main
+from auditor.pipeline import run_audit
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"

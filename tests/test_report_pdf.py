@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.audit import run_audit
 from auditor.money import usd_text
+from auditor.pipeline import run_audit
 from auditor.report.investigate import Subject, render_investigation
 from tests.conftest import chromium_executable
 

@@ -23,7 +23,7 @@ import pytest
 
 from auditor.archive.periods import surveil
 from auditor.archive.store import add_run
-from auditor.audit import run_audit
+from auditor.pipeline import run_audit
 from auditor.report.across import write_archive_investigation
 from auditor.report.across_data import gather_archive
 from auditor.report.investigate import subject_of

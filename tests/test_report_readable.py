@@ -12,9 +12,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from auditor.audit import run_audit
 from auditor.check_docs import check_docs
 from auditor.packs.model import load_all
+from auditor.pipeline import run_audit
 from auditor.report import data, evidence, render
 from auditor.report.charts import time_span
 from auditor.report.investigate import Subject, render_investigation

@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
-from auditor.audit import Tally, check_row_accounting, find, run_audit, run_validation
 from auditor.cli import main
 from auditor.input import routing
 from auditor.input.partition import partitions
 from auditor.input.quarantine import ROW_KEY
 from auditor.input.routing import needs_routing, route, routed
 from auditor.input.validate import STAGES
+from auditor.pipeline import Tally, check_row_accounting, find, run_audit, run_validation
 from auditor.simulator.simulate import simulate
 
 TIME_KEYS = {

@@ -16,12 +16,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from auditor.audit import all_checks
 from auditor.casework.batch import split_findings
 from auditor.casework.files import Case, case_file_paths
 from auditor.casework.runner import CaseAudit, CaseResult, audit_cases, load_files, run_cases
 from auditor.casework.verdict import WORDING_KEYS, case_failures, case_problems
 from auditor.packs.loaded import builtin_packs
+from auditor.pipeline import all_checks
 
 CASES = Path(__file__).parent / "cases"
 PACKS = builtin_packs()

@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.audit import find, run_validation
 from auditor.contract import TABLES
 from auditor.input.options import shoe_options
 from auditor.packs.model import load_all
+from auditor.pipeline import find, run_validation
 from auditor.replay.rounds import replay
 from auditor.settlement.commission import COMMISSION_CHECKS
 from auditor.settlement.correct import commission_cents, settle

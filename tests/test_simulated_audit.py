@@ -8,10 +8,10 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from auditor.audit import find, run_audit, run_validation
 from auditor.cli import main
 from auditor.contract import TABLES
 from auditor.findings.table import ID_COLUMNS
+from auditor.pipeline import find, run_audit, run_validation
 from auditor.simulator.simulate import simulate
 
 REPO = Path(__file__).resolve().parents[1]

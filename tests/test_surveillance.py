@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from scipy import stats
 
-from auditor.audit import find, run_audit, run_validation, survey_cells
 from auditor.cli import main
 from auditor.defaults import ALERT_FDR
 from auditor.odds.shoe import enumerate_rounds
 from auditor.odds.wagers import dragon_bonus_net
 from auditor.packs.model import load_pack
+from auditor.pipeline import find, run_audit, run_validation, survey_cells
 from auditor.report import render
 from auditor.report.investigate import render_investigation, subject_of
 from auditor.report.nightly import render_nightly

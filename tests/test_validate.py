@@ -10,12 +10,12 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from auditor.audit import run_validation
 from auditor.cli import main
 from auditor.errors import InputError, RulesetError
 from auditor.input import cross_rows as cross_rows_module
 from auditor.input.load import open_dataset, wider_integer_columns
 from auditor.input.validate import validate
+from auditor.pipeline import run_validation
 
 from .conftest import base_rows, contract_frame
 

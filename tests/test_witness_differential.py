@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from auditor import witness
-from auditor.audit import all_checks
 from auditor.casework.batch import write_batch
 from auditor.casework.build import case_rows
 from auditor.casework.runner import pack_of
 from auditor.errors import AuditorError
+from auditor.pipeline import all_checks
 
 from .test_hostile_input import _write, damaged_rows
 from .test_rule_cases import ALL_CASES, PACKS

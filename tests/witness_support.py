@@ -9,9 +9,9 @@ from pathlib import Path
 import duckdb
 
 from auditor import witness
-from auditor.audit import find, run_validation
 from auditor.output.macros import macro_statements
 from auditor.output.views import view_statements
+from auditor.pipeline import find, run_validation
 
 COLUMNS = ", ".join(witness.COLUMNS)
 

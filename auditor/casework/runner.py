@@ -17,7 +17,6 @@ from pathlib import Path
 
 import polars as pl
 
-from auditor.audit import find, run_validation
 from auditor.casework.batch import (
     case_prefix,
     split_findings,
@@ -31,6 +30,7 @@ from auditor.casework.verdict import case_failures
 from auditor.errors import AuditorError
 from auditor.packs.loaded import LoadedPacks
 from auditor.packs.model import RulePack
+from auditor.pipeline import find, run_validation
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from auditor.audit import Tally, run_audit
 from auditor.engines.ids import IdBucketFunction, check_id_bucket, plan_id_buckets
 from auditor.engines.task import (
     EngineError,
@@ -42,6 +41,7 @@ from auditor.input.partition import PARTITION_ROUNDS, partitions
 from auditor.input.remote import content_digest, is_remote, remove_worker_copies
 from auditor.input.validate import ProgressCallback, ValidatedDataset
 from auditor.output.files import AuditOutputs
+from auditor.pipeline import Tally, run_audit
 
 if TYPE_CHECKING:
     from distributed import Client

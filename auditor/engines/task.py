@@ -24,7 +24,6 @@ import polars as pl
 
 import auditor
 from auditor import __version__
-from auditor.audit import PartitionFindings, find_in_partition
 from auditor.contract import TABLES
 from auditor.errors import AuditorError
 from auditor.input.cross_rows import collect_streaming, key_columns
@@ -35,6 +34,7 @@ from auditor.input.remote import local_path, worker_copy
 from auditor.input.validate import ValidatedDataset, audited_scan
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import available_rulesets
+from auditor.pipeline import PartitionFindings, find_in_partition
 
 # The quarantine's columns that name a row: all `validate.audited_scan` reads.
 KEY_COLUMNS = ("table", "file", "row")

@@ -53,7 +53,7 @@ def finals(checks: Iterable) -> dict[str, str]:
 def audit_so_far(dataset: Path, packs: LoadedPacks | None, when: dict[str, str]) -> Audited:
     """The day's findings so far, those of checks final at once and those of shoes closed
     (their table's next shoe opened)."""
-    from auditor.audit import find, run_validation
+    from auditor.pipeline import find, run_validation
 
     validated = run_validation(dataset, packs=packs)
     findings = find(validated)

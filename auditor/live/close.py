@@ -45,7 +45,7 @@ def audit_and_add(
     first of the close's two steps: once it is done, the archive holds the day's closing
     run (`archive.live_runs.closing_run`), and a close cut off after it ends with that run."""
     from auditor.archive.store import add_run
-    from auditor.audit import run_audit
+    from auditor.pipeline import run_audit
 
     with tempfile.TemporaryDirectory(prefix="auditor-live-close-") as work:
         out = Path(work) / "run"

@@ -70,7 +70,7 @@ def check_folders(landing: Path, archive: Path) -> tuple[Path, Path]:
 class Watch:
     def __init__(self, options: WatchOptions, say: Callable[[str], None]) -> None:
         from auditor.archive.store import open_archive
-        from auditor.audit import all_checks
+        from auditor.pipeline import all_checks
 
         self.options = options
         self.landing, archive = check_folders(options.landing, options.archive)
