@@ -18,6 +18,8 @@ step from `RulePack`, never typed a second time.
   half up to the cent. Pass the table's `commission_percent`, or a ruleset with one percent;
 - `moment_text(instant)`: a logged moment as the findings write it, in UTC to the second,
   to the microsecond where it holds a fraction ('2026-11-24 20:01:05 UTC');
+- `usd_text(dollars)`, `usd_cents_text(cents)`: an amount as the findings write it
+  ('$1,234.50', '-$0.25');
 - `rule_pack(ruleset)`: the ruleset's whole pack as JSON, its section texts left out
   (`rule_pack(ruleset)->>'$.procedures.void_ends_shoe.value'`): what a check's witness
   (`auditor.witness`) reads of a pack beyond the macros above.
@@ -81,6 +83,12 @@ def macro_statements(packs: Mapping[str, RulePack]) -> list[str]:
         "CREATE MACRO moment_text(instant) AS CASE WHEN microsecond(instant) % 1000000 = 0 "
         "THEN strftime(timezone('UTC', instant), '%Y-%m-%d %H:%M:%S UTC') "
         "ELSE strftime(timezone('UTC', instant), '%Y-%m-%d %H:%M:%S.%f UTC') END",
+        # `money.usd` in DuckDB's spelling, over whole cents so that no amount passes a float.
+        "CREATE MACRO usd_cents_text(cents) AS (CASE WHEN cents < 0 THEN '-$' ELSE '$' END) "
+        "|| format('{:,}', abs(CAST(cents AS BIGINT)) // 100) || '.' "
+        "|| lpad(CAST(abs(CAST(cents AS BIGINT)) % 100 AS VARCHAR), 2, '0')",
+        "CREATE MACRO usd_text(dollars) AS "
+        "usd_cents_text(CAST(round(CAST(dollars AS DECIMAL(18, 2)) * 100) AS BIGINT))",
     ]
 
 

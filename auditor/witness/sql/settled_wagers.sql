@@ -8,6 +8,7 @@
 WITH audited AS (
   SELECT w.wager_id, w.round_id, w.seat, w.bet, w.result, w.award,
          w.amount, w.payout, w.commission, w.amount + coalesce(w.rollover, 0) AS stake,
+         w.rollover, o.house_money_rollover_percent,
          r.kind, r.player_cards, r.banker_cards, o.table_id, o.ruleset, o.ez_baccarat,
          o.tie_pays, o.commission_percent, o.commission_rounding, o.dragon_bonus_paytable,
          o.royal9_paytable, rule_pack(o.ruleset) AS pack,

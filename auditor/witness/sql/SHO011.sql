@@ -1,0 +1,26 @@
+-- SHO011 CardOutOfSequence: a round whose cards are not the next cards of the
+-- card-reading shoe.
+-- proves: the dealing order (pack procedures.deal_order): after the burn card and the
+-- burned cards, each round (simulated and void rounds too) takes the next cards of the
+-- `card_sequence` in the order P1, B1, P2, B2, P3, B3, then its discarded cards. The
+-- first card of a round that differs is reported: the card read there, and the round's.
+-- include: shoes_in_force.sql
+-- include: shoe_rounds.sql
+, placed AS (
+  SELECT r.round_id, r.shoe_id, r.first_position + i - 1 AS position, r.cards[i] AS card,
+         j.card_sequence[r.first_position + i] AS read_card
+  FROM shoe_rounds r JOIN judged j ON j.shoe_id = r.shoe_id,
+       range(1, len(r.cards) + 1) AS t(i)
+  WHERE j.card_sequence IS NOT NULL
+),
+first_wrong AS (
+  SELECT round_id, arg_min(card, position) AS card, arg_min(read_card, position) AS read_card
+  FROM placed
+  WHERE read_card IS DISTINCT FROM card
+  GROUP BY round_id
+)
+SELECT 'SHO011' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, round_id,
+       NULL::VARCHAR AS wager_id, NULL::VARCHAR AS discriminator,
+       coalesce(read_card, 'no card') AS expected, card AS logged,
+       NULL::DECIMAL(18, 2) AS impact
+FROM first_wrong
