@@ -96,13 +96,15 @@ def _rule_pack(packs: Mapping[str, RulePack]) -> str:
     """Each pack as the JSON of its parsed file: every rule as the engine reads it, so a
     witness reads a pack's value rather than typing it a second time."""
     cases = " ".join(
-        f"WHEN {sql_literal(ruleset)} THEN CAST({sql_literal(_pack_json(pack))} AS JSON)"
+        f"WHEN ruleset = {sql_literal(ruleset)} THEN CAST({sql_literal(_pack_json(pack))} AS JSON)"
         for ruleset, pack in packs.items()
     )
     unknown = sql_literal("rule_pack: unknown ruleset ")
     return (
-        f"CREATE MACRO rule_pack(ruleset) AS CASE ruleset {cases} "
-        f"ELSE error({unknown} || coalesce(CAST(ruleset AS VARCHAR), 'NULL')) END"
+        # No ruleset (a shoe whose table has no options in force, a row the audit
+        # quarantined) has no pack; a name no pack has is an error, never a silent NULL.
+        f"CREATE MACRO rule_pack(ruleset) AS CASE WHEN ruleset IS NULL THEN NULL::JSON "
+        f"{cases} ELSE error({unknown} || CAST(ruleset AS VARCHAR)) END"
     )
 
 

@@ -7,10 +7,10 @@
 -- include: settled_wagers.sql
 SELECT 'PAY004' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, round_id,
        wager_id, NULL::VARCHAR AS discriminator,
-       'at least ' || (pack->>'$.payouts.tie.min_odds') || ' to 1' AS expected,
+       'at least ' || tie_min_odds || ' to 1' AS expected,
        CAST(tie_pays AS VARCHAR) || ' to 1' AS logged,
        CAST(CASE WHEN due_result = 'win'
-                 THEN stake * (tie_pays - CAST(pack->>'$.payouts.tie.min_odds' AS INT))
+                 THEN stake * (tie_pays - tie_min_odds)
                  ELSE 0 END AS DECIMAL(18, 2)) AS impact
 FROM settled
-WHERE bet = 'tie' AND tie_pays < CAST(pack->>'$.payouts.tie.min_odds' AS INT)
+WHERE bet = 'tie' AND tie_pays < tie_min_odds

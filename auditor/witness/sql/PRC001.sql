@@ -5,23 +5,16 @@
 -- counts (counted_kinds; Ambiguity 10) are dealt; the first hand beyond them is
 -- reported. A pack that switches the rule off (Chemin de Fer, Ambiguity 5) allows any.
 -- include: held_rounds.sql
-, in_force AS (
-  SELECT *, CAST(procedures->>'$.last_hand_after_cover.hands_after' AS INT) AS hands_after
-  FROM held
-  WHERE coalesce(CAST(procedures->>'$.last_hand_after_cover.value' AS BOOLEAN), true)
-    AND procedures->>'$.last_hand_after_cover.cite' IS NOT NULL
-),
-covered AS (
+, covered AS (
   SELECT *, min(round_no) OVER (PARTITION BY shoe_id) AS first_cover_no
-  FROM in_force WHERE cover_card_drawn
+  FROM held WHERE last_hand_rule AND cover_card_drawn
 ),
 after_cover AS (
   SELECT *, row_number() OVER (PARTITION BY shoe_id ORDER BY round_no) AS hand_after,
          count(*) OVER (PARTITION BY shoe_id) AS hands_dealt
   FROM covered
   WHERE round_no > first_cover_no
-    AND list_contains(CAST(procedures->'$.last_hand_after_cover.counted_kinds' AS VARCHAR[]),
-                      kind)
+    AND list_contains(counted_kinds, kind)
 )
 SELECT 'PRC001' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, round_id,
        NULL::VARCHAR AS wager_id, NULL::VARCHAR AS discriminator,

@@ -7,9 +7,7 @@
 , voided AS (
   SELECT shoe_id, min(round_no) AS void_no
   FROM held
-  WHERE kind = 'void'
-    AND coalesce(CAST(procedures->>'$.void_ends_shoe.value' AS BOOLEAN), true)
-    AND procedures->>'$.void_ends_shoe.cite' IS NOT NULL
+  WHERE kind = 'void' AND void_ends_shoe
   GROUP BY shoe_id
 ),
 after_void AS (

@@ -8,12 +8,11 @@
 -- include: held_rounds.sql
 , regular AS (
   SELECT *,
-         CASE procedures->>'$.pass_on_banker_loss.seat_column'
-           WHEN 'curator_seat' THEN curator_seat WHEN 'banker_seat' THEN banker_seat
-         END AS passing_seat,
+         CASE pass_seat_column WHEN 'curator_seat' THEN curator_seat
+                               WHEN 'banker_seat' THEN banker_seat END AS passing_seat,
          point_count(player_cards) > point_count(banker_cards) AS banker_lost
   FROM held
-  WHERE kind = 'regular' AND procedures->>'$.pass_on_banker_loss.seat_column' IS NOT NULL
+  WHERE kind = 'regular' AND pass_seat_column IS NOT NULL
 ),
 beside_previous AS (
   SELECT *, lag(passing_seat) OVER dealt AS previous_seat,

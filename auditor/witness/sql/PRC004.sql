@@ -8,5 +8,4 @@ SELECT 'PRC004' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, ro
        'at least ' || usd_cents_text(bid_cents) AS expected, usd_cents_text(bank_cents) AS logged,
        NULL::DECIMAL(18, 2) AS impact
 FROM bank_state
-WHERE coalesce(CAST(procedures->>'$.bank_stake.first_at_least_bid' AS BOOLEAN), false)
-  AND bank_cents < bid_cents
+WHERE first_at_least_bid AND bank_cents < bid_cents

@@ -6,8 +6,8 @@
 -- include: bank_rounds.sql
 , ranged AS (
   SELECT *,
-         preceding_cents * CAST(procedures->>'$.bank_stake.min_multiple' AS BIGINT) AS low_cents,
-         preceding_cents * CAST(procedures->>'$.bank_stake.max_multiple' AS BIGINT) AS high_cents
+         preceding_cents * min_multiple AS low_cents,
+         preceding_cents * max_multiple AS high_cents
   FROM bank_state
   WHERE NOT bank_start AND preceding_cents IS NOT NULL
 )

@@ -9,5 +9,5 @@ SELECT 'PRC006' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, w.
        usd_cents_text(w.amount_cents) AS logged, NULL::DECIMAL(18, 2) AS impact
 FROM bank_wagers w JOIN bank_state s ON s.round_id = w.round_id
 WHERE w.bet = 'player'
-  AND coalesce(CAST(s.procedures->>'$.wagers_against_bank.each_at_most_bank' AS BOOLEAN), false)
+  AND s.each_at_most_bank
   AND w.amount_cents > s.bank_cents

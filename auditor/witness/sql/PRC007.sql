@@ -8,5 +8,4 @@ SELECT 'PRC007' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, ro
        'at most ' || usd_cents_text(bank_cents) AS expected,
        usd_cents_text(against_total) AS logged, NULL::DECIMAL(18, 2) AS impact
 FROM bank_state
-WHERE coalesce(CAST(procedures->>'$.wagers_against_bank.total_at_most_bank' AS BOOLEAN), false)
-  AND against_total > bank_cents AND against_max <= bank_cents
+WHERE total_at_most_bank AND against_total > bank_cents AND against_max <= bank_cents

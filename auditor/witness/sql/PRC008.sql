@@ -9,5 +9,5 @@ SELECT 'PRC008' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, w.
        'suivi at seat ' || w.seat AS logged, NULL::DECIMAL(18, 2) AS impact
 FROM bank_wagers w JOIN bank_state s ON s.round_id = w.round_id
 WHERE w.bet = 'player' AND w."call" = 'suivi'
-  AND s.procedures->>'$.suivi.cite' IS NOT NULL
+  AND s.suivi_rule
   AND w.seat IS DISTINCT FROM s.entitled_seat

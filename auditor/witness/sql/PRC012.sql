@@ -3,18 +3,10 @@
 -- at a ruleset with Free Hands and at a table whose options in force set `free_hands`
 -- (Ambiguity 11).
 -- include: held_rounds.sql
-, judged AS (
-  SELECT *,
-         procedures->>'$.free_hands.cite' IS NOT NULL
-           AND coalesce(CAST(procedures->>'$.free_hands.value' AS BOOLEAN), true)
-           AS ruleset_allows
-  FROM held
-  WHERE kind = 'free'
-)
 SELECT 'PRC012' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, round_id,
        NULL::VARCHAR AS wager_id, NULL::VARCHAR AS discriminator,
-       CASE WHEN ruleset_allows THEN 'no Free Hand: the table''s options do not allow it'
+       CASE WHEN free_hands_rule THEN 'no Free Hand: the table''s options do not allow it'
             ELSE 'no Free Hand in this ruleset' END AS expected,
        'free' AS logged, NULL::DECIMAL(18, 2) AS impact
-FROM judged
-WHERE NOT (ruleset_allows AND coalesce(free_hands, false))
+FROM held
+WHERE kind = 'free' AND NOT (free_hands_rule AND coalesce(free_hands, false))

@@ -8,6 +8,4 @@ SELECT 'PRC015' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, ro
        'the winning bid' AS expected, 'no banker_bid' AS logged,
        NULL::DECIMAL(18, 2) AS impact
 FROM bank_state
-WHERE procedures->>'$.bank_bid_logged.cite' IS NOT NULL
-  AND coalesce(CAST(procedures->>'$.bank_bid_logged.value' AS BOOLEAN), true)
-  AND kind = 'regular' AND bank_start AND bid_cents IS NULL
+WHERE bid_logged_rule AND kind = 'regular' AND bank_start AND bid_cents IS NULL

@@ -6,12 +6,20 @@
 -- first card of a round that differs is reported: the card read there, and the round's.
 -- include: shoes_in_force.sql
 -- include: shoe_rounds.sql
-, placed AS (
-  SELECT r.round_id, r.shoe_id, r.first_position + i - 1 AS position, r.cards[i] AS card,
-         j.card_sequence[r.first_position + i] AS read_card
+, read AS (
+  SELECT shoe_id, unnest(range(len(card_sequence))) AS position,
+         unnest(card_sequence) AS read_card
+  FROM judged WHERE card_sequence IS NOT NULL
+),
+dealt_cards AS (
+  SELECT r.round_id, r.shoe_id, r.first_position + i - 1 AS position, r.cards[i] AS card
   FROM shoe_rounds r JOIN judged j ON j.shoe_id = r.shoe_id,
        range(1, len(r.cards) + 1) AS t(i)
   WHERE j.card_sequence IS NOT NULL
+),
+placed AS (
+  SELECT d.round_id, d.position, d.card, s.read_card
+  FROM dealt_cards d LEFT JOIN read s ON s.shoe_id = d.shoe_id AND s.position = d.position
 ),
 first_wrong AS (
   SELECT round_id, arg_min(card, position) AS card, arg_min(read_card, position) AS read_card

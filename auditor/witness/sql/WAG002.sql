@@ -4,8 +4,8 @@
 -- include: offered_wagers.sql
 SELECT 'WAG002' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, round_id,
        wager_id, NULL::VARCHAR AS discriminator,
-       usd_text(CAST(pack->>'$.payouts.royal9.wager.amount' AS DECIMAL(18, 2))) AS expected,
+       usd_text(royal9_stake) AS expected,
        amount_text AS logged, NULL::DECIMAL(18, 2) AS impact
 FROM offered
 WHERE bet = 'royal9' AND in_ruleset
-  AND amount <> CAST(pack->>'$.payouts.royal9.wager.amount' AS DECIMAL(18, 2))
+  AND amount <> royal9_stake

@@ -4,18 +4,13 @@
 -- a table whose options in force have one of the deck counts the ruleset lists and,
 -- where it lists seat counts, one of those.
 -- include: offered_wagers.sql
-, limited AS (
-  SELECT *, CAST(pack->'$.limits.royal9.decks' AS INTEGER[]) AS royal9_decks,
-         CAST(pack->'$.limits.royal9.seats' AS INTEGER[]) AS royal9_seats
-  FROM offered
-  WHERE bet = 'royal9' AND permitted
-)
 SELECT 'WAG003' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, round_id,
        wager_id, NULL::VARCHAR AS discriminator,
        array_to_string(royal9_decks, ' or ') || ' decks'
          || coalesce(' and ' || array_to_string(royal9_seats, ' or ') || ' seats', '')
          AS expected,
        decks || ' decks and ' || seats || ' seats' AS logged, NULL::DECIMAL(18, 2) AS impact
-FROM limited
-WHERE NOT (coalesce(list_contains(royal9_decks, decks), false)
+FROM offered
+WHERE bet = 'royal9' AND permitted
+  AND NOT (coalesce(list_contains(royal9_decks, decks), false)
            AND (royal9_seats IS NULL OR list_contains(royal9_seats, seats)))

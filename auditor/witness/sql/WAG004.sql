@@ -8,6 +8,4 @@ SELECT 'WAG004' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, ro
        'by ' || moment_text(no_more_bets_at) AS expected, moment_text(placed_at) AS logged,
        NULL::DECIMAL(18, 2) AS impact
 FROM offered
-WHERE pack->>'$.procedures.no_wager_after_no_more_bets.cite' IS NOT NULL
-  AND coalesce(CAST(pack->>'$.procedures.no_wager_after_no_more_bets.value' AS BOOLEAN), true)
-  AND placed_at > no_more_bets_at
+WHERE no_wager_after_no_more_bets AND placed_at > no_more_bets_at

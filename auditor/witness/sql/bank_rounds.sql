@@ -10,22 +10,43 @@
 -- (skip_ties), a new Bank resetting it where the pack says so (Ambiguity 3). Shared by
 -- PRC004-PRC008 and PRC013-PRC015, which name it on a line `-- include: bank_rounds.sql`
 -- where their statement's WITH clause begins.
-WITH bank_table_rounds AS (
+WITH terms AS (
+  SELECT ruleset,
+         coalesce(CAST(p->>'$.bank_stake.first_at_least_bid' AS BOOLEAN), false)
+           AS first_at_least_bid,
+         CAST(p->>'$.bank_stake.min_multiple' AS BIGINT) AS min_multiple,
+         CAST(p->>'$.bank_stake.max_multiple' AS BIGINT) AS max_multiple,
+         coalesce(CAST(p->>'$.bank_stake.tied_rounds_count' AS BOOLEAN), false)
+           AS tied_rounds_count,
+         coalesce(CAST(p->>'$.wagers_against_bank.each_at_most_bank' AS BOOLEAN), false)
+           AS each_at_most_bank,
+         coalesce(CAST(p->>'$.wagers_against_bank.total_at_most_bank' AS BOOLEAN), false)
+           AS total_at_most_bank,
+         p->>'$.suivi.cite' IS NOT NULL AS suivi_rule,
+         CAST(p->'$.suivi.qualifying_calls' AS VARCHAR[]) AS suivi_calls,
+         coalesce(CAST(p->>'$.suivi.skip_ties' AS BOOLEAN), true) AS suivi_skips_ties,
+         coalesce(CAST(p->>'$.suivi.new_bank_resets' AS BOOLEAN), false) AS new_bank_resets,
+         p->>'$.bank_bid_logged.cite' IS NOT NULL
+           AND coalesce(CAST(p->>'$.bank_bid_logged.value' AS BOOLEAN), true) AS bid_logged_rule
+  FROM (SELECT ruleset, rule_pack(ruleset)->'$.procedures' AS p
+        FROM (SELECT DISTINCT ruleset FROM shoe_rules WHERE ruleset IS NOT NULL))
+  WHERE p->>'$.bank_stake.cite' IS NOT NULL
+),
+bank_table_rounds AS (
   SELECT r.round_id, r.shoe_id, r.round_no, r.kind, r.banker_seat,
-         CAST(round(r.banker_bid * 100) AS BIGINT) AS bid_cents, o.ruleset,
-         rule_pack(o.ruleset)->'$.procedures' AS procedures,
+         CAST(round(r.banker_bid * 100) AS BIGINT) AS bid_cents, t.*,
          CASE WHEN point_count(r.player_cards) > point_count(r.banker_cards) THEN 'player'
               WHEN point_count(r.player_cards) < point_count(r.banker_cards) THEN 'banker'
               ELSE 'tie' END AS outcome
   FROM rounds r JOIN shoe_rules o ON o.shoe_id = r.shoe_id
+       JOIN terms t ON t.ruleset = o.ruleset
   WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
     AND r.shoe_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
-    AND rule_pack(o.ruleset)->>'$.procedures.bank_stake.cite' IS NOT NULL
 ),
 bank_wagers AS (
   SELECT w.wager_id, w.round_id, w.seat, w.bet, w."call",
          CAST(round(w.amount * 100) AS BIGINT) AS amount_cents, t.banker_seat, t.ruleset,
-         t.procedures
+         t.suivi_calls
   FROM wagers w JOIN bank_table_rounds t ON t.round_id = w.round_id
   WHERE w.wager_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
     AND w.bet IN ('banker', 'player')
@@ -45,7 +66,7 @@ full_calls AS (
   SELECT w.round_id, min(w.seat) AS full_seat
   FROM bank_wagers w JOIN bankers b ON b.round_id = w.round_id
   WHERE w.bet = 'player' AND w.amount_cents = b.bank_cents
-    AND list_contains(CAST(w.procedures->'$.suivi.qualifying_calls' AS VARCHAR[]), w."call")
+    AND list_contains(w.suivi_calls, w."call")
   GROUP BY w.round_id
 ),
 bank_rounds AS (
@@ -63,16 +84,13 @@ marked AS (
   SELECT *,
          -- -1 marks "nobody" (a Bank's or a shoe's start) apart from "nothing new".
          CASE WHEN bank_start THEN -1
-              ELSE lag(CASE WHEN CAST(procedures->>'$.bank_stake.tied_rounds_count' AS BOOLEAN)
-                                 OR outcome <> 'tie' THEN bank_cents END) OVER dealt
+              ELSE lag(CASE WHEN tied_rounds_count OR outcome <> 'tie'
+                            THEN bank_cents END) OVER dealt
          END AS preceding_mark,
          CASE WHEN row_number() OVER dealt = 1
-                   OR (bank_start AND CAST(procedures->>'$.suivi.new_bank_resets' AS BOOLEAN))
+                   OR (bank_start AND new_bank_resets)
               THEN -1
-              ELSE lag(CASE WHEN kind = 'regular'
-                                 AND (NOT coalesce(CAST(procedures->>'$.suivi.skip_ties'
-                                                        AS BOOLEAN), true)
-                                      OR outcome <> 'tie')
+              ELSE lag(CASE WHEN kind = 'regular' AND (NOT suivi_skips_ties OR outcome <> 'tie')
                             THEN CASE WHEN outcome = 'banker' THEN coalesce(full_seat, -1)
                                       ELSE -1 END END) OVER dealt
          END AS entitled_mark

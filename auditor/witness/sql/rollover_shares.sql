@@ -9,8 +9,7 @@
 -- total (Ambiguity 29).
 , rolled AS (
   SELECT *,
-         coalesce(list_contains(CAST(pack->'$.procedures.house_money_rollover.onto'
-                                     AS VARCHAR[]), bet), false) AS onto_target,
+         coalesce(list_contains(rollover_onto, bet), false) AS onto_target,
          bet = 'house_money' AND due_result = 'win' AS house_money_won,
          CAST(round(rollover * 100) AS BIGINT) AS rollover_cents
   FROM settled

@@ -5,13 +5,48 @@
 -- A witness names it on a line of its own, `-- include: settled_wagers.sql`, where its
 -- statement's WITH clause begins; the loader writes this file's statement there, so the
 -- statement printed, narrowed and run is whole, runnable in `duckdb audit.duckdb` alone.
-WITH audited AS (
+-- What the settlement reads of each ruleset's pack (its payouts, commission, EZ events,
+-- naturals and the House Money rollover), taken once per ruleset: the whole pack on
+-- every wager would be parsed again for every value read.
+WITH packs AS (
+  SELECT ruleset,
+         json_object('payouts', p->'$.payouts', 'commission', p->'$.commission',
+                     'ez', p->'$.ez', 'naturals', p->'$.naturals',
+                     'procedures', json_object('house_money_rollover',
+                                               p->'$.procedures.house_money_rollover'))
+           AS pack,
+         p->>'$.naturals.drawn_in_error.settle_on' AS drawn_settle_on,
+         p->>'$.ez.events.dragon7.hand' AS dragon7_hand,
+         CAST(p->>'$.ez.events.dragon7.total' AS INT) AS dragon7_total,
+         CAST(p->>'$.ez.events.dragon7.cards' AS INT) AS dragon7_cards,
+         CAST(p->>'$.ez.events.dragon7.other_hand_below' AS INT) AS dragon7_below,
+         p->>'$.ez.events.panda8.hand' AS panda8_hand,
+         CAST(p->>'$.ez.events.panda8.total' AS INT) AS panda8_total,
+         CAST(p->>'$.ez.events.panda8.cards' AS INT) AS panda8_cards,
+         CAST(p->>'$.ez.events.panda8.other_hand_below' AS INT) AS panda8_below,
+         CAST(p->'$.payouts.banker.covered_by' AS VARCHAR[]) AS covered_by,
+         p->>'$.payouts.banker.basis' AS banker_basis,
+         p->>'$.ez.banker_push_on.event' AS banker_push_event,
+         CAST(p->>'$.payouts.tie.min_odds' AS INT) AS tie_min_odds,
+         p->>'$.payouts.house_money.one' AS house_money_one,
+         CAST(p->'$.commission.bets.bets' AS VARCHAR[]) AS commission_bets,
+         CAST(p->>'$.commission.none_at_ez.value' AS BOOLEAN) AS none_at_ez,
+         CAST(p->'$.commission.percents.values' AS INT[]) AS commission_percents,
+         CAST(p->'$.procedures.house_money_rollover.onto' AS VARCHAR[]) AS rollover_onto,
+         CAST(p->>'$.payouts.banker.odds' AS BIGINT) AS banker_odds,
+         CAST(p->>'$.payouts.player.odds' AS BIGINT) AS player_odds,
+         CAST(p->>'$.payouts.dragon7.odds' AS BIGINT) AS dragon7_odds,
+         CAST(p->>'$.payouts.panda8.odds' AS BIGINT) AS panda8_odds
+  FROM (SELECT ruleset, rule_pack(ruleset) AS p
+        FROM (SELECT DISTINCT ruleset FROM shoe_rules WHERE ruleset IS NOT NULL))
+),
+audited AS (
   SELECT w.wager_id, w.round_id, w.seat, w.bet, w.result, w.award,
          w.amount, w.payout, w.commission, w.amount + coalesce(w.rollover, 0) AS stake,
          w.rollover, o.house_money_rollover_percent,
          r.kind, r.player_cards, r.banker_cards, o.table_id, o.ruleset, o.ez_baccarat,
          o.tie_pays, o.commission_percent, o.commission_rounding, o.dragon_bonus_paytable,
-         o.royal9_paytable, rule_pack(o.ruleset) AS pack,
+         o.royal9_paytable, k.* EXCLUDE (ruleset),
          point_count(r.player_cards[1:2]) AS player_two,
          point_count(r.banker_cards[1:2]) AS banker_two,
          coalesce(is_natural(o.ruleset, point_count(r.player_cards[1:2])), false)
@@ -19,7 +54,7 @@ WITH audited AS (
          coalesce(is_natural(o.ruleset, point_count(r.banker_cards[1:2])), false)
            AND len(r.banker_cards) >= 2 AS banker_natural
   FROM wagers w JOIN rounds r ON r.round_id = w.round_id
-       JOIN shoe_rules o ON o.shoe_id = r.shoe_id
+       JOIN shoe_rules o ON o.shoe_id = r.shoe_id JOIN packs k ON k.ruleset = o.ruleset
   WHERE w.wager_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
     AND r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
 ),
@@ -27,7 +62,7 @@ WITH audited AS (
 -- pack settles such a round on each hand's first two cards (naturals.drawn_in_error).
 dealt AS (
   SELECT *,
-         pack->>'$.naturals.drawn_in_error.settle_on' = 'first_two_cards'
+         drawn_settle_on = 'first_two_cards'
            AND ((player_natural AND len(player_cards) >= 3)
                 OR (banker_natural AND len(banker_cards) >= 3)) AS drawn
   FROM audited
@@ -43,21 +78,21 @@ hands AS (
 -- The EZ events as each pack defines them (ez.events), the pairs of House Money.
 events AS (
   SELECT *,
-         coalesce(CASE pack->>'$.ez.events.dragon7.hand'
-           WHEN 'banker' THEN banker_final = CAST(pack->>'$.ez.events.dragon7.total' AS INT)
-             AND banker_count = CAST(pack->>'$.ez.events.dragon7.cards' AS INT)
-             AND player_final < CAST(pack->>'$.ez.events.dragon7.other_hand_below' AS INT)
-           WHEN 'player' THEN player_final = CAST(pack->>'$.ez.events.dragon7.total' AS INT)
-             AND player_count = CAST(pack->>'$.ez.events.dragon7.cards' AS INT)
-             AND banker_final < CAST(pack->>'$.ez.events.dragon7.other_hand_below' AS INT)
+         coalesce(CASE dragon7_hand
+           WHEN 'banker' THEN banker_final = dragon7_total
+             AND banker_count = dragon7_cards
+             AND player_final < dragon7_below
+           WHEN 'player' THEN player_final = dragon7_total
+             AND player_count = dragon7_cards
+             AND banker_final < dragon7_below
            END, false) AS dragon7,
-         coalesce(CASE pack->>'$.ez.events.panda8.hand'
-           WHEN 'banker' THEN banker_final = CAST(pack->>'$.ez.events.panda8.total' AS INT)
-             AND banker_count = CAST(pack->>'$.ez.events.panda8.cards' AS INT)
-             AND player_final < CAST(pack->>'$.ez.events.panda8.other_hand_below' AS INT)
-           WHEN 'player' THEN player_final = CAST(pack->>'$.ez.events.panda8.total' AS INT)
-             AND player_count = CAST(pack->>'$.ez.events.panda8.cards' AS INT)
-             AND banker_final < CAST(pack->>'$.ez.events.panda8.other_hand_below' AS INT)
+         coalesce(CASE panda8_hand
+           WHEN 'banker' THEN banker_final = panda8_total
+             AND banker_count = panda8_cards
+             AND player_final < panda8_below
+           WHEN 'player' THEN player_final = panda8_total
+             AND player_count = panda8_cards
+             AND banker_final < panda8_below
            END, false) AS panda8,
          coalesce(CAST(left(player_cards[1], 1) = left(player_cards[2], 1) AS INT), 0)
            + coalesce(CAST(left(banker_cards[1], 1) = left(banker_cards[2], 1) AS INT), 0)
@@ -70,7 +105,8 @@ events AS (
            AS own_natural,
          CASE WHEN bet = 'dragon_bonus_banker' THEN player_natural ELSE banker_natural END
            AS other_natural,
-         pack->'$.payouts.dragon_bonus'->dragon_bonus_paytable AS dragon_table
+         CASE WHEN bet IN ('dragon_bonus_banker', 'dragon_bonus_player')
+              THEN pack->'$.payouts.dragon_bonus'->dragon_bonus_paytable END AS dragon_table
   FROM hands
 ),
 -- Royal 9 (payouts.royal9): each hand's first two cards as a combination, face card
@@ -153,18 +189,20 @@ royal9 AS (
 against AS (
   SELECT round_id, sum(stake) AS covered
   FROM audited
-  WHERE list_contains(CAST(pack->'$.payouts.banker.covered_by' AS VARCHAR[]), bet)
+  WHERE list_contains(covered_by, bet)
   GROUP BY round_id
 ),
 judged AS (
   SELECT e.*, y.line AS royal9_line, y.pays AS royal9_pays,
-         json_type(e.pack->'$.payouts.royal9.paytables'->e.royal9_paytable) = 'OBJECT'
+         e.bet = 'royal9' AND coalesce(json_type(e.pack->'$.payouts.royal9.paytables'
+                                                 ->e.royal9_paytable) = 'OBJECT', false)
            AS royal9_known,
-         coalesce(CAST(e.pack->'$.payouts.royal9.paytables'->e.royal9_paytable
-                       ->>'$.random_award.value' AS BOOLEAN), false) AS royal9_random,
-         CASE WHEN e.bet = 'banker' AND e.pack->>'$.payouts.banker.basis' = 'covered'
+         e.bet = 'royal9' AND coalesce(CAST(e.pack->'$.payouts.royal9.paytables'
+                                            ->e.royal9_paytable->>'$.random_award.value'
+                                            AS BOOLEAN), false) AS royal9_random,
+         CASE WHEN e.bet = 'banker' AND banker_basis = 'covered'
               THEN least(e.stake, coalesce(a.covered, 0)) ELSE e.stake END AS basis,
-         e.ez_baccarat AND CASE e.pack->>'$.ez.banker_push_on.event'
+         e.ez_baccarat AND CASE banker_push_event
                              WHEN 'dragon7' THEN e.dragon7 WHEN 'panda8' THEN e.panda8
                              ELSE false END AS ez_push
   FROM events e LEFT JOIN royal9 y USING (wager_id) LEFT JOIN against a USING (round_id)
@@ -176,7 +214,7 @@ due AS (
                                             WHEN winner = 'banker' THEN 'win' ELSE 'lose' END
               WHEN bet = 'player' THEN CASE WHEN winner = 'tie' THEN 'push'
                                             WHEN winner = 'player' THEN 'win' ELSE 'lose' END
-              WHEN bet = 'tie' THEN CASE WHEN pack->>'$.payouts.tie.min_odds' IS NOT NULL THEN
+              WHEN bet = 'tie' THEN CASE WHEN tie_min_odds IS NOT NULL THEN
                                       CASE WHEN winner = 'tie' THEN 'win' ELSE 'lose' END END
               WHEN bet IN ('dragon_bonus_banker', 'dragon_bonus_player') THEN
                 CASE WHEN json_type(dragon_table) = 'OBJECT' THEN
@@ -189,11 +227,12 @@ due AS (
                          THEN 'win'
                        ELSE 'lose' END END
               WHEN bet IN ('dragon7', 'panda8') THEN
-                CASE WHEN pack->'$.payouts'->bet->>'odds' IS NOT NULL THEN
+                CASE WHEN CASE bet WHEN 'dragon7' THEN dragon7_odds
+                               WHEN 'panda8' THEN panda8_odds END IS NOT NULL THEN
                   CASE WHEN (bet = 'dragon7' AND dragon7) OR (bet = 'panda8' AND panda8)
                        THEN 'win' ELSE 'lose' END END
               WHEN bet = 'house_money' THEN
-                CASE WHEN pack->>'$.payouts.house_money.one' IS NOT NULL THEN
+                CASE WHEN house_money_one IS NOT NULL THEN
                   CASE WHEN pairs > 0 THEN 'win' ELSE 'lose' END END
               WHEN bet = 'royal9' THEN
                 CASE WHEN royal9_known THEN
@@ -206,7 +245,9 @@ due AS (
               WHEN bet = 'house_money' THEN
                 CAST(pack->'$.payouts.house_money'->>(CASE WHEN pairs >= 2 THEN 'both'
                                                           ELSE 'one' END) AS BIGINT)
-              ELSE CAST(pack->'$.payouts'->bet->>'odds' AS BIGINT) END AS odds
+              ELSE CASE bet WHEN 'banker' THEN banker_odds WHEN 'player' THEN player_odds
+                            WHEN 'dragon7' THEN dragon7_odds WHEN 'panda8' THEN panda8_odds
+                   END END AS odds
   FROM judged
 ),
 paid AS (
@@ -220,17 +261,16 @@ paid AS (
 ),
 charged AS (
   SELECT *,
-         CASE WHEN list_contains(CAST(pack->'$.commission.bets.bets' AS VARCHAR[]), bet)
+         CASE WHEN list_contains(commission_bets, bet)
                    AND due_result = 'win'
-                   AND NOT (ez_baccarat AND coalesce(CAST(pack->>'$.commission.none_at_ez.value'
-                                                          AS BOOLEAN), false))
+                   AND NOT (ez_baccarat AND coalesce(none_at_ez, false))
               THEN vig_rounded(percent, CAST(round(due_payout * 100) AS BIGINT),
                                commission_rounding, vig_step(ruleset, percent))
               WHEN due_result IS NOT NULL THEN 0 END::DECIMAL(18, 2) AS due_commission
   FROM (SELECT *,
                greatest(least(CAST(commission_percent AS INT),
-                              list_max(CAST(pack->'$.commission.percents.values' AS INT[]))),
-                        list_min(CAST(pack->'$.commission.percents.values' AS INT[]))) AS percent
+                              list_max(commission_percents)),
+                        list_min(commission_percents)) AS percent
         FROM paid)
 ),
 settled AS (
