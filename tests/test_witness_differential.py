@@ -101,7 +101,7 @@ def test_a_witness_that_misses_a_finding_is_caught(nights):
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory) -> duckdb.DuckDBPyConnection:
     """Every YAML case as one dataset, each under ids of its own (`auditor.casework`), as
-    the case runner audits them: one catalog for the 413 cases."""
+    the case runner audits them: one catalog for the 414 cases."""
     root = tmp_path_factory.mktemp("witness_cases") / "dataset"
     write_batch([case_rows(case.spec, pack_of(case, PACKS)) for case in ALL_CASES], root)
     return memory_catalog(root)

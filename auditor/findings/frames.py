@@ -6,7 +6,7 @@ the stage's frame as built, and the columns its `enrich` function adds to the fl
 rows (citations, words), since the citation, message and the other texts of a finding are
 evaluated after it. A check declares both kinds alike; what tells them apart is where
 the stage adds them, not what the check reads. Several check sets may share a frame
-(VOID_CHECKS and VOID_CARDS_CHECKS are emitted over the same rows).
+(the payout, commission and permission checks are all emitted over the settled wagers).
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ COVER_FLAG_FRAME = "cover_flag"
 AFTER_COVER_FRAME = "after_cover"
 # One row per shoe with a void round, with what was dealt after it (`procedures.shoe_end`).
 AFTER_VOID_FRAME = "after_void"
+# One row per void round of a reader shoe, with the cards its card sequence holds after
+# the round's hands (`procedures.shoe_end`).
+VOID_ROUND_FRAME = "void_round"
 # One row per round with discards the ruleset counts (`procedures.discards`).
 DISCARD_FRAME = "discard"
 
@@ -75,6 +78,7 @@ SHOE_CLOSE_FRAMES = frozenset(
         COVER_FLAG_FRAME,
         AFTER_COVER_FRAME,
         AFTER_VOID_FRAME,
+        VOID_ROUND_FRAME,
         DISCARD_FRAME,
         MARKER_FRAME,
     }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation, column_names
-from auditor.findings.frames import AFTER_COVER_FRAME, AFTER_VOID_FRAME
+from auditor.findings.frames import AFTER_COVER_FRAME, AFTER_VOID_FRAME, VOID_ROUND_FRAME
 from auditor.findings.words import counted
 from auditor.procedures.frames import (
     counted_hand_keys,
@@ -14,7 +14,7 @@ from auditor.procedures.frames import (
 
 LAST_HAND_CHECKS = CheckSet()
 VOID_CHECKS = CheckSet()
-# On the void round itself (VOID_CHECKS report the round dealt after it).
+# On each void round itself (VOID_CHECKS report the round dealt after a shoe's first).
 VOID_CARDS_CHECKS = CheckSet()
 
 
@@ -125,14 +125,15 @@ def _round_after_void() -> Violation:
         rules=("procedures.void_ends_shoe",),
         what="With a card-reading shoe, a `void` round (too few cards to complete it) takes "
         "the shoe's last cards: its hands end where `card_sequence` ends. A void round "
-        "after which the sequence still holds cards could have been dealt on; it is "
-        "reported on the round. Not at Chemin de Fer, whose §11(a) and §11(j) voids are "
-        "not for want of cards (INDEX Ambiguity 7).",
+        "after which the sequence still holds cards could have been dealt on; each such "
+        "round, the shoe's first void round or a later one, is reported on the round. Not "
+        "at Chemin de Fer, whose §11(a) and §11(j) voids are not for want of cards (INDEX "
+        "Ambiguity 7).",
         why="A void returns every wager: declared while cards remain, it undoes a round the "
         "house may have been losing.",
         example="Round 58 logged void with Player 7 and Banker 3 dealt; the reader shows 40 "
         "more cards in the shoe.",
-        frame=AFTER_VOID_FRAME,
+        frame=VOID_ROUND_FRAME,
         reads=column_names("_cards_left round_no shoe_id void_ends_shoe_citation"),
     )
 )
@@ -195,29 +196,12 @@ def after_cover(rounds: pl.LazyFrame, per_shoe: pl.LazyFrame, rules: pl.DataFram
 def after_void(
     rounds: pl.LazyFrame, per_shoe: pl.LazyFrame, frame: pl.DataFrame
 ) -> pl.LazyFrame | None:
-    """Per shoe with a void round (where the pack ends the shoe there), the rounds after it
-    and, at a reader shoe, the cards its sequence holds after the void round's hands; None
-    when no shoe has one, so that the rounds are not read again for nothing."""
+    """Per shoe with a void round (where the pack ends the shoe there), the rounds after
+    its first; None when no shoe has one, so that the rounds are not read again for
+    nothing."""
     voided = frame.filter(pl.col("first_void_no").is_not_null())
     if voided.height == 0:
         return None
-    # The void round's place among the shoe's rounds gives where its hands end.
-    at_void = (
-        voided.lazy()
-        .filter(pl.col("reader"))
-        .select("shoe_id", "first_void_no", "seq_len", "burn_count", "round_nos", "hand_ends")
-        .explode("round_nos", "hand_ends")
-        .filter(pl.col("round_nos") == pl.col("first_void_no"))
-        .select(
-            "shoe_id",
-            (
-                pl.col("seq_len").cast(pl.Int64)
-                - 1
-                - pl.col("burn_count").cast(pl.Int64)
-                - pl.col("hand_ends").cast(pl.Int64)
-            ).alias("_cards_left"),
-        )
-    )
     after = (
         rounds.select("shoe_id", "round_id", "round_no")
         .join(voided.lazy().select("shoe_id", "first_void_no"), on="shoe_id", how="inner")
@@ -229,21 +213,46 @@ def after_void(
             pl.col("round_id").sort_by("round_no").first().alias("after_void_id"),
         )
     )
-    void_ids = rounds.select(
-        "shoe_id", pl.col("round_no").alias("first_void_no"), pl.col("round_id").alias("void_id")
-    )
     return (
         voided.lazy()
         .select("shoe_id", "first_void_no")
-        .join(void_ids, on=["shoe_id", "first_void_no"], how="inner")
         .join(after, on=["shoe_id", "first_void_no"], how="left")
-        .join(at_void, on="shoe_id", how="left")
-        .with_columns(
-            pl.col("after_void_count").fill_null(0), pl.col("first_void_no").alias("round_no")
-        )
-        .join(
-            per_shoe.filter(pl.col("void_ends_shoe")).select("shoe_id", "table_id", "ruleset"),
-            on="shoe_id",
-            how="inner",
+        .with_columns(pl.col("after_void_count").fill_null(0))
+        .join(_ending_void(per_shoe), on="shoe_id", how="inner")
+    )
+
+
+def void_cards_left(
+    rounds: pl.LazyFrame, per_shoe: pl.LazyFrame, frame: pl.DataFrame
+) -> pl.LazyFrame | None:
+    """Per void round of a reader shoe (where the pack ends the shoe there), the cards its
+    sequence holds after the round's hands (`_cards_left`); None when no reader shoe has
+    one. Every void round, not only a shoe's first: each must have run out of cards."""
+    voided = frame.filter(pl.col("reader") & pl.col("first_void_no").is_not_null())
+    if voided.height == 0:
+        return None
+    # A round's place among the shoe's rounds gives where its hands end.
+    ends = (
+        voided.lazy()
+        .select("shoe_id", "seq_len", "burn_count", "round_nos", "hand_ends")
+        .explode("round_nos", "hand_ends")
+        .select(
+            "shoe_id",
+            pl.col("round_nos").alias("round_no"),
+            (
+                pl.col("seq_len").cast(pl.Int64)
+                - 1
+                - pl.col("burn_count").cast(pl.Int64)
+                - pl.col("hand_ends").cast(pl.Int64)
+            ).alias("_cards_left"),
         )
     )
+    void_rounds = rounds.filter(pl.col("kind") == "void").select("shoe_id", "round_no", "round_id")
+    return ends.join(void_rounds, on=["shoe_id", "round_no"], how="inner").join(
+        _ending_void(per_shoe), on="shoe_id", how="inner"
+    )
+
+
+def _ending_void(per_shoe: pl.LazyFrame) -> pl.LazyFrame:
+    """The shoes whose pack ends the shoe at a void round."""
+    return per_shoe.filter(pl.col("void_ends_shoe")).select("shoe_id", "table_id", "ruleset")

@@ -73,6 +73,7 @@ from auditor.procedures.shoe_end import (
     VOID_CHECKS,
     after_cover,
     after_void,
+    void_cards_left,
 )
 from auditor.procedures.table import (
     COLLECTION_CHECKS,
@@ -165,10 +166,12 @@ def procedure_findings(
                 citations(rules, "void_ends_shoe_citation"),
             )
         )
+    left_at_void = void_cards_left(rounds, per_shoe, frame)
+    if left_at_void is not None:
         frames.append(
             VOID_CARDS_CHECKS.emit(
-                dealt_after_void,
-                ids(pl.col("void_id")),
+                left_at_void,
+                ids(pl.col("round_id")),
                 citations(rules, "void_ends_shoe_citation"),
             )
         )

@@ -21,6 +21,6 @@ shoe_rounds AS (
          1 + j.burn_count + CAST(sum(len(d.hand_cards) + len(d.discards)) OVER through AS BIGINT)
            - len(d.hand_cards) - len(d.discards) AS first_position
   FROM dealt d JOIN judged j ON j.shoe_id = d.shoe_id
-  WINDOW through AS (PARTITION BY d.shoe_id ORDER BY d.round_no
+  WINDOW through AS (PARTITION BY d.shoe_id ORDER BY d.round_no, d.round_id
                      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )
