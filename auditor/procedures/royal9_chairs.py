@@ -37,7 +37,9 @@ def chair_rules(tables: PackTables) -> pl.DataFrame:
         what="At a table offering Royal 9, the `royal9_seats` rows must not post one "
         "combination at two chairs, nor more combinations at a chair than the ruleset "
         "allows (Midi: one), nor a suited combination where the ruleset wants them "
-        "non-suited (Midi). One finding per combination or chair at fault, on the table.",
+        "non-suited (Midi). One finding per combination or chair at fault, on the table; "
+        "a table that offers Royal 9 under two rulesets has its chairs judged under each, "
+        "a fault reported once, under the ruleset it offered Royal 9 under first.",
         why="The personal lines pay the player seated at the chair whose combination "
         "appears; a combination posted twice, or too many at one chair, pays progressive "
         "meters to the wrong seat.",
@@ -60,15 +62,16 @@ def _chair_combinations() -> Violation:
 
 
 def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
-    """One row per fault: a combination at several chairs, too many at a chair, a suited
-    combination where none may be."""
+    """One row per fault under each ruleset the table offers Royal 9 under: a combination
+    at several chairs, too many at a chair, a suited combination where none may be."""
     repeated = (
         seats.filter(pl.col("royal9_seat_combinations_unique"))
-        .group_by("table_id", "combo")
+        .group_by("table_id", "ruleset", "combo")
         .agg(pl.col("seat").unique().sort().cast(pl.String).alias("_seats"))
         .filter(pl.col("_seats").list.len() > 1)
         .select(
             "table_id",
+            "ruleset",
             pl.format("{} posted at chairs {}", "combo", pl.col("_seats").list.join(", ")).alias(
                 "_problem"
             ),
@@ -79,11 +82,12 @@ def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
     per_seat = pl.col("royal9_seat_combinations_per_seat")
     crowded = (
         seats.filter(per_seat.is_not_null())
-        .group_by("table_id", "seat", per_seat)
+        .group_by("table_id", "ruleset", "seat", per_seat)
         .agg(pl.col("combo").unique().sort().alias("_combos"))
         .filter(pl.col("_combos").list.len() > per_seat)
         .select(
             "table_id",
+            "ruleset",
             pl.format(
                 "{} combinations at chair {}: {}",
                 pl.col("_combos").list.len(),
@@ -97,6 +101,7 @@ def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
     same_suit = pl.col("combo").str.slice(1, 1) == pl.col("combo").str.slice(3, 1)
     suited = seats.filter(~pl.col("royal9_seat_combinations_suited") & same_suit).select(
         "table_id",
+        "ruleset",
         pl.format("suited {} at chair {}", "combo", "seat").alias("_problem"),
         pl.lit("a face card and a nine of different suits").alias("_expected"),
         discriminated(chair=pl.col("seat"), combination=pl.col("combo")).alias("_discriminator"),
@@ -107,17 +112,25 @@ def _problems(seats: pl.LazyFrame) -> pl.LazyFrame:
 def chair_findings(
     seats: pl.LazyFrame | None, tables: pl.LazyFrame, form: PackTables
 ) -> list[pl.LazyFrame]:
-    """Findings about the chairs' combinations of tables offering Royal 9 (`table_id`)."""
+    """Findings about the chairs' combinations of tables offering Royal 9 (`table_id`).
+
+    The chairs are posted for the table, not for a tables row: a table that offers Royal 9
+    under two rulesets in a night has them judged under each, and a fault either finds is
+    reported once, under the ruleset the table offered Royal 9 under first."""
     if seats is None:
         return []
     offering = (
         tables.filter(pl.col("royal9_paytable").is_not_null())
-        .select("table_id", "ruleset")
-        .unique()
+        .group_by("table_id", "ruleset")
+        .agg(pl.col("effective_from").min().alias("_offered_from"))
         .join(chair_rules(form).lazy(), on="ruleset", how="inner")
     )
     problems = _problems(seats.select("table_id", "seat", "combo").join(offering, on="table_id"))
-    frame = problems.join(offering, on="table_id", how="inner")
+    frame = (
+        problems.join(offering, on=["table_id", "ruleset"], how="inner")
+        .sort("table_id", "_discriminator", "_offered_from", "ruleset")
+        .unique(["table_id", "_discriminator"], keep="first", maintain_order=True)
+    )
     return [
         CHAIR_CHECKS.emit(
             frame,

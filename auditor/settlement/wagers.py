@@ -141,9 +141,12 @@ def _due_words() -> pl.Expr:
 
 def _stax_reading() -> pl.Expr:
     """A Royal 9 paid with no qualifying hand and no line, where the paytable allows a
-    random award (midi §12(j), INDEX Ambiguity 25): reported, not proven wrong."""
+    random award (midi §12(j), INDEX Ambiguity 25): reported, not proven wrong. Not in a
+    void round: it returns every wager (midi §13(e)), so a win there is a wrong result
+    however the paytable's random award is drawn."""
     return (
         is_bet("royal9")
+        & pl.col("_kind").ne_missing(pl.lit(VOID))
         & pl.col("royal9_random").is_not_null()
         & pl.col("royal9_line").is_null()
         & (pl.col("_result") == WIN)
@@ -167,7 +170,8 @@ def _stax_reading() -> pl.Expr:
         "dealt: each hand's first two cards, INDEX Ambiguity 28): the "
         "higher count wins and equal counts push Banker and Player wagers (an EZ Banker "
         "wager pushes on a Dragon 7; a Panda 8 is an ordinary Player win), a void round "
-        "returns every wager, side wagers by their own conditions (Dragon Bonus margins "
+        "returns every wager (a Royal 9 too, at a paytable with a random award), side "
+        "wagers by their own conditions (Dragon Bonus margins "
         "and Naturals, Dragon 7, Panda 8, pairs, Royal 9 lines). The finding carries the "
         "wager's whole error: its payout and commission follow from the result and are "
         "not reported again.",
@@ -423,7 +427,8 @@ def _wrong_royal9_award() -> Violation:
         "a line, at a paytable that also allows a random award (midi's Must Hit "
         "Progressive for Stax, §12(j)). The contract has no line name for that award, so "
         "the payment is reported without impact, not as a proven overpayment (INDEX "
-        "Ambiguity 25).",
+        "Ambiguity 25). Not in a void round, which returns every wager (midi §13(e)): a "
+        "Royal 9 settled win there is a wrong result (PAY001), as any wager's would be.",
         why="A Stax award is random and rare; a payout explained only by it deserves a "
         "look at the progressive system's own records.",
         example="Royal 9 wager of $5.00 won $1250.00 with no award line; the first two "
@@ -431,8 +436,8 @@ def _wrong_royal9_award() -> Violation:
         "random Stax award (Midi Baccarat's §12(j)), not provable from the logs.",
         frame=WAGER_FRAME,
         reads=column_names(
-            "bet_index _banker_first_two _player_first_two _result amount_c award payout_c "
-            "royal9_citation royal9_known royal9_line royal9_random"
+            "bet_index _banker_first_two _kind _player_first_two _result amount_c award "
+            "payout_c royal9_citation royal9_known royal9_line royal9_random"
         ),
     )
 )

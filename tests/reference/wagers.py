@@ -45,7 +45,7 @@ def wager_findings(
         # "all wagers shall be returned" (ma §15(e)), whatever they are.
         if d.void or bet_has_terms(ruleset, w["bet"], table):
             settled[w["wager_id"]] = settle(ruleset, table, d, w, wagers, chairs)
-            found += settlement(ruleset, table, w, settled[w["wager_id"]])
+            found += settlement(ruleset, table, w, settled[w["wager_id"]], d.void)
     found += rollovers(ruleset, table, wagers, settled)
     return found
 
@@ -85,7 +85,7 @@ def permissibility(ruleset: str, table: dict, rnd: dict, w: dict) -> list[Findin
     return found
 
 
-def settlement(ruleset: str, table: dict, w: dict, s: Settlement) -> list[Finding]:
+def settlement(ruleset: str, table: dict, w: dict, s: Settlement, void: bool) -> list[Finding]:
     """Impact: the patron's logged net result minus the correct one. A wrong result carries
     the wager's whole error; otherwise payout and commission each carry their own part."""
     found: list[Finding] = []
@@ -97,7 +97,8 @@ def settlement(ruleset: str, table: dict, w: dict, s: Settlement) -> list[Findin
 
     bet = w["bet"]
     logged_net = net_result(w["result"], w["payout"], w["commission"], s.at_risk)
-    stax = ruleset in STAX_RULESETS and bet == "royal9" and s.line is None
+    # midi §13(e): a void round returns every wager, so no Stax award explains a win there.
+    stax = ruleset in STAX_RULESETS and bet == "royal9" and s.line is None and not void
     if w["result"] != s.result:
         if stax and w["result"] == "win" and w["award"] is None:
             # midi §12(j): a random Stax award pays without a line (INDEX Ambiguity 25).

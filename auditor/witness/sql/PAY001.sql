@@ -14,6 +14,7 @@ SELECT 'PAY001' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, ro
        CAST(logged_net - due_net AS DECIMAL(18, 2)) AS impact
 FROM settled
 WHERE due_result IS NOT NULL AND result IS DISTINCT FROM due_result
-  -- a Royal 9 paid with no line where the paytable allows a random award is PAY006's
+  -- a Royal 9 paid with no line where the paytable allows a random award is PAY006's,
+  -- except in a void round, which returns every wager whatever award is drawn
   AND NOT (bet = 'royal9' AND royal9_random AND royal9_line IS NULL AND result = 'win'
-           AND award IS NULL)
+           AND award IS NULL AND kind IS DISTINCT FROM 'void')
