@@ -153,36 +153,29 @@ lines AS (
   WHERE e.bet = 'royal9'
     AND i < json_array_length(e.pack->'$.payouts.royal9.paytables'->e.royal9_paytable->'lines')
 ),
-royal9 AS (
-  SELECT q.wager_id,
-         arg_min(l.line->>'name', l.line_no) FILTER (WHERE
-           CASE l.line->>'match'
-             WHEN 'personal_both_same' THEN coalesce(q.p_combo = q.b_combo, false) AND q.p_mine
-             WHEN 'personal_both_different' THEN q.p_mine AND q.b_mine
-               AND NOT coalesce(q.p_combo = q.b_combo, false)
-             WHEN 'personal_banker' THEN q.b_mine
-             WHEN 'personal_player' THEN q.p_mine
-             WHEN 'other_seat_both_same' THEN coalesce(q.p_combo = q.b_combo, false) AND q.p_other
-             WHEN 'suited_royal9_both' THEN q.p_suited AND q.b_suited
-             WHEN 'royal9_both' THEN q.p_combo IS NOT NULL AND q.b_combo IS NOT NULL
-             WHEN 'suited_royal9_any' THEN q.p_suited OR q.b_suited
-             WHEN 'royal9_any' THEN q.p_combo IS NOT NULL OR q.b_combo IS NOT NULL
-           END) AS line,
-         arg_min(l.line->>'pays', l.line_no) FILTER (WHERE
-           CASE l.line->>'match'
-             WHEN 'personal_both_same' THEN coalesce(q.p_combo = q.b_combo, false) AND q.p_mine
-             WHEN 'personal_both_different' THEN q.p_mine AND q.b_mine
-               AND NOT coalesce(q.p_combo = q.b_combo, false)
-             WHEN 'personal_banker' THEN q.b_mine
-             WHEN 'personal_player' THEN q.p_mine
-             WHEN 'other_seat_both_same' THEN coalesce(q.p_combo = q.b_combo, false) AND q.p_other
-             WHEN 'suited_royal9_both' THEN q.p_suited AND q.b_suited
-             WHEN 'royal9_both' THEN q.p_combo IS NOT NULL AND q.b_combo IS NOT NULL
-             WHEN 'suited_royal9_any' THEN q.p_suited OR q.b_suited
-             WHEN 'royal9_any' THEN q.p_combo IS NOT NULL OR q.b_combo IS NOT NULL
-           END) AS pays
+-- Whether the wager meets each line of its paytable, the lines in the pack's order.
+met AS (
+  SELECT q.wager_id, l.line_no, l.line->>'name' AS name, l.line->>'pays' AS pays,
+         CASE l.line->>'match'
+           WHEN 'personal_both_same' THEN coalesce(q.p_combo = q.b_combo, false) AND q.p_mine
+           WHEN 'personal_both_different' THEN q.p_mine AND q.b_mine
+             AND NOT coalesce(q.p_combo = q.b_combo, false)
+           WHEN 'personal_banker' THEN q.b_mine
+           WHEN 'personal_player' THEN q.p_mine
+           WHEN 'other_seat_both_same' THEN coalesce(q.p_combo = q.b_combo, false) AND q.p_other
+           WHEN 'suited_royal9_both' THEN q.p_suited AND q.b_suited
+           WHEN 'royal9_both' THEN q.p_combo IS NOT NULL AND q.b_combo IS NOT NULL
+           WHEN 'suited_royal9_any' THEN q.p_suited OR q.b_suited
+           WHEN 'royal9_any' THEN q.p_combo IS NOT NULL OR q.b_combo IS NOT NULL
+         END AS meets
   FROM qualified q LEFT JOIN lines l USING (wager_id)
-  GROUP BY q.wager_id
+),
+-- The first line met pays.
+royal9 AS (
+  SELECT wager_id, arg_min(name, line_no) FILTER (WHERE meets) AS line,
+         arg_min(pays, line_no) FILTER (WHERE meets) AS pays
+  FROM met
+  GROUP BY wager_id
 ),
 -- What a Chemin de Fer Bank can win or lose (payouts.banker.basis covered): the stakes
 -- of the round's wagers against it, the bets its pack lists under covered_by.
