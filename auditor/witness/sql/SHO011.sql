@@ -12,10 +12,11 @@
   FROM judged WHERE card_sequence IS NOT NULL
 ),
 dealt_cards AS (
-  SELECT r.round_id, r.shoe_id, r.first_position + i - 1 AS position, r.cards[i] AS card
-  FROM shoe_rounds r JOIN judged j ON j.shoe_id = r.shoe_id,
-       range(1, len(r.cards) + 1) AS t(i)
-  WHERE j.card_sequence IS NOT NULL
+  SELECT r.round_id, r.shoe_id,
+         r.first_position + generate_subscripts(r.cards, 1) - 1 AS position,
+         unnest(r.cards) AS card
+  FROM shoe_rounds r JOIN judged j ON j.shoe_id = r.shoe_id
+  WHERE j.sequence_length IS NOT NULL
 ),
 placed AS (
   SELECT d.round_id, d.position, d.card, s.read_card

@@ -11,11 +11,11 @@
 , flagged AS (
   SELECT j.shoe_id,
          min(r.round_no) FILTER (WHERE r.hands_end
-                                   > len(j.card_sequence) - j.cover_from_back - 1
+                                   > j.sequence_length - j.cover_from_back - 1
                                      - j.burn_count) AS expected_no,
          min(r.round_no) FILTER (WHERE r.cover_card_drawn) AS logged_no
   FROM judged j JOIN shoe_rounds r ON r.shoe_id = j.shoe_id
-  WHERE j.card_sequence IS NOT NULL AND j.cover_from_back IS NOT NULL
+  WHERE j.sequence_length IS NOT NULL AND j.cover_from_back IS NOT NULL
     AND j.pack->>'$.procedures.last_hand_after_cover.cite' IS NOT NULL
   GROUP BY j.shoe_id
 )

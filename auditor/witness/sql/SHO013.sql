@@ -9,9 +9,9 @@
 -- include: shoe_rounds.sql
 , left_over AS (
   SELECT r.round_id,
-         len(j.card_sequence) - 1 - j.burn_count - r.hands_end AS cards_left
+         j.sequence_length - 1 - j.burn_count - r.hands_end AS cards_left
   FROM shoe_rounds r JOIN judged j ON j.shoe_id = r.shoe_id
-  WHERE r.kind = 'void' AND j.card_sequence IS NOT NULL
+  WHERE r.kind = 'void' AND j.sequence_length IS NOT NULL
     AND j.pack->>'$.procedures.void_ends_shoe.cite' IS NOT NULL
     AND coalesce(CAST(j.pack->>'$.procedures.void_ends_shoe.value' AS BOOLEAN), true)
 )

@@ -7,6 +7,9 @@
 -- minimum + 1) // 2 to total maximum // 2 decks (INDEX Ambiguity 16).
 WITH audited AS (
   SELECT s.shoe_id, s.table_id, s.opened_at, s.decks, s.card_sequence, s.cut_index,
+         -- The sequence's length as a number: a join of the shoe to each of its rounds
+         -- or cards carries a number rather than a copy of the whole list.
+         len(s.card_sequence) AS sequence_length,
          s.cover_from_back, s.burn_card, s.burn_count, o.ruleset, o.decks AS table_decks,
          o.automated_shuffler, o.royal9_paytable, rule_pack(o.ruleset) AS pack
   FROM shoes s JOIN shoe_rules o ON o.shoe_id = s.shoe_id
