@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Annotated, Literal, TypeAlias
 
 import pandera.polars as pa
 import polars as pl
@@ -35,6 +36,11 @@ ROYAL9_COMBO_PATTERN = r"^[JQK][SHDC]9[SHDC]$"
 Money = pl.Decimal(18, 2)
 Timestamp = pl.Datetime("us", "UTC")
 Cards = pl.List(pl.String)
+# The same three as column annotations: a dtype instance is a value, not a type, so a
+# model names the class and pandera builds the column's dtype from the arguments after it.
+MoneyColumn: TypeAlias = Annotated[pl.Decimal, 18, 2]
+TimestampColumn: TypeAlias = Annotated[pl.Datetime, "us", "UTC"]
+CardsColumn: TypeAlias = Annotated[pl.List, pl.String]
 
 # The largest sum of money a row may hold. decimal(18,2) holds ten thousand times more,
 # but the settlement multiplies a stake by its odds (up to thousands to one) and sums a
@@ -45,10 +51,15 @@ MONEY_BOUND = Decimal("10000000000.00")
 # 64-bit microseconds reach year 294,247, which no report, query or reader can show.
 EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
 LATEST = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
-_UNIT = {"ms": timedelta(milliseconds=1), "us": timedelta(microseconds=1), "ns": None}
+TimeUnit: TypeAlias = Literal["ms", "us", "ns"]
+_UNIT: dict[TimeUnit, timedelta | None] = {
+    "ms": timedelta(milliseconds=1),
+    "us": timedelta(microseconds=1),
+    "ns": None,
+}
 
 
-def within_years(column: pl.Expr, unit: str) -> pl.Expr:
+def within_years(column: pl.Expr, unit: TimeUnit) -> pl.Expr:
     """Whether a timestamp of `unit` ("ms", "us", "ns") lies within `EARLIEST` and
     `LATEST`, compared as the integer the file holds: converting a value outside them to
     another unit is what fails."""
@@ -125,7 +136,7 @@ class TablesModel(pa.DataFrameModel):
     # Which ids are known depends on the packs a run loads (`--rules DIR` adds its own):
     # the validation checks the column against them before any row check.
     ruleset: str = pa.Field(description="the id of a rule pack the run loaded")
-    effective_from: Timestamp = pa.Field(
+    effective_from: TimestampColumn = pa.Field(
         description="the row applies to shoes opened at or after it, "
         "until the next row of the same table"
     )
@@ -177,9 +188,9 @@ class ShoesModel(pa.DataFrameModel):
 
     shoe_id: str = pa.Field(description="shoe")
     table_id: str = pa.Field(description="table")
-    opened_at: Timestamp = pa.Field(description="first card burned")
+    opened_at: TimestampColumn = pa.Field(description="first card burned")
     decks: pl.Int8 = pa.Field(ge=1, description="decks in this shoe")
-    card_sequence: Cards = pa.Field(
+    card_sequence: CardsColumn = pa.Field(
         nullable=True,
         description="every card in shoe order after the cut, first out first, as read by "
         "a card-reading shoe; null when the shoe has no reader",
@@ -211,15 +222,17 @@ class RoundsModel(pa.DataFrameModel):
     shoe_id: str = pa.Field(description="shoe")
     table_id: str = pa.Field(description="table")
     round_no: pl.Int32 = pa.Field(ge=1, description="1, 2, 3 ... in dealing order within the shoe")
-    dealt_at: Timestamp = pa.Field(description='"cards"')
-    no_more_bets_at: Timestamp = pa.Field(nullable=True, description='"no more bets" announced')
+    dealt_at: TimestampColumn = pa.Field(description='"cards"')
+    no_more_bets_at: TimestampColumn = pa.Field(
+        nullable=True, description='"no more bets" announced'
+    )
     kind: str = pa.Field(
         isin=list(ROUND_KINDS),
         description="`regular`; `free` (Free Hand, no wagers); `simulated` (irregularity "
         "procedure, no wagers); `void` (insufficient cards, all wagers returned)",
     )
-    player_cards: Cards = pa.Field(description="Player's Hand in the order dealt to it")
-    banker_cards: Cards = pa.Field(description="Banker's Hand in the order dealt to it")
+    player_cards: CardsColumn = pa.Field(description="Player's Hand in the order dealt to it")
+    banker_cards: CardsColumn = pa.Field(description="Banker's Hand in the order dealt to it")
     player_total: pl.Int8 = pa.Field(ge=0, le=9, description="point count announced")
     banker_total: pl.Int8 = pa.Field(ge=0, le=9, description="point count announced")
     outcome: str = pa.Field(
@@ -233,7 +246,7 @@ class RoundsModel(pa.DataFrameModel):
     cover_card_drawn: bool = pa.Field(
         description="the cover card appeared before or during this round"
     )
-    discarded_after: Cards = pa.Field(
+    discarded_after: CardsColumn = pa.Field(
         nullable=True,
         description="cards taken from the shoe after this round and put in the discard "
         "without being dealt to a hand (irregularity procedures), in order",
@@ -247,7 +260,7 @@ class RoundsModel(pa.DataFrameModel):
         ge=1,
         description="seat of the Banker (a game whose Bank passes among the patrons)",
     )
-    banker_bid: Money = pa.Field(
+    banker_bid: MoneyColumn = pa.Field(
         nullable=True,
         ge=0,
         description="the winning bid for the Bank, on the first round of a new Bank only",
@@ -290,19 +303,21 @@ class WagersModel(pa.DataFrameModel):
         isin=list(CALLS),
         description="wagers against the Banker: `suivi`, `banco`, `partial`",
     )
-    amount: Money = pa.Field(ge=0, description="stake placed")
-    rollover: Money = pa.Field(
+    amount: MoneyColumn = pa.Field(ge=0, description="stake placed")
+    rollover: MoneyColumn = pa.Field(
         nullable=True, ge=0, description="House Money payout added to this banker/player wager"
     )
-    placed_at: Timestamp = pa.Field(
+    placed_at: TimestampColumn = pa.Field(
         nullable=True, description="when the stake was placed or last changed"
     )
     result: str = pa.Field(isin=list(RESULTS), description="`win`, `lose`, `push` as settled")
-    payout: Money = pa.Field(
+    payout: MoneyColumn = pa.Field(
         ge=0,
         description="amount paid to the patron on top of the returned stake (0 on lose and push)",
     )
-    commission: Money = pa.Field(ge=0, description="commission charged on this wager (0 if none)")
+    commission: MoneyColumn = pa.Field(
+        ge=0, description="commission charged on this wager (0 if none)"
+    )
     award: str = pa.Field(
         nullable=True,
         description="royal9 only: the paytable line awarded, named as printed in the "
@@ -321,8 +336,8 @@ class CommissionCollectionsModel(pa.DataFrameModel):
     shoe_id: str = pa.Field(description="shoe whose marker commission is collected")
     seat: pl.Int8 = pa.Field(ge=1, description="seat position")
     patron_id: str = pa.Field(nullable=True, description="patron (null: unrated)")
-    collected_at: Timestamp = pa.Field(description="when the commission was collected")
-    amount: Money = pa.Field(ge=0, description="amount collected")
+    collected_at: TimestampColumn = pa.Field(description="when the commission was collected")
+    amount: MoneyColumn = pa.Field(ge=0, description="amount collected")
 
     class Config(_Strictness):
         name = "commission_collections"

@@ -218,3 +218,13 @@ def test_a_second_watcher_on_one_archive_is_refused(live_day):
         holder.send_signal(signal.SIGINT)
         assert holder.wait(60) == 130
     assert os.path.exists(live_day["archive"] / "live")
+
+
+def test_a_live_day_of_no_rounds_is_refused_before_anything_lands(tmp_path):
+    # No round, no moment: the day's gaming date cannot be told, so nothing is written.
+    from auditor.simulator.live import deal_live
+
+    landing = tmp_path / "landing"
+    with pytest.raises(ValueError, match="rounds must be >= 1"):
+        deal_live(landing, 0, 1, 1000.0)
+    assert not landing.exists()

@@ -32,16 +32,16 @@ from auditor.cli import main
 from auditor.errors import AuditorError
 from auditor.output.query import QueryError
 from auditor.pipeline import run_audit
-from auditor.report import period_data
-from auditor.report import period_figures as figures
 from auditor.report.period import (
     PeriodReportError,
     default_name,
+    figures,
     gather_period,
     parse_period,
     render_period_report,
     write_period_report,
 )
+from auditor.report.period import data as period_data
 from auditor.report.render import short, statistic
 from tests.conftest import chromium_executable, watched_page
 
@@ -545,7 +545,7 @@ def test_a_count_chart_ticks_only_whole_findings() -> None:
     """Two findings and one: the axis reads 0, 1, 2, never 0.25 or 1.5 of a finding."""
     import re
 
-    from auditor.report import period_charts
+    from auditor.report.period import charts as period_charts
 
     drawn = period_charts.ranked_bars(
         "per-rule", "Findings per rule", ["PAY002", "COM001"], {"high": [2, 1]}, "findings",
@@ -559,7 +559,8 @@ def test_a_money_chart_names_only_the_sides_it_draws() -> None:
     from datetime import date
     from decimal import Decimal
 
-    from auditor.report import across_page, period_charts
+    from auditor.report.across import page as across_page
+    from auditor.report.period import charts as period_charts
 
     days = [date(2026, 11, 1), date(2026, 11, 2)]
     # The period chart's title names both sides; its legend only the side drawn.

@@ -378,7 +378,7 @@ def test_both_pages_open_offline_with_no_error(browser, archived, tmp_path, whic
 
 
 def test_chart_ticks_never_read_minus_zero():
-    from auditor.report.across_page import _signed_count, _signed_dollars
+    from auditor.report.across.page import _signed_count, _signed_dollars
     from auditor.report.charts import dollars_tick
 
     assert [_signed_count(v, None) for v in (-0.2, 0.0, 0.4, -1.0, 3.0)] == [
@@ -391,7 +391,7 @@ def test_chart_ticks_never_read_minus_zero():
 
 
 def test_one_night_draws_no_running_total_of_a_single_point():
-    from auditor.report.across_page import _money_chart
+    from auditor.report.across.page import _money_chart
 
     night = {"day": FIRST_NIGHT, "over": Decimal("10.00"), "under": Decimal("5.00")}
     later = {"day": FIRST_NIGHT + timedelta(days=1), "over": Decimal("1.00"), "under": Decimal(0)}

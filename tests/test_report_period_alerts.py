@@ -25,7 +25,7 @@ from auditor.archive.periods import surveil
 from auditor.archive.store import add_run
 from auditor.pipeline import run_audit
 from auditor.report.across import write_archive_investigation
-from auditor.report.across_data import gather_archive
+from auditor.report.across.data import gather_archive
 from auditor.report.investigate import subject_of
 from auditor.report.period import render_period_report, write_period_report
 from auditor.report.render import pvalue, statistic

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from matplotlib.figure import Figure
 
 from auditor.check_docs import check_docs
 from auditor.packs.model import load_all
 from auditor.pipeline import run_audit
 from auditor.report import data, evidence, render
+from auditor.report.chart_fit import fit
 from auditor.report.charts import time_span
 from auditor.report.investigate import Subject, render_investigation
 from auditor.report.nightly import CHART_BARS, FIRST_FINDINGS, render_nightly
@@ -218,6 +220,16 @@ def test_a_timeline_spans_minutes_around_one_moment_and_no_more_than_its_times()
     assert last - first == timedelta(minutes=10)
     first, last = time_span(moment, moment + timedelta(hours=2))
     assert timedelta(hours=2) < last - first < timedelta(hours=2, minutes=10)
+
+
+def test_a_chart_with_a_hidden_plot_still_moves_its_labels_inside():
+    # A hidden plot draws nothing and has no box; the shown one's label is mended all the same.
+    figure = Figure(figsize=(3, 2))
+    shown = figure.add_axes((0.0, 0.1, 0.9, 0.8))
+    shown.set_ylabel("a label left of the edge")
+    figure.add_axes((0.5, 0.5, 0.1, 0.1)).set_visible(False)
+    fit(figure)
+    assert shown.get_position().x0 > 0
 
 
 def test_the_patrons_money_says_why_surveillance_differs(night):

@@ -8,9 +8,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from auditor.schemas import MODELS
 from click.testing import CliRunner
 
 from auditor.cli import main
+from auditor.contract import TABLES
 from auditor.errors import InputError, RulesetError
 from auditor.input import cross_rows as cross_rows_module
 from auditor.input.load import open_dataset, wider_integer_columns
@@ -45,6 +47,15 @@ def test_audited_rows_have_contract_types(write_dataset):
     wagers = validated.audited["wagers"].collect()
     assert wagers.schema["amount"] == pl.Decimal(18, 2)
     assert wagers.filter(pl.col("wager_id") == "W2")["amount"].item() == Decimal("10.10")
+
+
+def test_each_model_declares_the_contract_columns_types_and_nulls():
+    # The models annotate the contract's parameterised types (money, timestamps, cards)
+    # apart from the values the contract compares with: the two must stay one.
+    for table, model in MODELS.items():
+        columns = model.to_schema().columns.items()
+        declared = {name: (column.dtype.type, column.nullable) for name, column in columns}
+        assert declared == TABLES[table], table
 
 
 def test_card_1S_is_quarantined_with_its_wagers(write_dataset):

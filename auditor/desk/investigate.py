@@ -31,7 +31,7 @@ from auditor.desk.snapshot import State
 from auditor.report.across import render_archive_investigation
 from auditor.report.investigate import Subject, render_investigation
 from auditor.report.period import render_period_report
-from auditor.report.period_surveillance import period_section
+from auditor.report.period.surveillance import period_section
 
 COLUMN_OF = {"patron": "patron_id", "dealer": "dealer_id", "table": "table_id", "round": "round_id"}
 ID_LIMIT = 200

@@ -301,7 +301,7 @@ def _sequence_mismatches(
     failing: pl.DataFrame, shoes: pl.LazyFrame, rounds: pl.LazyFrame
 ) -> pl.LazyFrame:
     """The first card out of place in each round of the shoes whose sequence did not match."""
-    failing = failing.lazy()
+    failing_shoes = failing.lazy()
     taken = pl.col("_cards").list.len().cast(pl.Int32)
     dealt = (
         rounds.select(
@@ -313,7 +313,7 @@ def _sequence_mismatches(
             "banker_cards",
             "discarded_after",
         )
-        .join(failing, on="shoe_id", how="inner")
+        .join(failing_shoes, on="shoe_id", how="inner")
         .with_columns(dealt_list().alias("_cards"))
         .with_columns(
             (
@@ -331,7 +331,7 @@ def _sequence_mismatches(
     )
     sequence = (
         shoes.select("shoe_id", "card_sequence")
-        .join(failing.select("shoe_id"), on="shoe_id", how="inner")
+        .join(failing_shoes.select("shoe_id"), on="shoe_id", how="inner")
         .select(
             "shoe_id",
             pl.col("card_sequence").alias("seq_card"),

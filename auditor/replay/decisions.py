@@ -111,8 +111,8 @@ def _announcements(packs: Mapping[str, RulePack]) -> pl.DataFrame:
 
 
 def _void_means_short(pack: RulePack) -> bool:
-    void = pack.procedure("void_ends_shoe")
-    return bool(void and void.value)
+    void = pack.procedures.void_ends_shoe
+    return void is not None and void.value
 
 
 def _ez_citation(pack: RulePack) -> str:

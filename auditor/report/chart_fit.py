@@ -103,7 +103,11 @@ def _move_plots_in(figure: Figure, renderer: RendererBase) -> bool:
     """Narrow the plots so that what sticks out left or right (tick labels, a y label, a
     legend) fits, and grow the figure where it sticks out above or below. Whether
     anything changed."""
-    drawn = Bbox.union([ax.get_tightbbox(renderer) for ax in figure.axes])
+    # A hidden plot draws nothing, and has no box (None).
+    boxes = [tight for ax in figure.axes if (tight := ax.get_tightbbox(renderer)) is not None]
+    if not boxes:
+        return False
+    drawn = Bbox.union(boxes)
     box = figure.bbox
     left = max(0.0, EDGE - drawn.x0)
     right = max(0.0, drawn.x1 - (box.width - EDGE))

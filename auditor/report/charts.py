@@ -23,18 +23,21 @@ from __future__ import annotations
 import io
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 import matplotlib
+import numpy as np
 from markupsafe import Markup
 
 matplotlib.use("svg")  # no display, no GUI toolkit: the SVG backend only
 
 import matplotlib.dates
 import matplotlib.ticker
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
+from matplotlib.typing import RcKeyType
 
 from auditor.report.chart_fit import fit
 from auditor.report.render import visible
@@ -47,7 +50,7 @@ OVERPAID, UNDERPAID = "#1a5fb4", "#8a5a00"
 WIDTH = 6.0  # inches: two charts side by side in a 1,280 px window
 FONT_POINTS = 10
 BAR_INCHES = 0.25  # per bar of a horizontal bar chart
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "svg.hashsalt": "auditor-report",
     "svg.fonttype": "none",
     "text.parse_math": False,
@@ -95,6 +98,13 @@ def legend_above(ax: Any, columns: int) -> None:
         handlelength=1.2,
         columnspacing=1.2,
     )
+
+
+def whole_ticks(axis: Axis) -> None:
+    """Ticks at whole numbers only, on an axis that counts: no tick between two findings."""
+    locator = axis.get_major_locator()
+    if isinstance(locator, matplotlib.ticker.MaxNLocator):  # the default, AutoLocator
+        locator.set_params(integer=True)
 
 
 def _bars_height(count: int) -> float:
@@ -163,7 +173,7 @@ def stacked_bars(
         ax.set_ylim(-0.6, max(len(labels), 1) - 0.4)
         ax.set_xlabel(xlabel)
         _title_and_legend(ax, title, len([v for v in series.values() if any(v)]) > 1)
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        whole_ticks(ax.xaxis)
         return svg(figure, name)
 
 
@@ -194,7 +204,7 @@ def _dollars_either_side(value: float, _position: Any) -> str:
 
 
 def hourly_bars(
-    name: str, title: str, hours: Sequence[str], series: dict[str, Sequence[int]]
+    name: str, title: str, hours: Sequence[str], series: Mapping[str, Sequence[int]]
 ) -> Markup:
     """Vertical bars over the hours of the gaming day, stacked by severity."""
     with matplotlib.rc_context(STYLE):
@@ -211,7 +221,7 @@ def hourly_bars(
         ax.set_xticks(positions[::3], list(hours)[::3])
         ax.set_xlabel("hour of the gaming day (UTC, from noon)")
         _title_and_legend(ax, title, len([v for v in series.values() if any(v)]) > 1)
-        ax.yaxis.get_major_locator().set_params(integer=True)
+        whole_ticks(ax.yaxis)
         return svg(figure, name)
 
 
@@ -232,10 +242,10 @@ def timeline(
         figure.subplots_adjust(bottom=0.72 / height)  # room for the date under the times
         ax = figure.subplots()
         if times:
-            ax.step(list(times), list(running), where="post", color="#1d4e89", linewidth=1.2)
+            ax.step(_moments(times), list(running), where="post", color="#1d4e89", linewidth=1.2)
         if marked_times:
             ax.plot(
-                list(marked_times),
+                _moments(marked_times),
                 list(marked_values),
                 linestyle="none",
                 marker="o",
@@ -250,11 +260,17 @@ def timeline(
         _title_and_legend(ax, title, bool(marked_times))
         drawn = [*times, *marked_times]
         if drawn:
-            ax.set_xlim(*time_span(min(drawn), max(drawn)))
+            ax.set_xlim(*matplotlib.dates.date2num(time_span(min(drawn), max(drawn))))
         locator = matplotlib.dates.AutoDateLocator(minticks=3, maxticks=8)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(locator))
         return svg(figure, name)
+
+
+def _moments(times: Sequence[datetime]) -> np.ndarray[tuple[int], np.dtype[np.datetime64]]:
+    """Times (naive, UTC) as numpy's, which matplotlib draws on a date axis as it does
+    `datetime`s (and which its annotations, unlike `datetime`s, accept)."""
+    return np.array(times, dtype="datetime64[us]")
 
 
 def _signed_dollars(value: float, _position: Any) -> str:

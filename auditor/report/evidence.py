@@ -90,7 +90,7 @@ def dealt_cards(player: Sequence[str], banker: Sequence[str]) -> list[Card]:
     """The cards in the order they left the shoe: P1 B1 P2 B2, then P3, then B3."""
     slots = [("Player", player, 0), ("Banker", banker, 0), ("Player", player, 1)]
     slots += [("Banker", banker, 1), ("Player", player, 2), ("Banker", banker, 2)]
-    out = []
+    out: list[Card] = []
     for hand, cards, i in slots:
         if i < len(cards):
             out.append(card(cards[i], len(out) + 1, hand))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -75,8 +75,8 @@ def subject_of(
     end: date | datetime | None = None,
 ) -> Subject:
     """The subject of `auditor report`'s options: exactly one id, and a sound window."""
-    given = [(k, v) for k, v in zip(SUBJECTS, (patron, dealer, table, round_id), strict=True)]
-    given = [(k, v) for k, v in given if v is not None]
+    named = zip(SUBJECTS, (patron, dealer, table, round_id), strict=True)
+    given = [(kind, id_) for kind, id_ in named if id_ is not None]
     if len(given) != 1:
         raise ReportError("give exactly one of --patron, --dealer, --table, --round")
     first = start.date() if isinstance(start, datetime) else start
@@ -126,7 +126,7 @@ def gather(catalog: Catalog, subject: Subject) -> dict[str, Any]:
     placed = rounds.select("round_id", "dealt_at", "table_id", "round_no", "dealer_id")
     # A patron's wager whose round is not in the window (or not in the logs) is left out
     # when a window is asked for; without one, every wager of the patron is shown.
-    how = "inner" if (subject.start or subject.end) else "left"
+    how: Literal["inner", "left"] = "inner" if (subject.start or subject.end) else "left"
     wagers = (
         wagers.unique("wager_id", keep="first", maintain_order=True)
         .join(placed, on="round_id", how=how)
@@ -369,13 +369,14 @@ def _money(
         (-impact.filter(impact < 0).sum()).alias("under"),
     ).row(0, named=True)
     zero = Decimal(0)
+    net: Decimal = zero if row["net"] is None else row["net"]
     money = {
         **{k: (v if v is not None else zero) for k, v in row.items()},
         "quarantined": wagers.height - audited.height,
         "over": at_stake["over"] or zero,
         "under": at_stake["under"] or zero,
     }
-    return {**money, **_unpriced(money["net"], watched)}
+    return {**money, **_unpriced(net, watched)}
 
 
 def _unpriced(net: Decimal, watched: dict[str, Any] | None) -> dict[str, Any]:

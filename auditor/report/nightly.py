@@ -147,7 +147,9 @@ def _pages(
     watched = _surveillance(catalog)
     remembered = None
     if archive is not None:
-        remembered = history.read_history(archive, folder, catalog, findings["finding_id"])
+        remembered = history.read_history(
+            archive, folder, catalog, findings["finding_id"].to_list()
+        )
     if reading is not None:
         try:
             sources, wagers = reading.result()

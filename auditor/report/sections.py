@@ -292,7 +292,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit("usage: python -m auditor.report.sections PATH/TO/regulations")
     packs = builtin_packs()
     for ruleset, texts in build(Path(args[0]), packs).items():
-        target = Path(str(companion(packs[ruleset], packs[ruleset].regulation.texts)))
+        regulation = packs[ruleset].regulation
+        assert regulation is not None and regulation.texts is not None  # what `build` keeps
+        target = Path(str(companion(packs[ruleset], regulation.texts)))
         target.write_text(json.dumps(texts, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"{len(texts)} section texts written to {target}")
 

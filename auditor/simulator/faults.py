@@ -483,9 +483,12 @@ def _holder_seat_out_of_range(rd: Round, ctx: RoundContext) -> Fault:
 
 def _late_wager(rd: Round, ctx: RoundContext) -> Fault:
     w = ctx.rs.pick(rd.wagers)
+    # A round takes one fault: "no more bets" is still logged (no_more_bets_late unlogs it).
+    assert rd.nmb is not None
     gap_ms = max(1, (rd.dealt - rd.nmb) // 1000)
-    w.placed_at = rd.nmb + (1 + ctx.rs.below(gap_ms)) * 1000
-    late = (w.placed_at - rd.nmb) / 1e6
+    placed = rd.nmb + (1 + ctx.rs.below(gap_ms)) * 1000
+    w.placed_at = placed
+    late = (placed - rd.nmb) / 1e6
     return Fault("late_wager", f"{w.bet} wager placed {late:.3f}s after no more bets", wager=w)
 
 
@@ -595,8 +598,10 @@ def _commission_missing(rd: Round, ctx: RoundContext) -> Fault:
 
 
 def _commission_misrounded(rd: Round, ctx: RoundContext) -> Fault:
-    w = ctx.rs.pick([w for w in rd.wagers if misrounded(w, rd) is not None])
-    owed, logged = w.commission, misrounded(w, rd)
+    w, logged = ctx.rs.pick(
+        [(w, logged) for w in rd.wagers if (logged := misrounded(w, rd)) is not None]
+    )
+    owed = w.commission
 
     def change() -> None:
         w.commission = logged

@@ -77,13 +77,13 @@ def _day_of(moment_us: int) -> date:
 def chunks(day: Path, chunk_us: int) -> tuple[dict[str, pa.Table], pl.DataFrame]:
     """The day's tables of play, and each row's (table, chunk) as a frame per table."""
     tables = {name: pq.read_table(day / f"{name}.parquet") for name, _ in DEALT_ORDER}
-    rounds = pl.from_arrow(tables["rounds"]).select(
+    rounds = pl.DataFrame(tables["rounds"]).select(
         "round_id", "table_id", pl.col("dealt_at").dt.epoch("us").alias("at")
     )
     start = rounds["at"].min()
     placed = []
     for name, moment in DEALT_ORDER:
-        frame = pl.from_arrow(tables[name]).with_row_index("row")
+        frame = pl.DataFrame(tables[name]).with_row_index("row")
         if moment is None:  # wagers: their round's table and moment
             frame = frame.join(rounds.select("round_id", "table_id", "at"), on="round_id")
         else:
@@ -118,6 +118,8 @@ def deal_live(
         )
     if not pace > 0:
         raise ValueError(f"pace must be > 0, got {pace}")
+    if rounds < 1:  # a day without rounds has no moment, and so no gaming day, to land in
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
     landing.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="auditor-live-day-") as work:
         day_folder = Path(work) / "day"
@@ -147,7 +149,9 @@ def write_day(
     as it lands (its path in the landing folder, `time.time()`)."""
     chunk_us = CHUNK_MINUTES * 60_000_000
     tables, placed = chunks(day_folder, chunk_us)
-    first = pl.from_arrow(tables["rounds"])["dealt_at"].dt.epoch("us").min()
+    first = pl.DataFrame(tables["rounds"])["dealt_at"].dt.epoch("us").min()
+    if not isinstance(first, int):
+        raise ValueError(f"{day_folder}: no rounds dealt, so no gaming day to write")
     day = _day_of(first)
     started = time.monotonic()
     write_whole(pq.read_table(day_folder / "fault_key.parquet"), landing / KEY_FILE)

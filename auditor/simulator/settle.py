@@ -296,6 +296,7 @@ def royal9_line(opts: TableOptions, seat: int, f: Facts) -> str | None:
     bk = b[0] if b else None
     both, suited_both = p and b, p and b and p[1] and b[1]
     any_suited = (p and p[1]) or (b and b[1])
+    checks: tuple[bool, ...]
     if opts.ruleset == MIDI:
         others = set().union(*(c for s, c in seat_combos.items() if s != seat))
         checks = (
@@ -543,7 +544,9 @@ class Round:
         self.replace: tuple[str, int, int] | None = None  # (hand "P"/"B", index, card)
         self.wagers: list[Wager] = []
         self.round_id = ""
-        self.round_no = self.nmb = self.dealt = 0
+        self.round_no = self.dealt = 0
+        # When "no more bets" was logged; None where the log leaves it out (a fault).
+        self.nmb: int | None = 0
         self.dealer = ""
         self.curator: int | None = None
         self.banker_seat: int | None = None

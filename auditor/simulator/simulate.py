@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar
 
 import numpy as np
 import polars as pl
@@ -136,6 +136,16 @@ class Rand:
         return out
 
 
+class OptionChange(TypedDict, total=False):
+    """The options a table's second `tables` row sets anew; the others stay as they were."""
+
+    tie_pays: int
+    commission_rounding: bool
+    dragon_bonus_paytable: str | None
+    house_money: bool
+    house_money_rollover_percent: int
+
+
 @dataclass(frozen=True)
 class TableSpec:
     table_id: str
@@ -143,7 +153,7 @@ class TableSpec:
     weight: int  # share of the rounds
     min_bet: int  # cents; at Chemin de Fer the smallest bid
     options: TableOptions
-    change: dict[str, object] | None = None  # options of a second, later `tables` row
+    change: OptionChange | None = None  # options of a second, later `tables` row
 
 
 @dataclass(frozen=True)
@@ -294,7 +304,7 @@ FAULT_KEY_COLUMNS: dict[str, tuple[pl.DataType, bool]] = {
     "impact": (MONEY, True),
 }
 _CARD_VALUES = pa.array(CARD_NAMES, pa.string())
-_SIMPLE_TYPES = {
+_SIMPLE_TYPES: dict[type[pl.DataType], pa.DataType] = {
     pl.String: pa.string(),
     pl.Int8: pa.int8(),
     pl.Int16: pa.int16(),
@@ -320,8 +330,8 @@ def money_array(cents: Sequence[int | None], dtype: pl.Decimal) -> pa.Array:
     values = np.fromiter((c or 0 for c in cents), dtype=np.int64, count=n)
     words = np.empty((n, 2), dtype=np.int64)  # little-endian 128-bit two's complement
     words[:, 0], words[:, 1] = values, values >> 63
-    validity = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(arrow_type(dtype), n, [validity, pa.py_buffer(words)])
+    validity = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little").data)
+    return pa.Array.from_buffers(arrow_type(dtype), n, [validity, pa.py_buffer(words.data)])
 
 
 def cards_array(rows: Sequence[Sequence[int] | None]) -> pa.Array:
@@ -332,17 +342,19 @@ def cards_array(rows: Sequence[Sequence[int] | None]) -> pa.Array:
     flat = np.fromiter(
         itertools.chain.from_iterable(r for r in rows if r is not None), np.int32, offsets[-1]
     )
-    values = _CARD_VALUES.take(pa.array(flat))
+    values = _CARD_VALUES.take(pa.array(flat, pa.int32()))
     nulls = np.fromiter((r is None for r in rows), bool, len(rows))
-    mask = pa.array(nulls) if nulls.any() else None
-    return pa.ListArray.from_arrays(pa.array(offsets), values, mask=mask)
+    mask = pa.array(nulls, pa.bool_()) if nulls.any() else None
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, mask=mask)
 
 
-def to_arrow(values: Sequence[object], dtype: pl.DataType) -> pa.Array:
+def to_arrow(values: Sequence[Any], dtype: pl.DataType) -> pa.Array:
+    """One column of a file's rows, whose cells `dtype` describes: int cents for money,
+    lists of card codes for cards."""
     if isinstance(dtype, pl.Decimal):
-        return money_array(values, dtype)  # type: ignore[arg-type]
+        return money_array(values, dtype)
     if isinstance(dtype, pl.List):
-        return cards_array(values)  # type: ignore[arg-type]
+        return cards_array(values)
     return pa.array(values, arrow_type(dtype))
 
 
@@ -355,9 +367,10 @@ class Sink:
             [pa.field(name, arrow_type(dt), nullable) for name, (dt, nullable) in columns.items()]
         )
         self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
-        self.chunk, self.rows, self.count = chunk, [], 0
+        self.chunk, self.count = chunk, 0
+        self.rows: list[tuple[Any, ...]] = []
 
-    def add(self, row: tuple) -> None:
+    def add(self, row: tuple[Any, ...]) -> None:
         self.rows.append(row)
         if len(self.rows) >= self.chunk:
             self.flush()
@@ -813,8 +826,8 @@ class TableRun:
         rd.round_id = self.out.next_id("R", 7)
         shoe.round_no += 1
         rd.round_no = shoe.round_no
-        rd.nmb = self.clock + self.paced(rs.between(*BETTING_MS) * 1000)
-        rd.dealt = self.clock = rd.nmb + self.paced(rs.between(*DEALING_MS) * 1000)
+        rd.nmb = no_more_bets = self.clock + self.paced(rs.between(*BETTING_MS) * 1000)
+        rd.dealt = self.clock = no_more_bets + self.paced(rs.between(*DEALING_MS) * 1000)
         rd.dealer = shoe.dealer
         self.assign_holders(rd, shoe)
         if kind == "regular":
@@ -844,7 +857,7 @@ class TableRun:
             decks=shoe.decks,
             hand_counts=shoe.counts,
             seats=shoe.seats,
-            placed_at=lambda: self.placed_at(rd, always=True),
+            placed_at=lambda: self.placement(rd),
         )
         if self.kept_curator is not None:
             ctx.keep_curator = lambda: self.keep_curator(rd)
@@ -1008,9 +1021,15 @@ class TableRun:
 
     # -- wagers ------------------------------------------------------------------------
 
-    def placed_at(self, rd: Round, always: bool = False) -> int | None:
-        if not always and self.rs.u() < 0.02:
+    def placed_at(self, rd: Round) -> int | None:
+        if self.rs.u() < 0.02:
             return None  # not every system logs placement times
+        return self.placement(rd)
+
+    def placement(self, rd: Round) -> int:
+        """When a stake was placed: before "no more bets", which a round being wagered on
+        (or given a fault's wager) has logged; only a fault of its own unlogs it."""
+        assert rd.nmb is not None
         return rd.nmb - self.paced(self.rs.between(500, 90_000) * 1000)
 
     def make_wagers(self, rd: Round, shoe: Shoe) -> list[Wager]:
@@ -1217,8 +1236,13 @@ def simulate(
     shoe_fault_rate = checked_arguments(rounds, seed, fault_rate, shoe_fault_rate)
     out = Path(out)
     day = None if gaming_day is None else gaming_day.isoformat()
-    arguments = {"rounds": rounds, "seed": seed, "faults": fault_rate, "gaming_day": day}
-    planted = {} if plant is None else {"plant": asdict(plant)}
+    arguments: dict[str, object] = {
+        "rounds": rounds,
+        "seed": seed,
+        "faults": fault_rate,
+        "gaming_day": day,
+    }
+    planted: dict[str, object] = {} if plant is None else {"plant": asdict(plant)}
     claim(out, arguments | {"shoe_faults": shoe_fault_rate} | planted)
     root = np.random.default_rng(seed)
     specs = table_specs(Rand(root))

@@ -76,7 +76,7 @@ def summed(kind: str, cells: pl.DataFrame) -> pl.DataFrame:
         cells.group_by(keys)
         .agg(aggs)
         .select(list(schema))
-        .cast(dict(schema))
+        .cast(pl.Schema(schema))
         .sort(keys, nulls_last=False)
     )
 

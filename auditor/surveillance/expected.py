@@ -173,10 +173,12 @@ def _net(pack: RulePack, key: WagerKey) -> Net | None:
             percent = min(pack.commission.percents.values, default=0)
         return banker_net(pack, percent, ez=bool(key.ez_baccarat))
     if key.bet == "tie":
-        odds = key.tie_pays if key.tie_pays is not None else pay.tie.min_odds if pay.tie else None
-        if odds is None:
+        tie_odds = (
+            key.tie_pays if key.tie_pays is not None else pay.tie.min_odds if pay.tie else None
+        )
+        if tie_odds is None:
             return None
-        return lambda state: odds if state.player == state.banker else -1
+        return lambda state: tie_odds if state.player == state.banker else -1
     if key.bet in ("dragon7", "panda8"):
         odds, event = getattr(pay, key.bet), pack.ez.events.get(key.bet)
         if odds is None or event is None:

@@ -117,7 +117,7 @@ def _summed(cells: pl.DataFrame, key: str) -> pl.DataFrame:
 
 
 def _shaped(cells: pl.DataFrame, schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
-    return cells.select(list(schema)).cast(dict(schema))
+    return cells.select(list(schema)).cast(pl.Schema(schema))
 
 
 def partition_cells(
@@ -411,10 +411,10 @@ def covered_wagers(
     )
     # One grouping for all the alerts, not a filter per alert: a night may raise
     # thousands, over millions of their patrons' wagers.
-    by_bets = {}
+    by_bets: dict[tuple[str, ...], list[str]] = {}
     for patron, bets in wanted:
         by_bets.setdefault(bets, []).append(patron)
-    out = {}
+    out: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for bets, chosen in by_bets.items():
         grouped = (
             rows.filter(pl.col("patron_id").is_in(chosen) & pl.col("bet").is_in(list(bets)))

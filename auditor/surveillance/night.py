@@ -73,11 +73,11 @@ def survey(
     folder.mkdir(parents=True, exist_ok=True)
     parts = []
     packs = builtin_packs() if packs is None else packs
-    for index, tests in enumerate(night_tests(store, budget_bytes, packs)):
+    for index, batch in enumerate(night_tests(store, budget_bytes, packs)):
         parts.append(folder / f"tests-{index:06d}.parquet")
-        tests.select(list(TEST_SCHEMA)).cast(TEST_SCHEMA).with_columns(_p_value()).write_parquet(
-            parts[-1]
-        )
+        batch.select(list(TEST_SCHEMA)).cast(pl.Schema(TEST_SCHEMA)).with_columns(
+            _p_value()
+        ).write_parquet(parts[-1])
     target = folder / TESTS_FILE
     judge(parts, alert_fdr, target, folder / "sort", budget_bytes)
     tests = pl.scan_parquet(target, glob=False)
@@ -183,7 +183,10 @@ def q_values(p: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
 
 def _sort(parts: list[Path], target: Path, spill: Path, budget_bytes: int | None) -> None:
     """DuckDB's sort, which spills to `spill` beyond its memory limit."""
-    config = {"temp_directory": str(spill), "preserve_insertion_order": True}
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "temp_directory": str(spill),
+        "preserve_insertion_order": True,
+    }
     if budget_bytes is not None:
         config["memory_limit"] = f"{max(budget_bytes // 2**20, 64)}MB"
     levels = ", ".join(_literal(level) for level in LEVELS)

@@ -97,15 +97,15 @@ def survey_period(
     chances = _chances(nights)
     totals = _totals(work, counts)
     parts = []
-    for index, tests in enumerate(period_tests(work, counts, chances, totals)):
+    for index, batch in enumerate(period_tests(work, counts, chances, totals)):
         parts.append(work / f"tests-{index:06d}.parquet")
-        tests.select(list(TEST_SCHEMA)).cast(TEST_SCHEMA).with_columns(
+        batch.select(list(TEST_SCHEMA)).cast(pl.Schema(TEST_SCHEMA)).with_columns(
             pl.col("p_value").fill_nan(1.0).fill_null(1.0).clip(0.0, 1.0)
         ).write_parquet(parts[-1])
     judged = work / "judged.parquet"
     judge(parts, alert_fdr, judged, work / "sort", budget_bytes)
     period = [pl.lit(start).alias("period_from"), pl.lit(end).alias("period_to")]
-    tests = pl.scan_parquet(judged).select(*period, pl.all()).cast(PERIOD_TESTS_SCHEMA)
+    tests = pl.scan_parquet(judged).select(*period, pl.all()).cast(pl.Schema(PERIOD_TESTS_SCHEMA))
     tests.sink_parquet(folder / TESTS_FILE, compression="zstd", statistics=False)
     alerts = (
         pl.scan_parquet(folder / TESTS_FILE)

@@ -113,7 +113,7 @@ def _level_tests(
     rows = []
     statistic, p = chi_square(observed, exp_a, exp_b)
     mid = (exp_a + exp_b) / 2
-    columns = {f"o{j}": observed[:, j] for j in range(len(OUTCOME_NAMES))}
+    columns: dict[str, object] = {f"o{j}": observed[:, j] for j in range(len(OUTCOME_NAMES))}
     columns |= {f"e{j}": mid[:, j] for j in range(len(OUTCOME_NAMES))}
     parts = [
         pl.concat_str(

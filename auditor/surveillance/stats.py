@@ -109,7 +109,7 @@ def hypergeometric_upper(
     var = mean * (1 - marked / population) * (population - draws) / max(population - 1, 1)
     sd = np.sqrt(var)
     z = np.divide(k - mean, sd, out=np.zeros_like(k), where=sd > 0)
-    return z, stats.hypergeom.sf(k - 1, population, marked, draws)
+    return z, np.asarray(stats.hypergeom.sf(k - 1, population, marked, draws))
 
 
 def bernstein_upper(

@@ -7,17 +7,26 @@ the series are drawn as steps, one path each, which also keeps a year's chart sm
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
 
 import matplotlib
 import matplotlib.ticker
+import numpy as np
 from markupsafe import Markup
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from auditor.report.charts import OVERPAID, SEVERITY_COLOURS, STYLE, UNDERPAID, legend_above, svg
+from auditor.report.charts import (
+    OVERPAID,
+    SEVERITY_COLOURS,
+    STYLE,
+    UNDERPAID,
+    legend_above,
+    svg,
+    whole_ticks,
+)
 from auditor.report.charts import WIDTH as NIGHTLY_WIDTH
 from auditor.report.render import visible
 
@@ -58,16 +67,23 @@ def _date_axis(ax: Axes, dates: Sequence[date]) -> None:
     """A few dates of a short period each named in full ("01 Nov"), at the dates drawn
     (a week's Monday, not the days between); a long period's by matplotlib's locator."""
     if len(dates) <= DATES_NAMED:
-        ax.set_xticks(list(dates), [d.strftime("%d %b") for d in dates])
+        ax.set_xticks(_days(dates), [d.strftime("%d %b") for d in dates])
         return
     locator = matplotlib.dates.AutoDateLocator(minticks=3, maxticks=10)
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(locator))
 
 
-def _stacked(ax: Axes, days: Sequence[date], series: dict[str, Sequence[float]]) -> int:
+def _days(days: Sequence[date]) -> np.ndarray[tuple[int], np.dtype[np.datetime64]]:
+    """Days as numpy's, which matplotlib draws on a date axis as it does `date`s (and which
+    its annotations, unlike `date`s, accept)."""
+    return np.array(days, dtype="datetime64[D]")
+
+
+def _stacked(ax: Axes, dates: Sequence[date], series: Mapping[str, Sequence[float]]) -> int:
     """Series stacked over the days: bars for a short period, steps for a long one; the
     number drawn (an all-zero series is left out of the chart and its legend)."""
+    days = _days(dates)
     bottom = [0.0] * len(days)
     drawn = 0
     for key, values in series.items():
@@ -84,7 +100,9 @@ def _stacked(ax: Axes, days: Sequence[date], series: dict[str, Sequence[float]])
     return drawn
 
 
-def findings_per_night(name: str, days: Sequence[date], series: dict[str, Sequence[int]]) -> Markup:
+def findings_per_night(
+    name: str, days: Sequence[date], series: Mapping[str, Sequence[int]]
+) -> Markup:
     """Findings in force per gaming day, stacked by severity."""
     with matplotlib.rc_context(STYLE):
         figure = _figure(2.9, left=0.6)
@@ -94,15 +112,16 @@ def findings_per_night(name: str, days: Sequence[date], series: dict[str, Sequen
         _date_axis(ax, days)
         ax.set_xlabel("gaming day (noon to noon UTC)")
         ax.set_ylabel("findings")
-        ax.yaxis.get_major_locator().set_params(integer=True)
+        whole_ticks(ax.yaxis)
         _title(ax, "Findings per gaming day")
         return svg(figure, name)
 
 
 def money_per_night(
-    name: str, days: Sequence[date], over: Sequence[float], under: Sequence[float]
+    name: str, dates: Sequence[date], over: Sequence[float], under: Sequence[float]
 ) -> Markup:
     """Money at stake per gaming day: overpaid up, underpaid down."""
+    days = _days(dates)
     with matplotlib.rc_context(STYLE):
         figure = _figure(2.9, left=0.9)
         ax = figure.subplots()
@@ -122,7 +141,7 @@ def money_per_night(
                 artist.set_label(f"_{side}")
         if any(over) or any(under):
             legend_above(ax, 2)
-        _date_axis(ax, days)
+        _date_axis(ax, dates)
         ax.set_xlabel("gaming day (noon to noon UTC)")
         _dollar_axis(ax.yaxis)
         _title(ax, "Money at stake per gaming day (overpaid up, underpaid down)")
@@ -171,9 +190,9 @@ def weekly_hold(
         figure = _figure(3.2, left=0.7)
         ax = figure.subplots()
         percent = [100 * h for h in hold]
-        ax.plot(weeks, percent, color=HOLD, marker="o", markersize=3.5, label="hold")
+        ax.plot(_days(weeks), percent, color=HOLD, marker="o", markersize=3.5, label="hold")
         ax.plot(
-            weeks,
+            _days(weeks),
             [100 * t for t in theory],
             color=THEORY,
             linestyle="--",

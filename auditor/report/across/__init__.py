@@ -1,6 +1,6 @@
 """Investigation across nights: one patron, dealer or table over every night of an archive
-(`auditor.archive`), for a case that spans more than one night: `across_data` reads it
-from the archive and the runs' own catalogs, `across_page` draws the page.
+(`auditor.archive`), for a case that spans more than one night: `across.data` reads it
+from the archive and the runs' own catalogs, `across.page` draws the page.
 
 A night is a gaming day, noon to noon UTC, as everywhere in the archive.
 """
@@ -11,8 +11,8 @@ import functools
 from datetime import date
 from pathlib import Path
 
-from auditor.report.across_data import archive_subject, gather_archive
-from auditor.report.across_page import page
+from auditor.report.across.data import archive_subject, gather_archive
+from auditor.report.across.page import page as draw_page  # `page` names the submodule
 from auditor.report.investigate import Subject, default_name
 from auditor.report.writing import Beside, write_report
 
@@ -24,7 +24,7 @@ def render_archive_investigation(
     `beside`: where the rounds and wagers it leaves off go (kept, not written, if None)."""
     if beside is None:
         beside = Beside(Path(default_name(subject, False, across_nights=True)).stem)
-    return page(gather_archive(archive, subject), beside)
+    return draw_page(gather_archive(archive, subject), beside)
 
 
 def write_archive_investigation(

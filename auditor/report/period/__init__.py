@@ -9,7 +9,7 @@ rule, property, table and dealer, the same rule again and again at one dealer or
 the findings still open by age, the reviews, and each table's hold against its theory
 week by week. A re-audit supersedes: only the findings of the runs in force count.
 
-The page is built like the nightly report (`nightly.py`): jinja2 with autoescape, the
+The page is built like the nightly report (`report.nightly`): jinja2 with autoescape, the
 same CSS and Content-Security-Policy, charts as checked inline SVG, every list cut at its
 first rows with the rest counted. The same archive gives the same bytes: nothing on the
 page depends on the clock.
@@ -28,11 +28,10 @@ from auditor import __version__
 from auditor.archive.check import refuse_changed_periods
 from auditor.archive.query import open_archive_catalog
 from auditor.output.query import Catalog
-from auditor.report import period_data as reads
-from auditor.report import period_figures as figures
-from auditor.report import period_surveillance
 from auditor.report.data import SEVERITIES, read_ledger_head
-from auditor.report.period_data import Period, PeriodReportError
+from auditor.report.period import data as reads
+from auditor.report.period import figures, surveillance
+from auditor.report.period.data import Period, PeriodReportError
 from auditor.report.render import render
 from auditor.report.writing import BROWSERS, find_browser, print_pdf
 
@@ -229,7 +228,7 @@ def _context(catalog: Catalog, archive: Path, period: Period) -> dict[str, Any]:
         "reviews": figures.review_summary(found, reads.reviews(catalog)),
         "ledger_as_of": reads.ledger_as_of(catalog),
         "holds": holds,
-        "surveillance": period_surveillance.period_section(
+        "surveillance": surveillance.period_section(
             catalog,
             period.start,
             period.end,
@@ -242,7 +241,7 @@ def _charts(nights: pl.DataFrame, findings: pl.DataFrame, weekly: pl.DataFrame) 
     """The page's charts; those with nothing to draw are left out, and so is a series of
     a single night or week: its one figure is in the page's tables."""
     # matplotlib is imported when a chart is drawn, as in the nightly report.
-    from auditor.report import period_charts as charts
+    from auditor.report.period import charts
 
     drawn = []
     if findings.height and nights.height >= SERIES_POINTS:
@@ -269,8 +268,8 @@ def _charts(nights: pl.DataFrame, findings: pl.DataFrame, weekly: pl.DataFrame) 
 
 def _ranked_charts(findings: pl.DataFrame) -> list[Any]:
     """Findings per rule and per table, money at stake by dealer: the first bars of each."""
-    from auditor.report import period_charts as charts
     from auditor.report.charts import OVERPAID, SEVERITY_COLOURS, UNDERPAID
+    from auditor.report.period import charts
 
     drawn = []
     for key, name, noun in (("rule", "per-rule", "rule"), ("table_id", "per-table", "table")):

@@ -1,4 +1,4 @@
-"""The period report's figures, from the frames `period_data` reads: each a plain dict or
+"""The period report's figures, from the frames `period.data` reads: each a plain dict or
 list the template writes as it is. Large periods stay readable: every list keeps its
 first rows and counts the rest."""
 

@@ -22,8 +22,8 @@ from auditor import __version__
 from auditor.archive.catalog import CATALOG_FILE, RUNS, SET
 from auditor.check_docs import check_docs
 from auditor.report import charts, data
-from auditor.report.across_cells import NIGHT_ROWS, Measure
-from auditor.report.across_data import Gathered, NightSource
+from auditor.report.across.cells import NIGHT_ROWS, Measure
+from auditor.report.across.data import Gathered, NightSource
 from auditor.report.render import render
 from auditor.report.writing import ROUND_LISTING, WAGER_LISTING, Beside, Listing, listing
 

@@ -69,7 +69,7 @@ def against_the_game(
     catalog: Catalog, archive: Path, kind: str, subject_id: str, window: tuple[str, dict]
 ) -> AgainstGame:
     """The subject's nights against the game, from the kept counts of the runs in force
-    (`window`: the gaming-day clause and its parameters, as `across_data` builds them)."""
+    (`window`: the gaming-day clause and its parameters, as `across.data` builds them)."""
     found = AgainstGame()
     runs = _runs_in_force(catalog, window, found.notes)
     readable = []

@@ -27,9 +27,9 @@ from auditor.archive.store import open_archive
 from auditor.errors import AuditorError
 from auditor.output.query import Catalog, open_catalog
 from auditor.report import data
-from auditor.report import period_surveillance as periods
-from auditor.report.across_cells import AgainstGame, against_the_game
+from auditor.report.across.cells import AgainstGame, against_the_game
 from auditor.report.investigate import ReportError, Subject, gather
+from auditor.report.period import surveillance as periods
 
 KINDS = ("patron", "dealer", "table")
 
