@@ -40,7 +40,7 @@ def check_docs() -> list[CheckDoc]:
     """Every check's documentation, in code order."""
     entries = json.loads(files("auditor").joinpath(DOCS_FILE).read_text(encoding="utf-8"))
     return [
-        CheckDoc(**{f: tuple(entry[f]) if f == "rules" else entry[f] for f in FIELDS})
+        CheckDoc(**{f: entry[f] for f in FIELDS} | {"rules": tuple(entry["rules"])})
         for entry in entries
     ]
 

@@ -114,6 +114,23 @@ def test_adding_is_idempotent_and_refuses_a_changed_set(nights, tmp_path):
     assert len(archived_runs(archive)) == 1
 
 
+def test_a_set_replaced_while_it_is_copied_is_refused(nights, tmp_path, monkeypatch):
+    """The run's id is read before the set is copied: a set replaced whole meanwhile (its
+    manifest and catalog with it) is refused, and the archive holds no run of it."""
+    from auditor.archive import store
+
+    copy = shutil.copytree
+
+    def swapped(source: Path, *rest: object, **how: object) -> object:
+        return copy(nights["second"] if source == nights["first"] else source, *rest, **how)
+
+    monkeypatch.setattr(store.shutil, "copytree", swapped)
+    archive = tmp_path / "archive"
+    with pytest.raises(store.ArchiveError, match="changed while it was copied"):
+        store.add_run(archive, nights["first"])
+    assert archived_runs(archive) == []
+
+
 def test_a_folder_of_other_files_is_not_made_an_archive(nights, tmp_path):
     (tmp_path / "mine.txt").write_text("keep")
     refused = run("archive", "add", tmp_path, nights["first"])

@@ -31,6 +31,7 @@ from auditor.commands import progress
 from auditor.commands.digest import findings_digest
 from auditor.commands.options import deprecation_note
 from auditor.commands.progress import count_text, progress_bar
+from auditor.output.files import money_total
 
 from .conftest import base_rows
 
@@ -338,6 +339,13 @@ def test_the_digest_is_short_and_says_how_many_more() -> None:
     ]
     none = findings_digest(findings.clear(), "out")
     assert none == ["0 findings written to out"]
+
+
+def test_money_at_stake_is_summed_in_decimal_and_a_float_column_is_refused() -> None:
+    amounts = pl.Series("impact", [Decimal("0.10"), Decimal("0.20"), None], pl.Decimal(18, 2))
+    assert money_total(amounts) == Decimal("0.30") and money_total(amounts.clear()) == 0
+    with pytest.raises(TypeError, match="float"):
+        money_total(pl.Series("impact", [0.1, 0.2]))
 
 
 # ---- progress: labelled, with separators ----------------------------------------------

@@ -5,9 +5,11 @@ as the regulations print them, not read from the packs)."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from fractions import Fraction
 from itertools import product
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -18,9 +20,10 @@ from auditor.odds.options import OddsError, TableOptions, parse_table_options
 from auditor.odds.report import decimal, odds_report, percent, ruleset_odds
 from auditor.odds.royal9 import COMBOS, hand_pairs, line_chances, posted
 from auditor.odds.shoe import State, enumerate_rounds, falling
-from auditor.packs.model import load_all, load_pack
+from auditor.packs.model import load_all, load_pack, parse_pack
 
 MA = "ma-baccarat"
+RULES = Path(__file__).parents[1] / "rules"
 
 
 def row(report, bet: str, variant: str):
@@ -265,6 +268,18 @@ def test_royal9_lines_at_eight_decks() -> None:
     # A chair with no posted combination can never win a personal line.
     empty, _, notes = posted(pack, TableOptions(seat=12))
     assert not empty and any("posts no combination" in n for n in notes)
+
+
+def test_royal9_chairs_of_a_pack_that_states_no_seat_limit() -> None:
+    """A pack may leave the table's seats and Royal 9's unbounded (null): the chairs
+    posted are then counted as at a table of no stated maximum (one chair)."""
+    text = (RULES / "ma-midi-baccarat.yaml").read_text(encoding="utf-8")
+    unbounded = re.sub(r"(?m)^  seats: \{.*\}$", "  seats: null", text)
+    unbounded = unbounded.replace("seats: [6, 7], cite", "seats: null, cite")
+    pack = parse_pack(unbounded, file="unbounded.yaml")
+    assert pack.limits.seats is None and pack.limits.royal9.seats is None
+    mine, other, notes = posted(pack, TableOptions(seat=1))
+    assert len(mine) == 1 and not other and "1 chairs" in notes[0]
 
 
 # ---- options and the command line -------------------------------------------------------

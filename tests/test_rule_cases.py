@@ -116,6 +116,9 @@ def test_a_finding_no_case_owns_is_not_split() -> None:
     assert first.height == 0 and second["round_id"].to_list() == ["R1"]
     assert split_findings(owned.with_columns(round_id=pl.lit("R1")), 2) is None
     assert split_findings(owned.with_columns(round_id=pl.lit("k00007:R1")), 2) is None
+    # One finding of a case past the batch's among others of its cases: not split either.
+    among_others = pl.concat([owned, owned.with_columns(round_id=pl.lit("k00007:R1"))])
+    assert split_findings(among_others, 2) is None
 
 
 def test_a_dataset_the_audit_refuses_fails_only_its_own_case(tmp_path: Path) -> None:

@@ -371,10 +371,12 @@ def _differences(
                 "SELECT schema_name, table_name FROM duckdb_tables()"
             ).fetchall()
         }
-        macros = con.execute(
+        counted = con.execute(
             "SELECT count(*) FROM duckdb_functions() WHERE NOT internal "
             "AND database_name = current_database()"
-        ).fetchone()[0]
+        ).fetchone()
+        assert counted is not None  # count(*) without GROUP BY is always one row
+        macros = counted[0]
     finally:
         con.close()
     found = dict(_split_view(sql) for _, sql, _ in views)
@@ -419,10 +421,11 @@ def _parsed(con: duckdb.DuckDBPyConnection, select: str) -> str | None:
     """The parse tree of `select` without where its parts stood in the text (the catalog
     keeps a view's SQL as DuckDB prints it, not as it was written)."""
     try:
-        tree = con.execute("SELECT json_serialize_sql($q)", {"q": select}).fetchone()[0]
+        row = con.execute("SELECT json_serialize_sql($q)", {"q": select}).fetchone()
     except duckdb.Error:
         return None
-    return _LOCATION.sub("", tree)
+    assert row is not None  # a SELECT without FROM is always one row
+    return _LOCATION.sub("", row[0])
 
 
 def current_catalog(archive: Path) -> Path:

@@ -55,14 +55,14 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(read_regular(path, SMALL_FILE_LIMIT)).hexdigest()
 
 
-def read_entries(archive: Path) -> list[dict]:
+def read_entries(archive: Path) -> list[dict | None]:
     """Every entry in file order (RecordMissing when there is no record); a line that is
     not a JSON object is kept as None, for `record_problems` to name."""
     try:
         data = read_regular(record_path(archive), SMALL_FILE_LIMIT)
     except FileNotFoundError:
         raise RecordMissing(str(record_path(archive))) from None
-    entries = []
+    entries: list[dict | None] = []
     for raw in data.splitlines():
         try:
             entry = json.loads(raw.decode("utf-8"))
@@ -119,7 +119,8 @@ def chain_problems(entries: list[dict | None], key: bytes | None) -> list[str]:
     """Every break in the record's chain (and, with the key, every entry not signed by
     it), naming the entry."""
     problems = []
-    expected_seq, expected_prev = 1, GENESIS
+    expected_seq = 1
+    expected_prev: str | None = GENESIS  # None after an unreadable entry: any prev will do
     for number, entry in enumerate(entries, start=1):
         where = f"record entry {number}"
         if entry is None or not set(FIELDS + CHAIN_FIELDS) <= set(entry):

@@ -282,10 +282,16 @@ def _run_record(run_id: str, folder: Path) -> dict:
     """What the archive keeps beside a run's set: when it was audited and added, and what
     it covers (tables, properties, gaming days) and found."""
     with sandboxed(folder / DUCKDB_FILE) as con:
-        started, ended, dataset, command = con.execute(
+        row = con.execute(
             "SELECT started_at, ended_at, dataset, command_line FROM runs WHERE run_id = $id",
             {"id": run_id},
         ).fetchone()
+    if row is None:  # the set copied is not the one whose run id was read before the copy
+        raise ArchiveError(
+            f"run {run_id}: its catalog no longer records it: changed while it was copied; "
+            "add it again"
+        )
+    started, ended, dataset, command = row
     coverage = pl.read_parquet(folder / COVERAGE_FILE)
     findings = pl.scan_parquet(folder / FINDINGS_FILE).select(pl.len()).collect().item()
     days = sorted({d.isoformat() for d in coverage["gaming_day"].drop_nulls()})

@@ -96,7 +96,7 @@ def split_findings(findings: pl.DataFrame, count: int) -> list[pl.DataFrame] | N
     only its most specific entity (a round, not its table), so its case is that id's."""
     named = pl.coalesce(FINDING_IDS).str.extract(PREFIX_PATTERN).cast(pl.Int64)
     cases = findings.select(named.alias(CASE_COLUMN))[CASE_COLUMN]
-    if cases.null_count() or (cases.len() and not 0 <= cases.min() < count):
+    if cases.null_count() or not cases.is_between(0, count - 1).all():
         return None
     tagged = findings.with_columns(cases)
     return [

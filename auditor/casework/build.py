@@ -17,7 +17,8 @@ from typing import Any
 
 from auditor.packs.model import RulePack, load_pack
 
-Rows = dict[str, list[dict[str, Any]]]
+Row = dict[str, Any]  # a contract table's row: its columns' values by name
+Rows = dict[str, list[Row]]
 
 T0 = datetime(2026, 11, 24, 18, 0, tzinfo=UTC)
 CARDS_PER_DECK = 52
@@ -31,7 +32,7 @@ MONEY_FIELDS = ("amount", "rollover", "payout", "commission", "banker_bid")
 # What the case table gives the `tables` row, from the pack's `case_table`.
 CASE_TABLE_FIELDS = ("seats", "decks", "commission_percent")
 
-TABLE = {
+TABLE: Row = {
     "table_id": "T1",
     "property_id": "P1",
     "effective_from": T0 - timedelta(days=30),
@@ -46,7 +47,7 @@ TABLE = {
     "royal9_paytable": None,
     "free_hands": False,
 }
-SHOE = {
+SHOE: Row = {
     "shoe_id": "S1",
     "table_id": "T1",
     "opened_at": T0,
@@ -57,7 +58,7 @@ SHOE = {
     "burn_count": 5,
 }
 # A Player natural 9 against a Banker 5: the cards of a round that gives none.
-ROUND = {
+ROUND: Row = {
     "shoe_id": "S1",
     "table_id": "T1",
     "kind": "regular",

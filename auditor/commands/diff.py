@@ -47,15 +47,17 @@ def diff(before: Path, after: Path, out: Path | None, fmt: str) -> None:
     from auditor.output.verify import verified
 
     # The file's format is its name's: refused before any work, not written misnamed.
-    out_format = file_format(out, None, DIFF_FILE_FORMATS, format_flag=None) if out else None
+    written = None
+    if out is not None:
+        written = (out, file_format(out, None, DIFF_FILE_FORMATS, format_flag=None))
     try:
         if out is not None:
             refuse_owned_target(out, reads=[before, after])
         verified(before)
         verified(after)
         changes = diff_runs(before, after)
-        if out is not None:
-            _write_changes(changes, out, out_format)
+        if written is not None:
+            _write_changes(changes, *written)
     except AuditorError as error:
         fail(error)
     if fmt == "table":

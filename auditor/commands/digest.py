@@ -13,7 +13,7 @@ import polars as pl
 from auditor.commands.terminal import visible
 from auditor.findings.words import count_text
 from auditor.money import usd_text
-from auditor.output.files import SUMMARY_FILE, nothing_audited
+from auditor.output.files import SUMMARY_FILE, money_total, nothing_audited
 from auditor.report.nightly import REPORT_FILE
 
 __all__ = ["REPORT_FILE", "audit_summary", "findings_digest", "summary_rows"]
@@ -46,8 +46,8 @@ def money_lines(findings: pl.DataFrame, by_rule: pl.DataFrame) -> list[str]:
     impact = findings["impact"].drop_nulls()
     if impact.is_empty():
         return []
-    overpaid = impact.filter(impact > 0).sum()
-    underpaid = -impact.filter(impact < 0).sum()
+    overpaid = money_total(impact.filter(impact > 0))
+    underpaid = -money_total(impact.filter(impact < 0))
     total = usd_text(overpaid + underpaid)
     lines = [
         f"  money at stake: {total} ({usd_text(overpaid)} overpaid, "
@@ -99,8 +99,8 @@ def audit_summary(
     money = None
     if not impact.is_empty():
         overpaid, underpaid = (
-            _cents(impact.filter(impact > 0).sum()),
-            -_cents(impact.filter(impact < 0).sum()),
+            _cents(money_total(impact.filter(impact > 0))),
+            -_cents(money_total(impact.filter(impact < 0))),
         )
         money = {"total": overpaid + underpaid, "overpaid": overpaid, "underpaid": underpaid}
     costliest = by_rule.filter(pl.col("at_stake") > 0).sort(

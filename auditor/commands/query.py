@@ -10,8 +10,11 @@ import sys
 import tempfile
 from contextlib import suppress
 from pathlib import Path
+from types import ModuleType
+from typing import BinaryIO
 
 import click
+from rich.console import JustifyMethod
 from rich.markup import escape
 
 from auditor.commands.formats import file_format, format_option, stdout_is_terminal
@@ -193,7 +196,7 @@ def _write_data(result, fmt: str) -> None:
         write_result(result, fmt, _EscapedTerminal())
 
 
-class _EscapedTerminal(io.RawIOBase):
+class _EscapedTerminal(io.RawIOBase, BinaryIO):
     """What a result writes, shown at a terminal with the data's control and
     bidirectional characters escaped; each write is whole rows, whole characters."""
 
@@ -214,7 +217,7 @@ def _show_result(result) -> None:
     for field in result.schema:
         numeric = pa.types.is_integer(field.type) or pa.types.is_floating(field.type)
         numeric = numeric or pa.types.is_decimal(field.type)
-        justify = "right" if numeric else "left"
+        justify: JustifyMethod = "right" if numeric else "left"
         table.add_column(escape(visible(field.name)), overflow="fold", justify=justify)
     shown, count = first_rows(result, TABLE_ROWS_SHOWN)
     for row in shown:
@@ -233,7 +236,7 @@ def _query_prompt(catalog, fmt: str) -> int:
 
     interactive = sys.stdin.isatty()
     history = Path.home() / ".auditor_query_history"
-    readline = None
+    readline: ModuleType | None = None
     if interactive:
         with suppress(ImportError):
             import readline  # line editing and history for input()
@@ -262,7 +265,7 @@ def _query_prompt(catalog, fmt: str) -> int:
                 readline.write_history_file(history)
 
 
-def _open(folder: Path, memory_limit: str, timeout: float):
+def _open(folder: Path, memory_limit: str, timeout: float | None):
     """A run's catalog, or an archive's (`auditor.archive`), in the same sandbox."""
     from auditor.archive.check import is_archive
 

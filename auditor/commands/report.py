@@ -167,19 +167,21 @@ def _write(folder, target, pdf, window, property_id, subject, packs) -> Path:
                 f"{folder} is no archive (name a --patron, --dealer, --table or --round "
                 "for a run's report)"
             )
-        from auditor.report.period import default_name, write_period_report
+        from auditor.report.period import default_name as period_name
+        from auditor.report.period import write_period_report
 
         first, last = window
-        target = Path(target or default_name(first, last, property_id, pdf))
+        target = Path(target or period_name(first, last, property_id, pdf))
         refuse_owned_target(target, reads=[folder])
         return write_period_report(folder, first, last, property_id, target, pdf)
-    from auditor.report.investigate import default_name, subject_of, write_investigation
+    from auditor.report.investigate import default_name as investigation_name
+    from auditor.report.investigate import subject_of, write_investigation
     from auditor.report.writing import beside_paths
 
     chosen = subject_of(**subject)
     # The default lands in the working folder, which may be a set or a dataset too.
     across_nights = is_archive(folder)
-    target = Path(target or default_name(chosen, pdf, across_nights))
+    target = Path(target or investigation_name(chosen, pdf, across_nights))
     # The CSVs of the rows the page leaves off go beside it: checked as it is.
     for place in (target, *beside_paths(target)):
         refuse_owned_target(place, reads=[folder])

@@ -68,7 +68,10 @@ async def login(request: Request) -> Response:
     desk = desk_of(request)
     form = await request.form()
     target = safe_next(form.get("next"))
-    if not desk.sessions.login_token_ok(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
+    csrf = form.get("csrf")  # a file, when a form sends one, is no token
+    if not desk.sessions.login_token_ok(
+        request.cookies.get(LOGIN_COOKIE), csrf if isinstance(csrf, str) else None
+    ):
         return _login_form(desk, target, "The login form had expired; log in again.", 403)
     name, password = form.get("name"), form.get("password")
     if not isinstance(name, str) or not isinstance(password, str) or not name or len(name) > 64:

@@ -15,6 +15,7 @@ next; the name need not exist, so a lock tells nothing of who is a user.
 from __future__ import annotations
 
 import hmac
+import math
 import secrets
 import threading
 import time
@@ -98,7 +99,8 @@ class Sessions:
         if not cookie:
             return None
         try:
-            session_id = self._signer.loads(cookie, max_age=self.seconds)
+            # The signer counts whole seconds; the session's own end below is exact.
+            session_id = self._signer.loads(cookie, max_age=math.ceil(self.seconds))
         except (BadSignature, SignatureExpired):
             return None
         with self._lock:

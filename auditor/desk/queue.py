@@ -61,7 +61,8 @@ class Filter:
     problems: list[str] = field(default_factory=list)
 
     def where(self) -> tuple[str, dict[str, Any]]:
-        clauses, params = ["true"], {}
+        clauses = ["true"]
+        params: dict[str, Any] = {}
         if self.night is not None:
             clauses.append("gaming_day = $night")
             params["night"] = self.night
@@ -144,9 +145,11 @@ class Page:
 
 def queue_page(con: duckdb.DuckDBPyConnection, found: Filter) -> Page:
     where, params = found.where()
-    total, at_stake = con.execute(
+    counted = con.execute(
         f"SELECT count(*), coalesce(sum(at_stake), 0) FROM queue WHERE {where}", params
     ).fetchone()
+    assert counted is not None  # aggregates without GROUP BY are always one row
+    total, at_stake = counted
     pages = max(1, -(-total // PAGE_ROWS))
     page = min(found.page, pages)
     rows = con.execute(

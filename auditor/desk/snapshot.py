@@ -64,17 +64,16 @@ LIVE_COLUMNS = (
     "impact",
     "message",
 )
-REVIEW_SCHEMA = pa.schema(
-    [
-        ("seq", pa.int64()),
-        ("finding_id", pa.string()),
-        ("run_id", pa.string()),
-        ("status", pa.string()),
-        ("note", pa.string()),
-        ("by", pa.string()),
-        ("at", pa.string()),
-    ]
-)
+REVIEW_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("seq", pa.int64()),
+    ("finding_id", pa.string()),
+    ("run_id", pa.string()),
+    ("status", pa.string()),
+    ("note", pa.string()),
+    ("by", pa.string()),
+    ("at", pa.string()),
+]
+REVIEW_SCHEMA = pa.schema(REVIEW_FIELDS)
 
 
 @dataclass(frozen=True)

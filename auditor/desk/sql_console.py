@@ -71,7 +71,8 @@ def run_page(desk: Desk, sql: str, page: int) -> Shown:
     catalog = _open(desk)
     try:
         result = stream(catalog, _one_statement(catalog, sql), as_text=True)
-        skip, rows, more = (page - 1) * PAGE_ROWS, [], False
+        skip, more = (page - 1) * PAGE_ROWS, False
+        rows: list[list[str | None]] = []
         for batch in result.batches:
             if skip >= batch.num_rows:
                 skip -= batch.num_rows

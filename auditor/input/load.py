@@ -249,7 +249,7 @@ def _is_string(t: pa.DataType) -> bool:
 def normalize_exprs(source: SourceFile) -> list[pl.Expr]:
     """Expressions turning the file's columns into exactly the contract's types."""
     present = set(source.arrow_schema.names)
-    file_types = pl.from_arrow(source.arrow_schema.empty_table()).schema
+    file_types = pl.DataFrame(source.arrow_schema.empty_table()).schema
     exprs = []
     for column, (dtype, _) in TABLES[source.table].items():
         if column not in present:
@@ -292,7 +292,7 @@ def _dictionary_text(col: pl.Expr) -> pl.Expr:
     return pl.when(length > MAX_ID_CHARS).then(shown).otherwise(col.cat.slice(0, MAX_ID_CHARS))
 
 
-INTEGER_BITS = {pl.Int8: 8, pl.Int16: 16, pl.Int32: 32}
+INTEGER_BITS: dict[type[pl.DataType], int] = {pl.Int8: 8, pl.Int16: 16, pl.Int32: 32}
 
 
 def integer_columns(table: str) -> list[str]:

@@ -141,4 +141,5 @@ def of_round(bound: int, rows: pl.Series, values: pl.Series) -> pl.Expr:
 def round_bound(rounds: pl.DataFrame) -> int:
     """One more than the largest round number (`ROUND_ROW`) among `rounds`, all
     the partition's: the size of `of_round`'s tables."""
-    return int(rounds.get_column(ROUND_ROW).max() or 0) + 1
+    largest = rounds.get_column(ROUND_ROW).max()  # None when there are no rounds
+    return (largest if isinstance(largest, int) else 0) + 1

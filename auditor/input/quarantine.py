@@ -15,16 +15,18 @@ from auditor.contract import ROW_KEYS
 from auditor.input.load import FILE_COLUMN, ROW_COLUMN
 from auditor.schemas import MAX_ID_CHARS, SHOWN_CHARS, shown_past_bound
 
-QUARANTINE_SCHEMA = {
-    "table": pl.String(),
-    "file": pl.String(),
-    "row": pl.Int64(),
-    "row_key": pl.String(),
-    "column": pl.String(),
-    "check": pl.String(),
-    "value": pl.String(),
-    "reason": pl.String(),
-}
+QUARANTINE_SCHEMA = pl.Schema(
+    {
+        "table": pl.String(),
+        "file": pl.String(),
+        "row": pl.Int64(),
+        "row_key": pl.String(),
+        "column": pl.String(),
+        "check": pl.String(),
+        "value": pl.String(),
+        "reason": pl.String(),
+    }
+)
 
 # Each row's name in the quarantine is the contract id, which is what a person searches for.
 ROW_KEY = ROW_KEYS

@@ -42,7 +42,10 @@ def _times_outside_years(table: str, raw: pl.DataFrame) -> list[pl.DataFrame]:
     for column in timestamp_columns(table):
         if column not in raw.columns:
             continue
-        unit = raw.schema[column].time_unit
+        dtype = raw.schema[column]
+        # A file whose timestamp column is not one is refused whole (`load._type_problem`).
+        assert isinstance(dtype, pl.Datetime)
+        unit = dtype.time_unit
         outside = raw.filter(pl.col(column).is_not_null() & ~within_years(pl.col(column), unit))
         if outside.height:
             frames.append(

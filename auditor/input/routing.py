@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -66,7 +67,7 @@ def _table_ranges(path: Path) -> list[tuple[str | None, str | None]]:
     if "table_id" not in names:
         return [(None, None)] * max(1, meta.num_row_groups)
     column = names.index("table_id")
-    ranges = []
+    ranges: list[tuple[str | None, str | None]] = []
     for index in range(meta.num_row_groups):
         stats = meta.row_group(index).column(column).statistics
         if stats is None or not stats.has_min_max:
@@ -146,7 +147,7 @@ def memory_bytes(frame: pl.DataFrame) -> int:
             views += frame.height
         elif dtype == pl.List(pl.String):
             views += int(frame[name].list.len().sum() or 0)
-    return frame.estimated_size() + STRING_VIEW_BYTES * views
+    return int(frame.estimated_size()) + STRING_VIEW_BYTES * views  # bytes: an int
 
 
 STRING_VIEW_BYTES = 16
@@ -193,7 +194,8 @@ class _RoundMap:
     (`partition.wagers_of` joins them on the ids themselves)."""
 
     def __init__(self, rounds: pl.LazyFrame, parts: pl.DataFrame) -> None:
-        self.bits = max(1, int(parts[ROUTE_KEY].max() or 0).bit_length())
+        largest = parts[ROUTE_KEY].max()  # None when there are no partitions
+        self.bits = max(1, largest.bit_length() if isinstance(largest, int) else 0)
         self.mask = np.uint64((1 << self.bits) - 1)
         # The hash's high bits and the partition in one integer, made as the rounds are
         # read: the map is one column from the start.
@@ -238,7 +240,7 @@ class _RoundMap:
         return spread.with_columns(pl.Series(ROUTE_KEY, parts)).drop("_at")
 
 
-def _search(keys: np.ndarray, wanted: np.ndarray, side: str) -> np.ndarray:
+def _search(keys: np.ndarray, wanted: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
     """`np.searchsorted`, the needles taken in order: each search starts where the last
     ended, so a batch walks the map once instead of jumping about it (measured 10 times
     faster on a map of 10 million rounds, which does not fit the caches). A run of equal

@@ -78,28 +78,29 @@ def look(landing: Path) -> tuple[list[Seen], list[Refusal]]:
             if table is None:
                 refused.append(Refusal(relative, "not a contract table's file; not read"))
                 continue
-            problem, info = _regular_inside(path, root)
-            if problem is not None:
-                refused.append(Refusal(relative, problem))
+            info = _regular_inside(path, root)
+            if isinstance(info, str):
+                refused.append(Refusal(relative, info))
                 continue
             found.append(Seen(relative, table, info.st_size, info.st_mtime_ns))
     return found, refused
 
 
-def _regular_inside(path: Path, root: Path) -> tuple[str | None, os.stat_result | None]:
-    """Why `path` is not a regular file within `root` (a link is followed only within it)."""
+def _regular_inside(path: Path, root: Path) -> os.stat_result | str:
+    """The file's status, or why `path` is not a regular file within `root` (a link is
+    followed only within it)."""
     try:
         info = path.lstat()
         if stat.S_ISLNK(info.st_mode):
             target = path.resolve()
             if not target.is_relative_to(root):
-                return f"a link out of the landing folder (to {target}); not read", None
+                return f"a link out of the landing folder (to {target}); not read"
             info = target.stat()
     except OSError as exc:
-        return f"cannot be examined ({exc.strerror}); not read", None
+        return f"cannot be examined ({exc.strerror}); not read"
     if not stat.S_ISREG(info.st_mode):
-        return "not a regular file; not read", None
-    return None, info
+        return "not a regular file; not read"
+    return info
 
 
 def footer_reads(path: Path) -> bool:

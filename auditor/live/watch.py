@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from auditor.archive.live_runs import closing_run
@@ -28,7 +29,7 @@ from auditor.interrupts import interrupts_deferred
 from auditor.live.batch import changes, finals, link_files
 from auditor.live.close import audit_and_add, due, run_records
 from auditor.live.days import STANDING, UndatedFile, place
-from auditor.live.landing import Settler, footer_reads, look, table_of
+from auditor.live.landing import Seen, Settler, footer_reads, look, table_of
 from auditor.live.notify import Notifier
 from auditor.live.scope import DayTables, batch_paths
 from auditor.live.store import BATCH, DATASET, LiveStore, now_text
@@ -123,7 +124,9 @@ class Watch:
         """Read what has landed for `day`, audit it a last time and close it; the run id."""
         with holding(self.store.root, "a watch"):
             if day in self.finish_cut_off_closes():
-                return str(self.store.closed(day)["run_id"])
+                finished = self.store.closed(day)
+                assert finished is not None  # finishing its close marked it closed
+                return str(finished["run_id"])
             if (closed := self.store.closed(day)) is not None:
                 raise WatchError(f"gaming day {day}: already closed by run {closed['run_id']}")
             # Two looks a settle time apart: a file still being written is not taken.
@@ -171,22 +174,22 @@ class Watch:
         seen, refused = look(self.landing)
         for refusal in refused:
             self.once(refusal.path, f"{refusal.path}: {refusal.reason}")
-        fresh = []
+        unread: list[Seen] = []
         for file in seen:
             known = self.read.get(file.path)
             if known is None:
-                fresh.append(file)
+                unread.append(file)
             elif known["status"] == "read" and (known["size"], known["mtime_ns"]) != (
                 file.size,
                 file.mtime_ns,
             ):
                 self.refuse(file.path, "changed after it was read; not read again", known)
-        records = []
-        for file in self.settler.complete(fresh, clock.monotonic()):
+        records: list[dict[str, Any]] = []
+        for file in self.settler.complete(unread, clock.monotonic()):
             path = self.landing / file.path
             if not footer_reads(path):
                 continue  # not whole yet: looked at again next time
-            record = {
+            record: dict[str, Any] = {
                 "path": file.path,
                 "table": file.table,
                 "size": file.size,

@@ -86,7 +86,9 @@ def posted(pack: RulePack, options: TableOptions) -> tuple[frozenset, frozenset,
     else:
         limits = pack.limits.royal9
         allowed = limits.seats if limits and limits.seats else None
-        seats = options.seats or (max(allowed) if allowed else pack.limits.seats.max or 1)
+        # A pack may state no seat limit at all (`seats: null`), as it may state no maximum.
+        most = pack.limits.seats.max if pack.limits.seats is not None else None
+        seats = options.seats or (max(allowed) if allowed else most or 1)
         if allowed and seats not in allowed:
             notes.append(f"Royal 9 is offered at {', '.join(map(str, allowed))} seats only")
         per_seat = chosen.per_seat or 1

@@ -129,7 +129,8 @@ def banker_net(pack: RulePack, percent: int, *, ez: bool = False) -> Net:
     if ez and none_at_ez is not None and none_at_ez.value:
         commission = Fraction(0)
     push_on = pack.ez.banker_push_on
-    pushes = event_occurred(pack.ez.events[push_on.event]) if ez and push_on else None
+    push_event = pack.ez.events[push_on.event] if ez and push_on else None
+    pushes = event_occurred(push_event) if push_event is not None else None
 
     def net(state: State) -> Fraction | int:
         if banker_won(state):
@@ -247,7 +248,7 @@ def _event_name(event: str) -> str:
 
 def ez_wagers(pack: RulePack, outcomes: Outcomes, options: TableOptions) -> list[Priced]:
     """Dragon 7 and Panda 8 Insurance at their odds, on the pack's events."""
-    rows = []
+    rows: list[Priced] = []
     if options.ez_baccarat is False:
         return rows
     for bet in ("dragon7", "panda8"):
@@ -274,6 +275,8 @@ def ez_wagers(pack: RulePack, outcomes: Outcomes, options: TableOptions) -> list
 
 
 def dragon_bonus_net(table: DragonBonusPaytableRule, hand: str) -> Net:
+    odds_by_margin = table.odds_by_margin()
+
     def net(state: State) -> int:
         own, other = (
             (state.banker, state.player) if hand == "banker" else (state.player, state.banker)
@@ -289,7 +292,7 @@ def dragon_bonus_net(table: DragonBonusPaytableRule, hand: str) -> Net:
             return table.natural_winner  # a Natural 9 over a Natural 8 too
         if other_natural:
             return -1
-        return table.win_by.get(own - other, -1)  # margins outside the paytable lose
+        return odds_by_margin.get(own - other, -1)  # margins outside the paytable lose
 
     return net
 
@@ -348,7 +351,7 @@ def house_money_wagers(
             cite=pack.cite(terms.cite),
         )
     ]
-    rollover = pack.procedure("house_money_rollover")
+    rollover = pack.procedures.house_money_rollover
     if rollover is None:
         return rows
     share = Fraction(options.house_money_rollover_percent, 100)

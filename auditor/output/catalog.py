@@ -225,7 +225,9 @@ def runs_frame(
     run: RunInfo, outdir: Path, outputs: Mapping[str, pl.DataFrame | Path]
 ) -> pl.DataFrame:
     """One row: this run, its inputs hashed and its rule packs hashed."""
-    counts = outputs["row_counts"]
+    counts, findings = outputs["row_counts"], outputs["findings"]
+    # Frames, as `files.write_outputs` gives them: only the surveillance comes as a file.
+    assert isinstance(counts, pl.DataFrame) and isinstance(findings, pl.DataFrame)
     sources = [s for table in run.dataset.tables() for s in run.dataset.files[table]]
     digests = sha256_files([s.path for s in sources])
     packs = run.rule_packs()
@@ -245,7 +247,7 @@ def runs_frame(
         "rows_in": int(counts["rows_in"].sum()),
         "rows_audited": int(counts["rows_audited"].sum()),
         "rows_quarantined": int(counts["rows_quarantined"].sum()),
-        "findings": outputs["findings"].height,
+        "findings": findings.height,
         "rule_packs": [
             {
                 "ruleset": ruleset,

@@ -51,7 +51,7 @@ def read_findings(outdir: Path) -> pl.DataFrame:
             path=str(path),
         )
     try:
-        return findings.select(list(OUTPUT_SCHEMA)).cast(OUTPUT_SCHEMA)
+        return findings.select(list(OUTPUT_SCHEMA)).cast(pl.Schema(OUTPUT_SCHEMA))
     except pl.exceptions.PolarsError as exc:
         raise InputError(
             f"{path}: a column of another type than an audit writes ({exc}); "

@@ -110,7 +110,7 @@ def _write_set(
         _write_parquet(results.counts, staging / COUNTS_FILE)
         _write_parquet(results.surveillance, staging / SURVEILLANCE_FILE)
         _write_parquet(results.alerts, staging / ALERTS_FILE)
-        tables = {
+        tables: dict[str, pl.DataFrame | Path] = {
             "findings": results.findings,
             "quarantine": results.quarantine,
             "row_counts": results.counts,
@@ -211,8 +211,8 @@ def summary_text(results: AuditOutputs, checks: Sequence[Check] = ()) -> str:
             )
             title = titles.get(rule, "")
             lines.append(f"  {rule:<8}{severity:<8}{n:>8,}  {title}{money}")
-        over = findings.filter(impact > 0)["impact"].sum() or 0
-        under = -(findings.filter(impact < 0)["impact"].sum() or 0)
+        over = money_total(findings.filter(impact > 0)["impact"])
+        under = -money_total(findings.filter(impact < 0)["impact"])
         lines.append("")
         lines.append(
             f"Money at stake: {_dollars(over + under)} (overpaid {_dollars(over)}, "
@@ -253,6 +253,15 @@ def surveillance_lines(results: AuditOutputs) -> list[str]:
     ).iter_rows():
         lines.append(f"  {level:<8}{key:<20}{statistic:<28}p = {p:.2e}")
     return lines
+
+
+def money_total(amounts: pl.Series) -> Decimal:
+    """The sum of a money column (`contract.MONEY`, Decimal dollars; 0 for none). A float
+    column is refused, not summed: money is never float."""
+    total = amounts.sum()
+    if isinstance(total, float):
+        raise TypeError(f"{amounts.name}: a float column, where money is Decimal dollars")
+    return Decimal(total)
 
 
 def _dollars(amount: object) -> str:

@@ -200,8 +200,9 @@ def input_in_place(path: Path, size: int, resolved: dict[Path, Path] | None = No
 
 def _named(manifest: Manifest) -> tuple[Path | None, list[tuple[str, int]]]:
     """The dataset and input files the verified manifest names (a URL: read elsewhere)."""
-    local = manifest.dataset is not None and not is_remote(manifest.dataset)
-    return (Path(manifest.dataset) if local else None), list(manifest.inputs)
+    dataset = manifest.dataset
+    local = None if dataset is None or is_remote(dataset) else Path(dataset)
+    return local, list(manifest.inputs)
 
 
 def _recorded_inputs(
@@ -317,14 +318,16 @@ def _interruptible(catalog: Catalog, work: Callable[[], T], deadline: float | No
     timeout, and a signal reaches Python only between bytecodes, never inside DuckDB.
     Waiting here, the timeout and Ctrl-C (KeyboardInterrupt) both end in
     `connection.interrupt()`."""
-    outcome: dict[str, object] = {}
+    # What the worker thread ends with: its result, or what it raised.
+    results: list[T] = []
+    errors: list[BaseException] = []
     finished = threading.Event()
 
     def run_work() -> None:
         try:
-            outcome["result"] = work()
+            results.append(work())
         except BaseException as exc:  # handed to the waiting thread
-            outcome["error"] = exc
+            errors.append(exc)
         finally:
             finished.set()
 
@@ -338,12 +341,11 @@ def _interruptible(catalog: Catalog, work: Callable[[], T], deadline: float | No
         stopped = QueryInterrupted("query interrupted (Ctrl-C)")
     if stopped is not None:
         _interrupt_until_finished(catalog.con, finished)
-        if "error" in outcome:  # else it finished as it was stopped: its result stands
-            raise stopped from outcome["error"]
-    error = outcome.get("error")
-    if isinstance(error, BaseException):
-        raise error
-    return outcome["result"]  # type: ignore[return-value]
+        if errors:  # else it finished as it was stopped: its result stands
+            raise stopped from errors[0]
+    if errors:
+        raise errors[0]
+    return results[0]
 
 
 def _wait(finished: threading.Event, timeout: float | None) -> bool:

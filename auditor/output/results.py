@@ -64,9 +64,12 @@ _SHOWN_AS_IS = {
 }
 
 
-def _shown_as_is(dtype: duckdb.sqltype.DuckDBPyType) -> bool:
+def _shown_as_is(dtype: duckdb.sqltypes.DuckDBPyType) -> bool:
     if dtype.id in ("list", "struct"):
-        return all(_shown_as_is(child) for _, child in dtype.children)
+        return all(
+            isinstance(child, duckdb.sqltypes.DuckDBPyType) and _shown_as_is(child)
+            for _, child in dtype.children
+        )
     return dtype.id in _SHOWN_AS_IS
 
 
@@ -126,7 +129,8 @@ _DAY = timedelta(days=1)
 
 
 def _step(dtype: pa.DataType) -> timedelta:
-    return _DAY if pa.types.is_date32(dtype) else _STEPS[dtype.unit]
+    """What one unit of a date32 or timestamp column is."""
+    return _STEPS[dtype.unit] if pa.types.is_timestamp(dtype) else _DAY
 
 
 def _shown_range(dtype: pa.DataType) -> tuple[int, int]:
@@ -144,12 +148,13 @@ def _instant_text(number: int | None, dtype: pa.DataType) -> str | None:
         return "infinity" if number > 0 else "-infinity"
     first, last = _shown_range(dtype)
     if not first <= number <= last:
-        unit = "days" if pa.types.is_date32(dtype) else dtype.unit
+        unit = dtype.unit if pa.types.is_timestamp(dtype) else "days"
         return f"{number} {unit} from 1970-01-01"
     instant = _EPOCH + number * _step(dtype)
     if pa.types.is_date32(dtype):
         return instant.date().isoformat()
-    return instant.isoformat(sep=" ") + ("+00:00" if dtype.tz else "")
+    zoned = pa.types.is_timestamp(dtype) and dtype.tz
+    return instant.isoformat(sep=" ") + ("+00:00" if zoned else "")
 
 
 # ---- writing results ----------------------------------------------------------------

@@ -15,12 +15,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeAlias
 
 import duckdb
 
 from auditor.output.macros import admitted_folders
 
-SAFE_CONFIG = {
+# The settings `duckdb.connect(config=...)` takes, by name.
+DuckDBConfig: TypeAlias = dict[str, str | bool | int | float | list[str]]
+
+SAFE_CONFIG: DuckDBConfig = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "allow_community_extensions": False,

@@ -115,6 +115,8 @@ def traced(packs: Mapping[str, RulePack] | None = None) -> dict[tuple[str, str],
             elif isinstance(entry, dict) and set(entry) <= {"codes", "reason"}:
                 found[(ruleset, ref)] = Traced(tuple(entry.get("codes") or ()), entry.get("reason"))
             else:
+                # Rows are read only from the file the pack's regulation names.
+                assert pack.regulation is not None
                 raise ValueError(
                     f"{pack.regulation.traceability}: {ruleset} {ref}: expected a list of "
                     f"check codes, a reason, or {{codes, reason}}; got {entry!r}"
