@@ -57,7 +57,7 @@ EXPECTED = {
 
 
 def stage_findings(dataset: Path) -> pl.DataFrame:
-    """The procedures stage alone, as `audit.find` wires it."""
+    """The procedures stage alone, as `pipeline.find` wires it."""
     validated = run_validation(dataset)
     assert validated.quarantine.height == 0, validated.quarantine.head().to_dicts()
     packs = load_all()

@@ -391,5 +391,5 @@ def round_findings(replayed: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.
     return ROUND_CHECKS.emit(replayed, ids, enrich=words)
 
 
-# The stage's checks, for the pipeline's list of every check (`audit.all_checks`).
+# The stage's checks, for the pipeline's list of every check (`pipeline.all_checks`).
 CHECK_SETS = (ROUND_CHECKS,)

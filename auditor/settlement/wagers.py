@@ -459,5 +459,5 @@ def _royal9_paid_without_qualifying_hand() -> Violation:
     )
 
 
-# The stage's checks, for the pipeline's list of every check (`audit.all_checks`).
+# The stage's checks, for the pipeline's list of every check (`pipeline.all_checks`).
 CHECK_SETS = (WAGER_CHECKS, COMMISSION_CHECKS, PERMIT_CHECKS, ROLLOVER_CHECKS)
