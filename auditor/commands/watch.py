@@ -159,7 +159,7 @@ def live_options(command):
 
 def live_into(deal_live, rounds: int, seed: int, day, nights: int, rates: dict) -> bool:
     """Run `simulate --live` when asked (the options taken out of `rates`) with the
-    simulator's `deal_live`, which only the command line imports; whether it ran."""
+    simulator's `deal_live`, which only `auditor simulate` imports; whether it ran."""
     from auditor.commands.progress import shows_progress
 
     live, pace = rates.pop("live"), rates.pop("pace")
