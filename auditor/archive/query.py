@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from auditor.archive.catalog import RUNS, SET, current_catalog, is_run_id
-from auditor.archive.check import changed_runs, manifest_problem
+from auditor.archive.integrity import changed_runs, manifest_problem
 from auditor.archive.store import ArchiveError, open_archive
 from auditor.input.remote import is_remote
 from auditor.output.files import DUCKDB_FILE

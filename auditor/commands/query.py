@@ -264,7 +264,7 @@ def _query_prompt(catalog, fmt: str) -> int:
 
 def _open(folder: Path, memory_limit: str, timeout: float):
     """A run's catalog, or an archive's (`auditor.archive`), in the same sandbox."""
-    from auditor.archive.check import is_archive
+    from auditor.archive.integrity import is_archive
 
     if is_archive(folder):
         from auditor.archive.query import open_archive_catalog

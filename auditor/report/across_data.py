@@ -21,7 +21,7 @@ from typing import Any
 import polars as pl
 
 from auditor.archive.catalog import RUNS, SET
-from auditor.archive.check import refuse_changed_periods
+from auditor.archive.integrity import refuse_changed_periods
 from auditor.archive.query import open_archive_catalog
 from auditor.archive.store import open_archive
 from auditor.errors import AuditorError

@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from auditor import __version__
-from auditor.archive.check import refuse_changed_periods
+from auditor.archive.integrity import refuse_changed_periods
 from auditor.archive.query import open_archive_catalog
 from auditor.output.query import Catalog
 from auditor.report import period_data as reads
