@@ -25,7 +25,7 @@ from auditor.archive.integrity import refuse_changed_periods
 from auditor.archive.query import open_archive_catalog
 from auditor.archive.store import open_archive
 from auditor.errors import AuditorError
-from auditor.output.query import Catalog, open_catalog
+from auditor.output.sandboxed_query import Catalog, open_catalog
 from auditor.report import data
 from auditor.report import period_surveillance as periods
 from auditor.report.across_cells import AgainstGame, against_the_game
