@@ -206,7 +206,7 @@ QUERIES = {
 
 def measure(archive: Path, nights: int, adds: list[float], verify: bool) -> None:
     """The archive of `nights` nights: its size, catalog, queries, verify, period report."""
-    from auditor.archive.query import open_archive_catalog
+    from auditor.archive.attached_runs import open_archive_catalog
     from auditor.output.sandboxed_query import query
 
     size = folder_bytes(archive)

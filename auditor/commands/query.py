@@ -267,7 +267,7 @@ def _open(folder: Path, memory_limit: str, timeout: float):
     from auditor.archive.integrity import is_archive
 
     if is_archive(folder):
-        from auditor.archive.query import open_archive_catalog
+        from auditor.archive.attached_runs import open_archive_catalog
 
         return open_archive_catalog(folder, memory_limit=memory_limit, timeout=timeout)
     from auditor.output.sandboxed_query import open_catalog

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
-from auditor.archive.query import open_archive_catalog
+from auditor.archive.attached_runs import open_archive_catalog
 from auditor.desk.auth import Session
 from auditor.desk.core import Desk, desk_of
 from auditor.desk.queue import parse_page

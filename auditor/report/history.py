@@ -22,8 +22,8 @@ from typing import Any
 
 import polars as pl
 
+from auditor.archive.attached_runs import open_archive_catalog
 from auditor.archive.catalog import CATALOG_FILE
-from auditor.archive.query import open_archive_catalog
 from auditor.errors import AuditorError
 from auditor.output.located import COVERAGE_FILE
 from auditor.output.sandboxed_query import Catalog

@@ -25,8 +25,8 @@ from typing import Any
 import polars as pl
 
 from auditor import __version__
+from auditor.archive.attached_runs import open_archive_catalog
 from auditor.archive.integrity import refuse_changed_periods
-from auditor.archive.query import open_archive_catalog
 from auditor.output.sandboxed_query import Catalog
 from auditor.report import period_data as reads
 from auditor.report import period_figures as figures
