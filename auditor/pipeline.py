@@ -45,7 +45,7 @@ from auditor.procedures import stage as procedures_stage
 from auditor.procedures.stage import procedure_findings
 from auditor.replay import checks as replay_stage
 from auditor.replay.checks import round_findings
-from auditor.replay.rounds import replay
+from auditor.replay.derive import replay
 from auditor.report.nightly import write_nightly
 from auditor.settlement import wagers as settlement_stage
 from auditor.settlement.permit import BET_NOT_PERMITTED

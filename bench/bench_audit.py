@@ -119,7 +119,7 @@ def measure_replay(data: Path, partition_rounds: int) -> dict:
     from auditor.input.scan import scan_table
     from auditor.packs.model import load_all
     from auditor.replay.checks import round_findings
-    from auditor.replay.rounds import replay
+    from auditor.replay.derive import replay
 
     # Setup, outside the clock as the row-by-row replay's is: the rule packs, the files'
     # schemas. Inside: reading the rounds and the options, the replay and its checks.

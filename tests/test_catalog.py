@@ -23,7 +23,7 @@ from auditor.output.traceability import matrix, parse_index, problems, shipped_s
 from auditor.output.views import INPUT_VIEWS
 from auditor.packs.model import load_all
 from auditor.pipeline import all_checks, run_audit, run_validation
-from auditor.replay.rounds import replay
+from auditor.replay.derive import replay
 from auditor.settlement.correct import commission_cents
 from auditor.simulator.simulate import simulate
 

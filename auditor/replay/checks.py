@@ -1,5 +1,5 @@
 """Stage 3's checks: draws (DRW) and totals, outcome and announcements (TOT), each an
-expression over the replayed rounds (`rounds.replay`), all emitted in one pass."""
+expression over the replayed rounds (`derive.replay`), all emitted in one pass."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from auditor.findings.check import Check, CheckSet, Violation, column_names
 from auditor.findings.frames import ROUND_FRAME
 from auditor.findings.table import NO_ID
 from auditor.packs.model import RulePack
-from auditor.replay.rounds import DECISION_TEXTS, ordered_decisions
+from auditor.replay.derive import DECISION_TEXTS, ordered_decisions
 
 # ---- checks ------------------------------------------------------------------------
 

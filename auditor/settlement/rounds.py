@@ -19,7 +19,7 @@ from auditor.input.partition import ROUND_ROW, wagers_of
 from auditor.packs.model import RulePack
 from auditor.packs.tables import PackTables
 from auditor.replay.decisions import event_exprs
-from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
+from auditor.replay.derive import BANKER_WINS, PLAYER_WINS, TIE
 from auditor.settlement.terms import wager_terms
 
 OPTION_COLUMNS = (
