@@ -46,7 +46,7 @@ from auditor.input.partition import ROUND_ROW
 from auditor.packs.model import RulePack
 from auditor.packs.tables import PackTables, pack_tables
 from auditor.replay.derive import BANKER_WINS, PLAYER_WINS, TIE
-from auditor.settlement.rounds import against_bank, numbered, round_terms, with_round
+from auditor.settlement.round_terms import against_bank, numbered, round_terms, with_round
 from auditor.settlement.royal9 import royal9_hands, royal9_lines
 from auditor.settlement.terms import cents, is_bet, wager_terms
 
