@@ -22,7 +22,6 @@ from auditor.findings.check import Check, CheckSet, documented
 from auditor.findings.table import combine
 from auditor.input.cross_rows import IdBuckets
 from auditor.input.load import open_dataset
-from auditor.input.options import in_force, shoe_options
 from auditor.input.partition import (
     PARTITION_ROUNDS,
     ROUND_ROW,
@@ -34,6 +33,7 @@ from auditor.input.partition import (
     wagers_of,
 )
 from auditor.input.routing import partition_sources
+from auditor.input.shoe_options import in_force, shoe_options
 from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
 from auditor.output.catalog import RunInfo
 from auditor.output.files import SURVEILLANCE_FILE, AuditOutputs, write_outputs

@@ -115,8 +115,8 @@ def measure_floor(data: Path, partition_rounds: int) -> dict:
 
 def measure_replay(data: Path, partition_rounds: int) -> dict:
     from auditor.input.load import open_dataset
-    from auditor.input.options import shoe_options
     from auditor.input.scan import scan_table
+    from auditor.input.shoe_options import shoe_options
     from auditor.packs.model import load_all
     from auditor.replay.checks import round_findings
     from auditor.replay.derive import replay

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from auditor.contract import TABLES
-from auditor.input.options import shoe_options
+from auditor.input.shoe_options import shoe_options
 from auditor.output.sandboxed_query import open_catalog, query
 from auditor.output.traceability import matrix, parse_index, problems, shipped_sections
 from auditor.output.views import INPUT_VIEWS
