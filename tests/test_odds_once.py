@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from auditor.odds import royal9, shipped
-from auditor.odds.options import TableOptions
 from auditor.odds.shoe import enumerate_rounds, state_key, state_of
+from auditor.odds.table_options import TableOptions
 from auditor.packs.model import load_all, load_pack
 from auditor.pipeline import run_audit
 from auditor.replay import derive

@@ -97,8 +97,8 @@ def odds(
       auditor odds --decks 6 --ruleset {commission_pack} commission_percent={commission_percent}
       auditor odds --decks 8 --rules /packs/freedonia --ruleset fr-baccarat --format json
     """
-    from auditor.odds.options import parse_table_options
     from auditor.odds.report import odds_report, render, to_json
+    from auditor.odds.table_options import parse_table_options
 
     try:
         options = parse_table_options((*option_words, *more_options))
