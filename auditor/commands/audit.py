@@ -14,8 +14,13 @@ import click
 from auditor.commands.accounting import counts_table, quarantine_digest
 from auditor.commands.archive import add_after_audit
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
-from auditor.commands.options import alert_fdr_option, loaded_packs, out_option, rules_options
 from auditor.commands.progress import progress_bar, rows_in
+from auditor.commands.shared_options import (
+    alert_fdr_option,
+    loaded_packs,
+    out_option,
+    rules_options,
+)
 from auditor.commands.terminal import fail, stdout
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError, ExitStatus

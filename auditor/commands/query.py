@@ -15,7 +15,7 @@ import click
 from rich.markup import escape
 
 from auditor.commands.formats import file_format, format_option, stdout_is_terminal
-from auditor.commands.options import FiniteFloatRange, old_out_spelling, out_option
+from auditor.commands.shared_options import FiniteFloatRange, old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, text_table, visible
 from auditor.errors import AuditorError, ExitStatus
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from auditor.commands.formats import refuse_misnamed_page
-from auditor.commands.options import (
+from auditor.commands.shared_options import (
     day_option,
     deprecation_note,
     loaded_packs,

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import click
 
-from auditor.commands.options import (
+from auditor.commands.progress import progress_bar
+from auditor.commands.shared_options import (
     FiniteFloatRange,
     day_option,
     nights_asked,
     old_out_spelling,
     out_option,
 )
-from auditor.commands.progress import progress_bar
 from auditor.commands.terminal import fail
 from auditor.commands.watch import live_into, live_options
 from auditor.errors import AuditorError

@@ -10,8 +10,8 @@ import click
 
 from auditor.commands.accounting import counts_table, quarantine_digest, validation_data
 from auditor.commands.formats import format_option
-from auditor.commands.options import loaded_packs, rules_options
 from auditor.commands.progress import progress_bar, rows_in
+from auditor.commands.shared_options import loaded_packs, rules_options
 from auditor.commands.terminal import fail, stdout
 from auditor.errors import AuditorError, ExitStatus
 

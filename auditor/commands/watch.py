@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from auditor.commands.options import day_option, rules_options
+from auditor.commands.shared_options import day_option, rules_options
 from auditor.commands.terminal import fail, visible
 from auditor.errors import AuditorError
 
@@ -111,7 +111,7 @@ def watch(
       auditor watch /landing --archive /audits/archive --on-finding "page-floor --severity high"
       auditor watch /landing --archive /audits/archive --close 2026-11-24
     """
-    from auditor.commands.options import loaded_packs
+    from auditor.commands.shared_options import loaded_packs
     from auditor.live.watch import Watch, WatchOptions
 
     def say(text: str) -> None:
