@@ -242,7 +242,7 @@ def measure_audit_without_procedures(data: Path, partition_rounds: int) -> dict:
     from auditor.pipeline import find, run_validation
 
     validated = run_validation(data)
-    findings = find(validated, partition_rounds=partition_rounds, procedures=False)
+    findings = find(validated, partition_rounds=partition_rounds, with_procedures=False)
     results = AuditOutputs(findings, validated.quarantine, validated.counts)
     write_outputs(data.parent / "audit-out-noproc", results)
     return {

@@ -184,6 +184,17 @@ def procedure_findings(
     )
 
 
+def find(
+    part: Mapping[str, pl.LazyFrame],
+    replayed: pl.LazyFrame,
+    options: pl.LazyFrame,
+    packs: Mapping[str, RulePack],
+) -> list[pl.LazyFrame]:
+    """The stage's findings frames over a partition as `pipeline.hold_partition` holds it:
+    the shoes' and the table procedures' (`procedure_findings`), as one frame."""
+    return [procedure_findings(part, replayed, options, packs)]
+
+
 # The stage's checks, for the pipeline's list of every check (`pipeline.all_checks`).
 CHECK_SETS = (
     SHOE_CHECKS,

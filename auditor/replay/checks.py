@@ -391,5 +391,16 @@ def round_findings(replayed: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.
     return ROUND_CHECKS.emit(replayed, ids, enrich=words)
 
 
+def find(
+    part: Mapping[str, pl.LazyFrame],
+    replayed: pl.LazyFrame,
+    options: pl.LazyFrame,
+    packs: Mapping[str, RulePack],
+) -> list[pl.LazyFrame]:
+    """The stage's findings frames over a partition as `pipeline.hold_partition` holds it:
+    the rounds' (the replay reads nothing of the partition but its replayed rounds)."""
+    return [round_findings(replayed, packs)]
+
+
 # The stage's checks, for the pipeline's list of every check (`pipeline.all_checks`).
 CHECK_SETS = (ROUND_CHECKS,)

@@ -85,6 +85,17 @@ def wager_findings(
     ]
 
 
+def find(
+    part: Mapping[str, pl.LazyFrame],
+    replayed: pl.LazyFrame,
+    options: pl.LazyFrame,
+    packs: Mapping[str, RulePack],
+) -> list[pl.LazyFrame]:
+    """The stage's findings frames over a partition as `pipeline.hold_partition` holds it:
+    the wagers' (`wager_findings`), the Royal 9 wagers read with their chairs."""
+    return wager_findings(part["wagers"], replayed, options, packs, part["royal9_seats"])
+
+
 # ---- words ---------------------------------------------------------------------------
 
 
