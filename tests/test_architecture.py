@@ -22,8 +22,8 @@ PACKAGE = Path(auditor.__file__).parent
 FLOORS = (
     ("auditor", "auditor.contract", "auditor.errors", "auditor.codes"),
     # What the commands need without the pipeline (defaults, the checks' documentation),
-    # the one money formatter every stage writes with, and the one way to read a file of
-    # a folder someone else may have edited.
+    # the one money formatter and conversion to cents every stage uses, and the one way to
+    # read a file of a folder someone else may have edited.
     # The witnesses, each check's proof in SQL, are files the catalog and `auditor rules`
     # read without the pipeline.
     (

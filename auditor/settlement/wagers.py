@@ -35,7 +35,7 @@ from auditor.codes import names_of
 from auditor.contract import DRAGON_BONUS_PAYTABLES
 from auditor.findings.check import Check, CheckSet, Violation, column_names
 from auditor.findings.frames import WAGER_FRAME
-from auditor.money import usd
+from auditor.money import dollars, usd
 from auditor.packs.model import RulePack
 from auditor.packs.tables import pack_tables
 from auditor.settlement.commission import COMMISSION_CHECKS, commission_enrich
@@ -45,7 +45,6 @@ from auditor.settlement.permit import PERMIT_CHECKS, permit_columns, permit_enri
 from auditor.settlement.rollover import ROLLOVER_CHECKS, rollovers
 from auditor.settlement.terms import (
     SAME_RESULT,
-    dollars,
     is_bet,
     stake_words,
 )
