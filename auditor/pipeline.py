@@ -16,13 +16,13 @@ from typing import Protocol
 
 import polars as pl
 
+from auditor import procedures, replay, settlement
 from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError
 from auditor.findings.check import Check, CheckSet, documented
 from auditor.findings.table import combine
 from auditor.input.cross_rows import IdBuckets
 from auditor.input.load import open_dataset
-from auditor.input.options import in_force, shoe_options
 from auditor.input.partition import (
     PARTITION_ROUNDS,
     ROUND_ROW,
@@ -34,6 +34,7 @@ from auditor.input.partition import (
     wagers_of,
 )
 from auditor.input.routing import partition_sources
+from auditor.input.shoe_options import in_force, shoe_options
 from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
 from auditor.output.catalog import RunInfo
 from auditor.output.files import SURVEILLANCE_FILE, AuditOutputs, write_outputs
@@ -41,15 +42,8 @@ from auditor.output.leftovers import claimed_folder, sweep
 from auditor.output.outdir import claim as claim_outdir
 from auditor.packs.loaded import LoadedPacks, versions
 from auditor.packs.model import RulePack
-from auditor.procedures import stage as procedures_stage
-from auditor.procedures.stage import procedure_findings
-from auditor.replay import checks as replay_stage
-from auditor.replay.checks import round_findings
-from auditor.replay.rounds import replay
 from auditor.report.nightly import write_nightly
-from auditor.settlement import wagers as settlement_stage
 from auditor.settlement.permit import BET_NOT_PERMITTED
-from auditor.settlement.wagers import wager_findings
 from auditor.surveillance.cells import write_night_cells
 from auditor.surveillance.gather import NightCells, partition_cells
 from auditor.surveillance.night import survey
@@ -59,9 +53,29 @@ from auditor.surveillance.store import CellStore
 SURVEY_PREFIX = "auditor-survey-"
 
 
+class CheckingStage(Protocol):
+    """What each checking stage's package exports (README, Layout): its checks, and its
+    findings frames over a partition as `hold_partition` holds it."""
+
+    @property
+    def CHECK_SETS(self) -> tuple[CheckSet, ...]: ...
+
+    def find(
+        self,
+        part: Mapping[str, pl.LazyFrame],
+        replayed: pl.LazyFrame,
+        options: pl.LazyFrame,
+        packs: Mapping[str, RulePack],
+    ) -> list[pl.LazyFrame]: ...
+
+
+# In the order they run; stage 5 last, as `with_procedures=False` leaves it out.
+CHECKING_STAGES: tuple[CheckingStage, ...] = (replay, settlement, procedures)
+
+
 def all_check_sets() -> tuple[CheckSet, ...]:
     """The stages' own check sets, each emitted over one frame."""
-    return (*replay_stage.CHECK_SETS, *settlement_stage.CHECK_SETS, *procedures_stage.CHECK_SETS)
+    return tuple(check_set for stage in CHECKING_STAGES for check_set in stage.CHECK_SETS)
 
 
 def all_checks() -> list[Check]:
@@ -89,7 +103,7 @@ def find(
     validated: ValidatedDataset,
     progress: ProgressCallback | None = None,
     partition_rounds: int = PARTITION_ROUNDS,
-    procedures: bool = True,
+    with_procedures: bool = True,
     tally: Tally | None = None,
     route_dir: Path | None = None,
 ) -> pl.DataFrame:
@@ -99,7 +113,7 @@ def find(
     `tally`, each partition's rows held and surveillance counts are added to it. Routed
     partitions (`input.routing`) are written to `route_dir` if given, else to a
     temporary folder.
-    `procedures=False` leaves stage 5 out: the benchmark measures what it adds.
+    `with_procedures=False` leaves stage 5 out: the benchmark measures what it adds.
     The rows are audited under the packs they were validated against.
     """
     packs = validated.packs
@@ -117,7 +131,7 @@ def find(
     ) as source:
         for index, partition in enumerate(groups):
             audited, whole = source(index)
-            result = find_in_partition(audited, partition, whole, packs, procedures)
+            result = find_in_partition(audited, partition, whole, packs, with_procedures)
             found += result.frames
             if tally is not None:
                 tally.add(result)
@@ -164,7 +178,7 @@ def find_in_partition(
     partition: Partition,
     whole: bool,
     packs: Mapping[str, RulePack],
-    procedures: bool = True,
+    with_procedures: bool = True,
 ) -> PartitionFindings:
     """The findings of stages 3-5 over one partition, and the rows it held.
 
@@ -175,13 +189,9 @@ def find_in_partition(
     # The frames are held in memory: counting them reads nothing again.
     heights = pl.collect_all([frame.select(pl.len()) for frame in part.values()])
     rows = {name: int(height.item()) for name, height in zip(part, heights, strict=True)}
-    stages = [
-        round_findings(replayed, packs),
-        *wager_findings(part["wagers"], replayed, options, packs, part["royal9_seats"]),
-    ]
-    if procedures:
-        stages.append(procedure_findings(part, replayed, options, packs))
-    frames = pl.collect_all(stages, engine="streaming")
+    stages = CHECKING_STAGES if with_procedures else CHECKING_STAGES[:-1]
+    found = [frame for stage in stages for frame in stage.find(part, replayed, options, packs)]
+    frames = pl.collect_all(found, engine="streaming")
     # Surveillance counts the same held rows and replay here, so it reads nothing again.
     flagged = pl.concat([f.lazy().select("round_id") for f in frames], how="vertical")
     cells = partition_cells(
@@ -249,7 +259,9 @@ def hold_partition(
     part["tables"] = in_force(part["tables"], "effective_from", later)
     round_columns = part["rounds"].collect_schema().names()
     replayed = (
-        replay(part["rounds"], options, packs).collect(engine="streaming").with_row_index(ROUND_ROW)
+        replay.replay(part["rounds"], options, packs)
+        .collect(engine="streaming")
+        .with_row_index(ROUND_ROW)
     )
     part["wagers"] = (
         wagers_of(audited["wagers"], replayed, whole).collect(engine="streaming").lazy()

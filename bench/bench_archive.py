@@ -206,8 +206,8 @@ QUERIES = {
 
 def measure(archive: Path, nights: int, adds: list[float], verify: bool) -> None:
     """The archive of `nights` nights: its size, catalog, queries, verify, period report."""
-    from auditor.archive.query import open_archive_catalog
-    from auditor.output.query import query
+    from auditor.archive.attached_runs import open_archive_catalog
+    from auditor.output.sandboxed_query import query
 
     size = folder_bytes(archive)
     print(f"  size: {size / 1e6:,.1f} MB, {size / nights / 1e6:,.2f} MB a night")

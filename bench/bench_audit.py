@@ -115,11 +115,11 @@ def measure_floor(data: Path, partition_rounds: int) -> dict:
 
 def measure_replay(data: Path, partition_rounds: int) -> dict:
     from auditor.input.load import open_dataset
-    from auditor.input.options import shoe_options
     from auditor.input.scan import scan_table
+    from auditor.input.shoe_options import shoe_options
     from auditor.packs.model import load_all
     from auditor.replay.checks import round_findings
-    from auditor.replay.rounds import replay
+    from auditor.replay.derive import replay
 
     # Setup, outside the clock as the row-by-row replay's is: the rule packs, the files'
     # schemas. Inside: reading the rounds and the options, the replay and its checks.
@@ -242,7 +242,7 @@ def measure_audit_without_procedures(data: Path, partition_rounds: int) -> dict:
     from auditor.pipeline import find, run_validation
 
     validated = run_validation(data)
-    findings = find(validated, partition_rounds=partition_rounds, procedures=False)
+    findings = find(validated, partition_rounds=partition_rounds, with_procedures=False)
     results = AuditOutputs(findings, validated.quarantine, validated.counts)
     write_outputs(data.parent / "audit-out-noproc", results)
     return {

@@ -25,7 +25,7 @@ local cluster of --workers processes of one thread each (the engine's own recipe
   (wall and CPU seconds), with the worker's peak memory: the cost per million rounds on
   one worker core;
 - engine: the whole `DaskFinder` (planning, mapping, gathering, combining) against
-  `audit.find` in this process (polars on every core), findings compared.
+  `pipeline.find` in this process (polars on every core), findings compared.
 
 It prints figures and the projection; it asserts nothing. The host is noisy: the summary
 uses each figure's median run.

@@ -17,13 +17,13 @@ import polars as pl
 import pytest
 
 from auditor.contract import TABLES
-from auditor.input.options import shoe_options
-from auditor.output.query import open_catalog, query
+from auditor.input.shoe_options import shoe_options
+from auditor.output.sandboxed_query import open_catalog, query
 from auditor.output.traceability import matrix, parse_index, problems, shipped_sections
 from auditor.output.views import INPUT_VIEWS
 from auditor.packs.model import load_all
 from auditor.pipeline import all_checks, run_audit, run_validation
-from auditor.replay.rounds import replay
+from auditor.replay.derive import replay
 from auditor.settlement.correct import commission_cents
 from auditor.simulator.simulate import simulate
 

@@ -29,8 +29,8 @@ from auditor.check_docs import check_docs
 from auditor.cli import main
 from auditor.commands import progress
 from auditor.commands.digest import findings_digest
-from auditor.commands.options import deprecation_note
 from auditor.commands.progress import count_text, progress_bar
+from auditor.commands.shared_options import deprecation_note
 from auditor.output.files import money_total
 
 from .conftest import base_rows

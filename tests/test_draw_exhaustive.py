@@ -15,7 +15,7 @@ import pytest
 
 from auditor.packs.model import load_all
 from auditor.replay.checks import ROUND_CHECKS
-from auditor.replay.rounds import replay
+from auditor.replay.derive import replay
 
 RULESETS = ("ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer")
 RANK_OF_VALUE = ["K", "A", "2", "3", "4", "5", "6", "7", "8", "9"]

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from auditor.archive.check import verify_archive
+from auditor.archive.integrity import verify_archive
 from auditor.archive.live_runs import closed_live_day, closing_run
 from auditor.archive.store import add_run, archived_runs
 from auditor.live.watch import Watch, WatchOptions

@@ -16,10 +16,10 @@ from click.testing import CliRunner
 
 from auditor.cli import main
 from auditor.contract import SUITS
-from auditor.odds.options import OddsError, TableOptions, parse_table_options
 from auditor.odds.report import decimal, odds_report, percent, ruleset_odds
 from auditor.odds.royal9 import COMBOS, hand_pairs, line_chances, posted
 from auditor.odds.shoe import State, enumerate_rounds, falling
+from auditor.odds.table_options import OddsError, TableOptions, parse_table_options
 from auditor.packs.model import load_all, load_pack, parse_pack
 
 MA = "ma-baccarat"

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from auditor.odds import royal9, shipped
-from auditor.odds.options import TableOptions
 from auditor.odds.shoe import enumerate_rounds, state_key, state_of
+from auditor.odds.table_options import TableOptions
 from auditor.packs.model import load_all, load_pack
 from auditor.pipeline import run_audit
-from auditor.replay import rounds as replay_rounds
+from auditor.replay import derive
 from auditor.surveillance import expected
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
@@ -86,11 +86,11 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counter]:
         expected.round_chances,
         expected.wager_price,
         royal9.pair_counts,
-        replay_rounds._ordered_decisions,
+        derive._ordered_decisions,
     ):
         cached.cache_clear()
     calls: dict[str, Counter] = {"enumerate": Counter(), "decisions": Counter()}
-    enumerate_real, decisions_real = shipped.enumerate_rounds, replay_rounds.decision_table
+    enumerate_real, decisions_real = shipped.enumerate_rounds, derive.decision_table
 
     def enumerate_counted(pack, decks, *, either_draws=True, by_rank=False):
         rules = shipped.ShoeRules.of(pack, either_draws)
@@ -102,7 +102,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counter]:
         return decisions_real(packs)
 
     monkeypatch.setattr(shipped, "enumerate_rounds", enumerate_counted)
-    monkeypatch.setattr(replay_rounds, "decision_table", decisions_counted)
+    monkeypatch.setattr(derive, "decision_table", decisions_counted)
     yield calls
     for cached in (shipped._outcomes, expected.round_chances, expected.wager_price):
         cached.cache_clear()

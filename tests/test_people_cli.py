@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from auditor.cli import main
-from auditor.commands.options import deprecation_note
+from auditor.commands.shared_options import deprecation_note
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 RULES = Path(__file__).resolve().parents[1] / "rules"  # the built-in packs, as a folder

@@ -30,7 +30,7 @@ from auditor.archive.ledger import ReviewInput, append_reviews
 from auditor.archive.store import add_run
 from auditor.cli import main
 from auditor.errors import AuditorError
-from auditor.output.query import QueryError
+from auditor.output.sandboxed_query import QueryError
 from auditor.pipeline import run_audit
 from auditor.report.period import (
     PeriodReportError,

@@ -16,11 +16,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from auditor import procedures
 from auditor.casework.build import case_rows
 from auditor.input.partition import partitions
 from auditor.packs.model import load_all
 from auditor.pipeline import hold_partition, run_validation
-from auditor.procedures.stage import procedure_findings
 from auditor.simulator.simulate import simulate
 
 # Fault kind -> (codes, what the finding names: the shoe, the round or the wager).
@@ -57,13 +57,14 @@ EXPECTED = {
 
 
 def stage_findings(dataset: Path) -> pl.DataFrame:
-    """The procedures stage alone, as `audit.find` wires it."""
+    """The procedures stage alone, as `pipeline.find` wires it."""
     validated = run_validation(dataset)
     assert validated.quarantine.height == 0, validated.quarantine.head().to_dicts()
     packs = load_all()
     (whole,) = partitions(validated.audited, 10**9)
     part, replayed, options = hold_partition(validated.audited, whole, True, packs)
-    return procedure_findings(part, replayed, options, packs).collect()
+    (found,) = procedures.find(part, replayed, options, packs)
+    return found.collect()
 
 
 def expected_findings(dataset: Path) -> set[tuple[str, str, str | None, str | None]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.output.query import open_catalog, query
+from auditor.output.sandboxed_query import open_catalog, query
 from auditor.pipeline import run_audit
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli import main
-from auditor.output import query as catalog_query
-from auditor.output.query import QueryError, open_catalog
+from auditor.output import sandboxed_query
+from auditor.output.sandboxed_query import QueryError, open_catalog
 from auditor.pipeline import run_audit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -176,7 +176,7 @@ def test_a_moved_dataset_is_named_clearly(audited: Path, tmp_path: Path) -> None
 def test_no_sql_is_formatted_from_input() -> None:
     # Every call that hands DuckDB SQL in the query module passes a plain string or a
     # parsed statement: never an f-string, a concatenation or a .format().
-    tree = ast.parse(Path(catalog_query.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(sandboxed_query.__file__).read_text(encoding="utf-8"))
     built = []
     for node in ast.walk(tree):
         if (
@@ -199,7 +199,7 @@ def test_statements_are_gated_before_any_runs(out: Path) -> None:
     catalog = open_catalog(out)
     try:
         with pytest.raises(QueryError, match="refused"):
-            catalog_query.query(catalog, "SELECT 1; COPY (SELECT 2) TO 'x.csv'")
-        assert [t.num_rows for t in catalog_query.query(catalog, "SELECT 1; SELECT 2")] == [1, 1]
+            sandboxed_query.query(catalog, "SELECT 1; COPY (SELECT 2) TO 'x.csv'")
+        assert [t.num_rows for t in sandboxed_query.query(catalog, "SELECT 1; SELECT 2")] == [1, 1]
     finally:
         catalog.close()

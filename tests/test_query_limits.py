@@ -28,7 +28,7 @@ from auditor.cli import main
 from auditor.commands import terminal
 from auditor.commands.terminal import visible
 from auditor.output.prompt import prompt_loop
-from auditor.output.query import QueryError, QueryInterrupted, open_catalog, query
+from auditor.output.sandboxed_query import QueryError, QueryInterrupted, open_catalog, query
 from auditor.pipeline import run_audit
 
 from .conftest import base_rows, contract_frame

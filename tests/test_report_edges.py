@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from auditor.cli import main
 from auditor.errors import AuditorError
 from auditor.output.diff import ChangesNotWritten, diff_runs, write_changes
-from auditor.output.query import QueryError
+from auditor.output.sandboxed_query import QueryError
 from auditor.pipeline import run_audit
 from auditor.report.investigate import Subject, render_investigation
 from auditor.report.nightly import render_nightly

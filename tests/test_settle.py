@@ -24,10 +24,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.contract import TABLES
-from auditor.input.options import shoe_options
+from auditor.input.shoe_options import shoe_options
 from auditor.packs.model import load_all
 from auditor.pipeline import find, run_validation
-from auditor.replay.rounds import replay
+from auditor.replay.derive import replay
 from auditor.settlement.commission import COMMISSION_CHECKS
 from auditor.settlement.correct import commission_cents, settle
 from auditor.settlement.permit import PERMIT_CHECKS

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from auditor.cli import main
-from auditor.commands.options import deprecation_note
+from auditor.commands.shared_options import deprecation_note
 from auditor.contract import TABLES
 from auditor.simulator.folder import MARKER, FolderInUse
 from auditor.simulator.nights import simulate_nights

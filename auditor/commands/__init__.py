@@ -1,1 +1,2 @@
-"""Commands of the command line that live apart from `auditor.cli`, to keep it short."""
+"""The command line's commands, a module each (a group and its subcommands together), and
+what they share; `auditor.cli` assembles them into one group."""

@@ -10,7 +10,7 @@ import click
 from rich.markup import escape
 
 from auditor.commands.formats import emit_rows, file_format, format_option, json_text
-from auditor.commands.options import old_out_spelling, out_option
+from auditor.commands.shared_options import old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, text_table
 from auditor.errors import AuditorError, ExitStatus
 

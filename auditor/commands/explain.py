@@ -1,6 +1,6 @@
 """`auditor explain`: one finding beside its proof. The check's witness
 (`auditor.witness`), narrowed to the finding's entity, is run in the query sandbox
-(`auditor.output.query`) on the set's catalog, and its row is shown beside the finding,
+(`auditor.output.sandboxed_query`) on the set's catalog, and its row is shown beside the finding,
 column by column; `--sql` prints the statement alone, to paste into `duckdb audit.duckdb`."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def explain(outdir: Path, finding_id: str, sql_only: bool, fmt: str) -> None:
       auditor explain out 3f2a9c0d41b7e6a85c12 --sql
     """
     from auditor import witness
-    from auditor.output.query import open_catalog, query
+    from auditor.output.sandboxed_query import open_catalog, query
 
     try:
         catalog = open_catalog(outdir, timeout=60)

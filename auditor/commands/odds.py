@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from auditor.commands.formats import emit, emit_rows, format_option, json_text
-from auditor.commands.options import loaded_packs, rules_options
+from auditor.commands.shared_options import loaded_packs, rules_options
 from auditor.commands.terminal import fail, stdout
 from auditor.errors import AuditorError
 
@@ -97,8 +97,8 @@ def odds(
       auditor odds --decks 6 --ruleset {commission_pack} commission_percent={commission_percent}
       auditor odds --decks 8 --rules /packs/freedonia --ruleset fr-baccarat --format json
     """
-    from auditor.odds.options import parse_table_options
     from auditor.odds.report import odds_report, render, to_json
+    from auditor.odds.table_options import parse_table_options
 
     try:
         options = parse_table_options((*option_words, *more_options))

@@ -1,10 +1,11 @@
 """The progress bar of the long commands (audit, validate, simulate): on stderr, and only
-when stderr is a terminal."""
+when stderr is a terminal; and the rows it counts to."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from rich.progress import (
     BarColumn,
@@ -87,3 +88,16 @@ def _stage_name(description: str, stage: str | None) -> str:
     if stage is None:
         return description
     return STAGES.get(stage, f"validating {stage}")
+
+
+def rows_in(dataset_path: Path, *counted_twice: str, quiet: bool = False) -> int | None:
+    """The rows of every table, and those of `counted_twice` once more (the audit's
+    progress counts the rounds again as it audits them); one look at the footers, taken
+    only for a bar that is drawn (ten thousand files' footers take a second)."""
+    from auditor.input.load import open_dataset
+
+    if not shows_progress(quiet):
+        return None
+    dataset = open_dataset(dataset_path)
+    rows = {table: sum(s.rows for s in sources) for table, sources in dataset.files.items()}
+    return sum(rows.values()) + sum(rows.get(table, 0) for table in counted_twice)

@@ -1,6 +1,6 @@
 """`auditor query`: SQL against a run's catalog, read-only and sandboxed, as a table, csv,
 json or parquet, or at an interactive prompt. The command line (`auditor.cli`) adds it
-to its commands; the sandbox itself is `auditor.output.query`."""
+to its commands; the sandbox itself is `auditor.output.sandboxed_query`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from rich.console import JustifyMethod
 from rich.markup import escape
 
 from auditor.commands.formats import file_format, format_option, stdout_is_terminal
-from auditor.commands.options import FiniteFloatRange, old_out_spelling, out_option
+from auditor.commands.shared_options import FiniteFloatRange, old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, text_table, visible
 from auditor.errors import AuditorError, ExitStatus
 
@@ -90,7 +90,7 @@ def query(
         fmt = file_format(out, fmt, QUERY_FORMATS[1:])
     fmt = fmt or "table"
     if fmt == "parquet" and out is None and stdout_is_terminal():
-        from auditor.output.query import QueryError
+        from auditor.output.sandboxed_query import QueryError
 
         fail(QueryError("--format parquet is binary: give --out FILE or redirect stdout"))
     try:
@@ -110,7 +110,7 @@ def _run_query(
     memory_limit: str,
 ) -> None:
     from auditor.commands.owned import refuse_owned_target
-    from auditor.output import query as catalog_query
+    from auditor.output import sandboxed_query as catalog_query
 
     try:
         if output is not None:
@@ -145,7 +145,7 @@ def _run_query(
 
 
 def _check_folder_of(target: Path) -> None:
-    from auditor.output.query import QueryError
+    from auditor.output.sandboxed_query import QueryError
 
     if not target.parent.is_dir():
         raise QueryError(f"--out {target}: there is no folder {target.parent}")
@@ -154,8 +154,8 @@ def _check_folder_of(target: Path) -> None:
 def _write_file(target: Path, result, fmt: str) -> None:
     """The result into a file beside `target`, which replaces it once whole: a statement
     stopped midway (--memory-limit, Ctrl-C) leaves `target` as it was."""
-    from auditor.output.query import QueryError
     from auditor.output.results import write_result
+    from auditor.output.sandboxed_query import QueryError
 
     try:
         handle, staged = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -183,8 +183,8 @@ def _write_data(result, fmt: str) -> None:
     """A result as it is to a file or a pipe (machine formats); to a terminal, csv or json
     with the data's control and bidirectional characters escaped, and no parquet. Either
     way a batch at a time."""
-    from auditor.output.query import QueryError
     from auditor.output.results import write_result
+    from auditor.output.sandboxed_query import QueryError
 
     if not stdout_is_terminal():
         sys.stdout.flush()  # text already printed goes first
@@ -267,12 +267,12 @@ def _query_prompt(catalog, fmt: str) -> int:
 
 def _open(folder: Path, memory_limit: str, timeout: float | None):
     """A run's catalog, or an archive's (`auditor.archive`), in the same sandbox."""
-    from auditor.archive.check import is_archive
+    from auditor.archive.integrity import is_archive
 
     if is_archive(folder):
-        from auditor.archive.query import open_archive_catalog
+        from auditor.archive.attached_runs import open_archive_catalog
 
         return open_archive_catalog(folder, memory_limit=memory_limit, timeout=timeout)
-    from auditor.output.query import open_catalog
+    from auditor.output.sandboxed_query import open_catalog
 
     return open_catalog(folder, memory_limit=memory_limit, timeout=timeout)

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from auditor.commands.formats import refuse_misnamed_page
-from auditor.commands.options import (
+from auditor.commands.shared_options import (
     day_option,
     deprecation_note,
     loaded_packs,
@@ -157,7 +157,7 @@ def _in_order(first: date, last: date, asked: str) -> tuple[date, date]:
 
 
 def _write(folder, target, pdf, window, property_id, subject, packs) -> Path:
-    from auditor.archive.check import is_archive
+    from auditor.archive.integrity import is_archive
     from auditor.commands.owned import refuse_owned_target
 
     if window is not None:
@@ -203,7 +203,7 @@ def _refuse_meaningless(
     """Refuse options that would be ignored or would mislabel the page: a round is one
     moment of one night, a period report has its own window, and an archive's findings
     were judged by the rules of their runs."""
-    from auditor.archive.check import is_archive
+    from auditor.archive.integrity import is_archive
 
     dates = [flag for flag, key in (("--from", "start"), ("--to", "end")) if subject[key]]
     if subject["round_id"] and dates:

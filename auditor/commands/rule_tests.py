@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from auditor.commands.options import loaded_packs
+from auditor.commands.shared_options import loaded_packs
 from auditor.commands.terminal import fail, visible
 from auditor.errors import AuditorError
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from auditor.commands.formats import emit, emit_rows, format_option, json_text, say
-from auditor.commands.options import loaded_packs, rules_options
+from auditor.commands.shared_options import loaded_packs, rules_options
 from auditor.commands.terminal import fail, stdout, text_table, visible
 from auditor.errors import AuditorError, ExitStatus
 

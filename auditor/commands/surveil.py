@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from auditor.commands.formats import emit, emit_rows, format_option, json_text, say
-from auditor.commands.options import alert_fdr_option, day_option
+from auditor.commands.shared_options import alert_fdr_option, day_option
 from auditor.commands.terminal import fail, visible
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.errors import AuditorError

@@ -38,7 +38,7 @@ def verify(folder: Path, fmt: str) -> None:
       auditor verify /audits/archive
       auditor verify /audits/archive --format json
     """
-    from auditor.archive.check import archive_check, is_archive
+    from auditor.archive.integrity import archive_check, is_archive
     from auditor.findings.words import count_text
     from auditor.output.verify import verify_set
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from auditor.commands.options import day_option, rules_options
+from auditor.commands.shared_options import day_option, rules_options
 from auditor.commands.terminal import fail, visible
 from auditor.errors import AuditorError
 
@@ -111,7 +111,7 @@ def watch(
       auditor watch /landing --archive /audits/archive --on-finding "page-floor --severity high"
       auditor watch /landing --archive /audits/archive --close 2026-11-24
     """
-    from auditor.commands.options import loaded_packs
+    from auditor.commands.shared_options import loaded_packs
     from auditor.live.watch import Watch, WatchOptions
 
     def say(text: str) -> None:
@@ -159,7 +159,7 @@ def live_options(command):
 
 def live_into(deal_live, rounds: int, seed: int, day, nights: int, rates: dict) -> bool:
     """Run `simulate --live` when asked (the options taken out of `rates`) with the
-    simulator's `deal_live`, which only the command line imports; whether it ran."""
+    simulator's `deal_live`, which only `auditor simulate` imports; whether it ran."""
     from auditor.commands.progress import shows_progress
 
     live, pace = rates.pop("live"), rates.pop("pace")

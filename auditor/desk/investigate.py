@@ -22,8 +22,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from auditor.archive.attached_runs import open_archive_catalog
 from auditor.archive.catalog import RUNS, SET
-from auditor.archive.query import open_archive_catalog
 from auditor.desk.auth import Session
 from auditor.desk.core import desk_of
 from auditor.desk.queue import PAGE_ROWS, parse_page

@@ -29,11 +29,11 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from auditor.archive.attached_runs import open_archive_catalog
 from auditor.archive.catalog import RUNS, is_run_id
 from auditor.archive.ledger import ledger_path, read_reviews
 from auditor.archive.ledger_read import check_for_reading
 from auditor.archive.live_runs import LIVE, LIVE_FINDINGS, live_days, live_findings
-from auditor.archive.query import open_archive_catalog
 from auditor.archive.record import RECORD_FILE
 
 FINDING_COLUMNS = """finding_id, run_id, gaming_day, property_id,

@@ -25,12 +25,12 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
-from auditor.archive.query import open_archive_catalog
+from auditor.archive.attached_runs import open_archive_catalog
 from auditor.desk.auth import Session
 from auditor.desk.core import Desk, desk_of
 from auditor.desk.queue import parse_page
-from auditor.output.query import Catalog, QueryError, statements, stream
 from auditor.output.results import write_result
+from auditor.output.sandboxed_query import Catalog, QueryError, statements, stream
 
 SQL_LIMIT = 100_000  # characters of one statement
 PAGE_ROWS = 100

@@ -6,7 +6,7 @@ while the workers run the id checks, one task per bucket of ids (`ids.check_id_b
 through `DaskFinder.id_buckets`), whose quarantine rows it gathers in bucket order. It
 then plans one task per partition, maps them with retries and gathers the results in the
 partitions' order, then goes through the same `combine`, row accounting and
-`write_outputs` as `audit.run_audit`, which it calls. A worker that dies takes its running
+`write_outputs` as `pipeline.run_audit`, which it calls. A worker that dies takes its running
 task with it: the scheduler gives the task to another worker (and the nanny restarts the
 dead one); a task that raises is tried again up to `retries` times. Tasks are pure, so a
 retried one gives the same result.
@@ -106,7 +106,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
 
 
 class DaskFinder:
-    """`audit.find` on a Dask cluster: the same findings frame, the same rows counted.
+    """`pipeline.find` on a Dask cluster: the same findings frame, the same rows counted.
 
     `audit` is the function each task runs: `task.audit_partition`, or a wrapper of it
     (the tests wrap it in one that kills its worker); `check_ids` the one each bucket of
@@ -223,7 +223,7 @@ def _remove_copies(client: Client, run: str) -> None:
 def dask_audit(
     dataset: str | Path, scheduler: str | None = None, workers: int | None = None
 ) -> Callable[..., AuditOutputs]:
-    """`audit.run_audit`, called with the same arguments, with stages 3-5 on a Dask
+    """`pipeline.run_audit`, called with the same arguments, with stages 3-5 on a Dask
     cluster: the scheduler at `scheduler`, or a local cluster of `workers` processes.
     `dataset` is where the workers open the dataset (`DaskFinder`); validation's id
     checks run on the workers too, its row checks, surveillance and the outputs on this

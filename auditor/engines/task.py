@@ -6,7 +6,7 @@ the partition (its tables), and the keys (`table`, `file`, `row`) of the quarant
 the partition would otherwise read. The worker re-opens the dataset (one at a URL of
 another file system from its machine's copy for the run, which the first task there
 makes: `remote.worker_copy`), rebuilds the audited rows from those keys exactly as
-validation does (`validate.audited_scan`), and runs `audit.find_in_partition`. Nothing
+validation does (`validate.audited_scan`), and runs `pipeline.find_in_partition`. Nothing
 else crosses: no frame of data rows, no state kept between tasks, so a task retried after
 a lost worker gives the same result.
 """
@@ -63,7 +63,7 @@ class PartitionTask:
     files: str  # `fingerprint` of the dataset the client validated
     build: str  # `build_identity` of the client: its code and rule packs
     partition: Partition
-    whole: bool  # the only partition: nothing is filtered, as in `audit.find`
+    whole: bool  # the only partition: nothing is filtered, as in `pipeline.find`
     quarantined: pl.DataFrame  # KEY_SCHEMA: the quarantined rows the partition could read
     procedures: bool = True
     remote: RemoteDataset | None = None

@@ -129,7 +129,7 @@ def misdeclared_reads(check: Check, violation: Violation) -> MisdeclaredReads:
 
 class CheckSet:
     """The checks of one stage, emitted together over one frame. No registry: the pipeline
-    lists every stage's check sets (`audit.all_checks`)."""
+    lists every stage's check sets (`pipeline.all_checks`)."""
 
     def __init__(self) -> None:
         self.checks: list[tuple[Check, Callable[[], Violation]]] = []

@@ -11,7 +11,7 @@ the stage adds them, not what the check reads. Several check sets may share a fr
 
 from __future__ import annotations
 
-# Stage 3: one row per replayed round (`replay.rounds.replay`).
+# Stage 3: one row per replayed round (`replay.derive.replay`).
 ROUND_FRAME = "round"
 # Stage 4: one row per settled main or side wager with its permission columns
 # (`settlement.permit.permit_columns` over `settlement.correct.settle`).

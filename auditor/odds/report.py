@@ -19,9 +19,9 @@ from typing import Any
 
 from auditor.errors import RulesetError
 from auditor.findings.words import count_text
-from auditor.odds.options import OddsError, TableOptions
 from auditor.odds.royal9 import royal9_wagers
 from auditor.odds.shoe import MAX_DECKS, Outcomes, enumerate_rounds, has_either
+from auditor.odds.table_options import OddsError, TableOptions
 from auditor.odds.wagers import (
     Priced,
     banker_won,

@@ -28,8 +28,8 @@ from collections import Counter
 from fractions import Fraction
 
 from auditor import contract
-from auditor.odds.options import TableOptions
 from auditor.odds.shoe import falling
+from auditor.odds.table_options import TableOptions
 from auditor.odds.wagers import Priced
 from auditor.packs.model import ROYAL9_MATCHES, Royal9PaytableRule, RulePack
 

@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from auditor.odds.options import TableOptions
 from auditor.odds.shoe import Outcomes, State
+from auditor.odds.table_options import TableOptions
 from auditor.packs.model import DragonBonusPaytableRule, EzEventRule, RulePack
 
 Net = Callable[[State], Fraction | int]

@@ -1,12 +1,12 @@
 """`auditor query`'s prompt: statements read line by line and dot commands (`.tables`,
-`.schema`), each statement run through the sandbox of `auditor.output.query`."""
+`.schema`), each statement run through the sandbox of `auditor.output.sandboxed_query`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from auditor.interrupts import interrupt_handled
-from auditor.output.query import Catalog, QueryError, QueryInterrupted, Streamed, results
+from auditor.output.sandboxed_query import Catalog, QueryError, QueryInterrupted, Streamed, results
 
 # ---- what is there ------------------------------------------------------------------
 

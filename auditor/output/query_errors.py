@@ -1,4 +1,4 @@
-"""The errors of `auditor query` (`auditor.output.query`), apart so that the writing of
+"""The errors of `auditor query` (`auditor.output.sandboxed_query`), apart so that the writing of
 its results (`auditor.output.results`) can raise them too."""
 
 from __future__ import annotations

@@ -17,10 +17,9 @@ import polars as pl
 from auditor.findings.check import Check, CheckSet, Violation, column_names
 from auditor.findings.frames import BANK_ROUND_FRAME, BANK_WAGER_FRAME
 from auditor.input.partition import ROUND_ROW, of_round
-from auditor.money import usd
+from auditor.money import cents, usd
 from auditor.procedures.frames import (
     HELD_ROW,
-    cents,
     citations,
     ids,
     rulesets_with,

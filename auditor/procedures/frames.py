@@ -1,5 +1,6 @@
-"""Shared pieces of the shoe and procedure stage: reading the packs' procedures, money in
-cents, the rounds of a table in dealing order, and how intermediate frames are collected.
+"""Shared pieces of the shoe and procedure stage: reading the packs' procedures, the rounds
+of a table in dealing order, and how intermediate frames are collected (money in cents is
+`auditor.money`'s, as everywhere).
 
 Checks read the packs through their table form as its rules are in force
 (`PackTables.rulesets_in_force`, passed as `rules`: one row per ruleset, null where the
@@ -16,6 +17,7 @@ from auditor.codes import names_of
 from auditor.contract import OUTCOMES
 from auditor.findings.table import NO_ID
 from auditor.input.partition import ROUND_ROW
+from auditor.money import cents
 from auditor.packs.model import SEAT_COLUMNS
 
 # A round's row among rounds put in dealing order (`in_deal_order`): unique, an integer.
@@ -49,16 +51,6 @@ def holder_words() -> pl.Expr:
 def rulesets_with(rules: pl.DataFrame, column: str) -> list[str]:
     """The rulesets whose pack gives `column` (a citation: the rule exists there)."""
     return sorted(rules.filter(pl.col(column).is_not_null())["ruleset"].to_list())
-
-
-def cents(column: str) -> pl.Expr:
-    """Money (Decimal dollars) as exact integer cents."""
-    return (pl.col(column) * 100).cast(pl.Int64)
-
-
-def money(cents_expr: pl.Expr) -> pl.Expr:
-    """Integer cents as Decimal(18,2) dollars, exactly."""
-    return cents_expr.cast(pl.Decimal(18, 2)) / 100
 
 
 def ids(round_id: pl.Expr = NO_ID, wager_id: pl.Expr = NO_ID) -> dict[str, pl.Expr]:

@@ -11,13 +11,11 @@ import polars as pl
 from auditor.findings.check import Check, CheckSet, Violation, column_names, discriminated
 from auditor.findings.frames import MARKER_FRAME
 from auditor.input.partition import ROUND_ROW, of_round
-from auditor.money import usd
+from auditor.money import cents, dollars, usd
 from auditor.packs.tables import PackTables
 from auditor.procedures.frames import (
     SHOE_ORDER,
     beside,
-    cents,
-    money,
     rulesets_with,
 )
 
@@ -67,7 +65,7 @@ def _marker_uncollected() -> Violation:
         citation=pl.col("marker_collected_before_next_shoe_citation"),
         expected=usd(pl.col("_owed")),
         logged=usd(pl.col("_in_time")),
-        impact=money(short),
+        impact=dollars(short),
         message=pl.concat_str(
             pl.format(
                 "seat {}, {}: {} marker commission owed in the shoe, {} collected before the "

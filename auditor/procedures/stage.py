@@ -93,7 +93,7 @@ def procedure_findings(
 ) -> pl.LazyFrame:
     """Findings about shoes and table procedures, in a deterministic order.
 
-    The partition as `audit.hold_partition` holds it: `replayed` gives the Banker's Hand
+    The partition as `pipeline.hold_partition` holds it: `replayed` gives the Banker's Hand
     result of the curator and Bank tables' rounds (`frames.holder_rounds`), and
     rounds and wagers are joined on `partition.ROUND_ROW`.
     """
@@ -184,7 +184,18 @@ def procedure_findings(
     )
 
 
-# The stage's checks, for the pipeline's list of every check (`audit.all_checks`).
+def find(
+    part: Mapping[str, pl.LazyFrame],
+    replayed: pl.LazyFrame,
+    options: pl.LazyFrame,
+    packs: Mapping[str, RulePack],
+) -> list[pl.LazyFrame]:
+    """The stage's findings frames over a partition as `pipeline.hold_partition` holds it:
+    the shoes' and the table procedures' (`procedure_findings`), as one frame."""
+    return [procedure_findings(part, replayed, options, packs)]
+
+
+# The stage's checks, for the pipeline's list of every check (`pipeline.all_checks`).
 CHECK_SETS = (
     SHOE_CHECKS,
     CARD_COUNT_CHECKS,

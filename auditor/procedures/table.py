@@ -27,9 +27,9 @@ from auditor.findings.check import (
 from auditor.findings.frames import COLLECTION_FRAME, HOLDER_ROUND_FRAME, TABLE_FRAME
 from auditor.findings.table import NO_ID
 from auditor.findings.words import moment, with_article
-from auditor.money import usd
+from auditor.money import cents, usd
 from auditor.packs.model import SEAT_COLUMNS
-from auditor.procedures.frames import cents, ids
+from auditor.procedures.frames import ids
 
 # The contract's ways of collecting commission, as a message writes them.
 COLLECTED_WORDS = {"at_payout": "at payout", "marker": "by marker"}

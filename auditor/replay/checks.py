@@ -1,5 +1,5 @@
 """Stage 3's checks: draws (DRW) and totals, outcome and announcements (TOT), each an
-expression over the replayed rounds (`rounds.replay`), all emitted in one pass."""
+expression over the replayed rounds (`derive.replay`), all emitted in one pass."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from auditor.findings.check import Check, CheckSet, Violation, column_names
 from auditor.findings.frames import ROUND_FRAME
 from auditor.findings.table import NO_ID
 from auditor.packs.model import RulePack
-from auditor.replay.rounds import DECISION_TEXTS, ordered_decisions
+from auditor.replay.derive import DECISION_TEXTS, ordered_decisions
 
 # ---- checks ------------------------------------------------------------------------
 
@@ -391,5 +391,16 @@ def round_findings(replayed: pl.LazyFrame, packs: Mapping[str, RulePack]) -> pl.
     return ROUND_CHECKS.emit(replayed, ids, enrich=words)
 
 
-# The stage's checks, for the pipeline's list of every check (`audit.all_checks`).
+def find(
+    part: Mapping[str, pl.LazyFrame],
+    replayed: pl.LazyFrame,
+    options: pl.LazyFrame,
+    packs: Mapping[str, RulePack],
+) -> list[pl.LazyFrame]:
+    """The stage's findings frames over a partition as `pipeline.hold_partition` holds it:
+    the rounds' (the replay reads nothing of the partition but its replayed rounds)."""
+    return [round_findings(replayed, packs)]
+
+
+# The stage's checks, for the pipeline's list of every check (`pipeline.all_checks`).
 CHECK_SETS = (ROUND_CHECKS,)

@@ -1,4 +1,4 @@
-"""What the reports read, all of it from the catalog (`auditor.output.query.open_catalog`):
+"""What the reports read, all of it from the catalog (`output.sandboxed_query.open_catalog`):
 the run's record, the findings located, and the hand histories the evidence shows, read in
 place through the catalog's views. So a report can be built for any past run's OUTDIR, and
 the nightly report reads what an investigator would.
@@ -21,8 +21,8 @@ import polars as pl
 from auditor.archive.ledger import ledger_head
 from auditor.findings.table import OUTPUT_SCHEMA
 from auditor.output.files import DUCKDB_FILE
-from auditor.output.query import Catalog, QueryError, open_catalog
 from auditor.output.sandbox import sandboxed
+from auditor.output.sandboxed_query import Catalog, QueryError, open_catalog
 
 SEVERITIES = ("high", "medium", "low")
 

@@ -2,7 +2,7 @@
 for a person: a finding's evidence explains the very decision the finding was based on.
 
 The audit writes findings, not the replay's decision columns; so they are derived again
-here by the replay itself (`auditor.replay.rounds.replay`): the same expressions over
+here by the replay itself (`auditor.replay.derive.replay`): the same expressions over
 the same packs' game (`auditor.packs.game`), run over the few rounds a page shows
 instead of a night's. No rule is read a second way.
 """
@@ -18,7 +18,7 @@ import polars as pl
 from auditor.contract import OUTCOMES
 from auditor.packs.game import PLAYER_STOOD, game
 from auditor.packs.model import RulePack
-from auditor.replay.rounds import ordered_decisions, replay
+from auditor.replay.derive import ordered_decisions, replay
 
 # The replay's columns a page shows: card values, counts, decisions and their rules.
 DECIDED = (

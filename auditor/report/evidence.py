@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from auditor.output.query import Catalog
+from auditor.output.sandboxed_query import Catalog
 from auditor.packs.model import RulePack
 from auditor.report import data
 from auditor.report.decided import Step, draw_steps, replayed

@@ -22,11 +22,11 @@ from typing import Any
 
 import polars as pl
 
+from auditor.archive.attached_runs import open_archive_catalog
 from auditor.archive.catalog import CATALOG_FILE
-from auditor.archive.query import open_archive_catalog
 from auditor.errors import AuditorError
 from auditor.output.located import COVERAGE_FILE
-from auditor.output.query import Catalog
+from auditor.output.sandboxed_query import Catalog
 from auditor.report import data
 
 # The escalated findings of earlier nights are listed (few, and waiting on someone); the

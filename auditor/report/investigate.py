@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from auditor.output.query import Catalog
+from auditor.output.sandboxed_query import Catalog
 from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
 from auditor.report import data, evidence

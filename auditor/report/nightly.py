@@ -28,7 +28,7 @@ from typing import Any
 
 import polars as pl
 
-from auditor.output.query import Catalog, QueryError
+from auditor.output.sandboxed_query import Catalog, QueryError
 from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
 from auditor.report import data, evidence, history

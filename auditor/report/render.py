@@ -170,7 +170,7 @@ MONEY_STATISTICS = ("money_won",)
 PLAIN_STATISTICS = ("outcomes_chi2", "findings_per_1000_rounds")
 
 
-# Each surveillance statistic in words (`surveillance.rounds`, `.patrons`, `.holds`); the
+# Each surveillance statistic in words (`surveillance.round_tests`, `.patrons`, `.holds`); the
 # catalog's name stays in the page as the cell's title, for `auditor query`.
 STATISTIC_NAMES = {
     "player_rate": "Player wins",

@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from auditor.output.located import COVERAGE_FILE, GAMING_DAY_SQL
-from auditor.output.query import Catalog, QueryError
+from auditor.output.sandboxed_query import Catalog, QueryError
 from auditor.report import data
 
 LISTED = 6  # days or properties named one by one; more are counted

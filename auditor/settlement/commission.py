@@ -14,10 +14,10 @@ import polars as pl
 
 from auditor.findings.check import Check, CheckSet, Violation, column_names
 from auditor.findings.frames import WAGER_FRAME
-from auditor.money import usd
+from auditor.money import dollars, usd
 from auditor.packs.tables import PackTables
 from auditor.settlement.correct import WIN
-from auditor.settlement.terms import SAME_RESULT, dollars, stake_words
+from auditor.settlement.terms import SAME_RESULT, stake_words
 
 COMMISSION_CHECKS = CheckSet()
 commission_check = COMMISSION_CHECKS.check

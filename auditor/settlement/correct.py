@@ -43,12 +43,13 @@ import polars as pl
 from auditor.codes import code
 from auditor.contract import DRAGON_BONUS_PAYTABLES, RESULTS, ROUND_KINDS
 from auditor.input.partition import ROUND_ROW
+from auditor.money import cents
 from auditor.packs.model import RulePack
 from auditor.packs.tables import PackTables, pack_tables
-from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
-from auditor.settlement.rounds import against_bank, numbered, round_terms, with_round
+from auditor.replay.derive import BANKER_WINS, PLAYER_WINS, TIE
+from auditor.settlement.round_terms import against_bank, numbered, round_terms, with_round
 from auditor.settlement.royal9 import royal9_hands, royal9_lines
-from auditor.settlement.terms import cents, is_bet, wager_terms
+from auditor.settlement.terms import is_bet, wager_terms
 
 # Results are Int8 codes in the frame (strings cost more than the settlement itself).
 WIN, LOSE, PUSH = (code(r, RESULTS) for r in ("win", "lose", "push"))

@@ -3,9 +3,9 @@
 The stage reads each wager's terms (odds, citations, commission, limits) from the
 packs' table form (`auditor.packs.tables`), gathered by ruleset (`pack_ruleset_index`)
 and by ruleset x bet (`pack_bet_row`) for every row: a lookup by position, with no hash
-join over millions of wagers. Money is integer cents from the first step (a
-Decimal(18,2) column is read through its unscaled value) and becomes Decimal dollars
-again only for `impact` (ECOSYSTEM: never floats).
+join over millions of wagers. Money is integer cents from the first step
+(`money.cents`: a Decimal(18,2) column read through its unscaled value) and becomes
+Decimal dollars again only for `impact` (`money.dollars`; ECOSYSTEM: never floats).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import polars as pl
 from auditor.codes import code, enum_code
 from auditor.contract import BETS, RESULTS
 from auditor.input.partition import ROUND_ROW
-from auditor.money import usd
+from auditor.money import cents, usd
 
 BET_WORDS = {
     "banker": "Banker wager",
@@ -45,16 +45,6 @@ def wager_terms(wagers: pl.LazyFrame) -> pl.LazyFrame:
         cents("payout").alias("payout_c"),
         cents("commission").alias("commission_c"),
     )
-
-
-def cents(column: str) -> pl.Expr:
-    """A Decimal(18,2) column as Int64 cents: its unscaled value, exact."""
-    return pl.col(column).to_physical().cast(pl.Int64)
-
-
-def dollars(cents_expr: pl.Expr) -> pl.Expr:
-    """Int64 cents back to exact dollars (Decimal; scale 2 is kept, nothing is rounded)."""
-    return cents_expr.cast(pl.Decimal(38, 2)) / 100
 
 
 def is_bet(name: str) -> pl.Expr:

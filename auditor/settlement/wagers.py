@@ -35,7 +35,7 @@ from auditor.codes import names_of
 from auditor.contract import DRAGON_BONUS_PAYTABLES
 from auditor.findings.check import Check, CheckSet, Violation, column_names
 from auditor.findings.frames import WAGER_FRAME
-from auditor.money import usd
+from auditor.money import dollars, usd
 from auditor.packs.model import RulePack
 from auditor.packs.tables import pack_tables
 from auditor.settlement.commission import COMMISSION_CHECKS, commission_enrich
@@ -45,7 +45,6 @@ from auditor.settlement.permit import PERMIT_CHECKS, permit_columns, permit_enri
 from auditor.settlement.rollover import ROLLOVER_CHECKS, rollovers
 from auditor.settlement.terms import (
     SAME_RESULT,
-    dollars,
     is_bet,
     stake_words,
 )
@@ -83,6 +82,17 @@ def wager_findings(
         wager_checks.emit(permit_columns(frames["side"], tables), ID_EXPRS, words),
         ROLLOVER_CHECKS.emit(rollovers(frames["rollover"], tables), ID_EXPRS, words),
     ]
+
+
+def find(
+    part: Mapping[str, pl.LazyFrame],
+    replayed: pl.LazyFrame,
+    options: pl.LazyFrame,
+    packs: Mapping[str, RulePack],
+) -> list[pl.LazyFrame]:
+    """The stage's findings frames over a partition as `pipeline.hold_partition` holds it:
+    the wagers' (`wager_findings`), the Royal 9 wagers read with their chairs."""
+    return wager_findings(part["wagers"], replayed, options, packs, part["royal9_seats"])
 
 
 # ---- words ---------------------------------------------------------------------------
@@ -459,5 +469,5 @@ def _royal9_paid_without_qualifying_hand() -> Violation:
     )
 
 
-# The stage's checks, for the pipeline's list of every check (`audit.all_checks`).
+# The stage's checks, for the pipeline's list of every check (`pipeline.all_checks`).
 CHECK_SETS = (WAGER_CHECKS, COMMISSION_CHECKS, PERMIT_CHECKS, ROLLOVER_CHECKS)

@@ -2,7 +2,7 @@
 
 Per table, shoe, dealer and rated patron, the night's counts are tested against what a
 fair game gives for the shoes' decks (`expected.py`, from `auditor.odds`): the outcomes
-(a chi-square and each outcome's rate), Naturals and pairs (`rounds.py`), each patron's
+(a chi-square and each outcome's rate), Naturals and pairs (`round_tests.py`), each patron's
 side-wager wins and money won (`patrons.py`), each table's hold against its theoretical
 hold (`holds.py`) and each dealer's rounds with a finding. `gather.py` counts what the
 tests need partition by partition, from the rows and the replay the audit holds,

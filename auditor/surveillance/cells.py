@@ -32,7 +32,7 @@ from auditor.surveillance.gather import (
     ROUND_COUNTS,
     TABLE_CELL_SCHEMA,
 )
-from auditor.surveillance.rounds import chances_frame
+from auditor.surveillance.round_tests import chances_frame
 from auditor.surveillance.store import CellStore, bucket
 
 # The kinds of cells, their files in the output set, keys and columns.

@@ -22,10 +22,10 @@ from dataclasses import astuple, dataclass
 from fractions import Fraction
 
 from auditor import contract
-from auditor.odds.options import TableOptions
 from auditor.odds.royal9 import royal9_wagers
 from auditor.odds.shipped import outcomes
 from auditor.odds.shoe import MAX_DECKS, Outcomes, cards_in_shoe, has_either
+from auditor.odds.table_options import TableOptions
 from auditor.odds.wagers import (
     Net,
     banker_net,

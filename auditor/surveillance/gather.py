@@ -34,7 +34,7 @@ import polars as pl
 
 from auditor.input.partition import ROUND_ROW, of_round
 from auditor.packs.model import RulePack
-from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
+from auditor.replay.derive import BANKER_WINS, PLAYER_WINS, TIE
 from auditor.surveillance.expected import PRICE_OPTIONS, WagerKey, wager_price
 
 REGULAR = pl.col("kind") == "regular"

@@ -28,7 +28,7 @@ from auditor.packs.model import RulePack
 from auditor.surveillance.gather import covered_rounds, covered_wagers
 from auditor.surveillance.holds import dealer_holds, table_holds
 from auditor.surveillance.patrons import FAMILIES, MONEY, patron_tests
-from auditor.surveillance.rounds import LEVEL_KEYS, chances_frame, level_tests, night_totals
+from auditor.surveillance.round_tests import LEVEL_KEYS, chances_frame, level_tests, night_totals
 from auditor.surveillance.schema import (
     ALERTS_SCHEMA,
     LEVELS,

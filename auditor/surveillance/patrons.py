@@ -19,9 +19,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from auditor.money import usd
 from auditor.surveillance.schema import TEST_SCHEMA, empty_tests
 from auditor.surveillance.stats import bernstein_upper, binomial_upper
-from auditor.surveillance.text import details, fixed_text, grouped_text, of_text, usd_expr
+from auditor.surveillance.text import details, fixed_text, grouped_text, nearest_cent, of_text
 
 FAMILIES = {
     "tie": ("tie",),
@@ -117,13 +118,13 @@ def money_won(cells: pl.DataFrame) -> pl.DataFrame:
                 {"a": net, "n": g["n"], "e": expected, "v": g["variance"]},
                 pl.concat_str(
                     pl.lit("won "),
-                    usd_expr(pl.col("a")),
+                    usd(nearest_cent(pl.col("a"))),
                     pl.lit(" on "),
                     grouped_text(pl.col("n")),
                     pl.lit(" wagers ("),
-                    usd_expr(pl.col("e")),
+                    usd(nearest_cent(pl.col("e"))),
                     pl.lit(" expected, sd "),
-                    usd_expr(pl.col("v").sqrt()),
+                    usd(nearest_cent(pl.col("v").sqrt())),
                     pl.lit(")"),
                 ),
             ),

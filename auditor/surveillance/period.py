@@ -5,7 +5,7 @@ the game's rate, a few hundred dollars a night, or a table keeping two points le
 its theoretical hold, never pass a night's threshold, but thirty nights' counts do. The
 period reads the counts each run kept in its output set (`cells.py`), never a dataset,
 sums them per table, dealer and patron (shoes do not span nights: the nights tested
-them), runs the night's own tests (`rounds.level_tests`, `patrons.patron_tests`,
+them), runs the night's own tests (`round_tests.level_tests`, `patrons.patron_tests`,
 `holds.table_holds`, `holds.dealer_holds`) against the chances each night was priced at, and applies
 Benjamini-Hochberg across every test of the period (`night.judge`).
 
@@ -37,7 +37,7 @@ from auditor.surveillance.gather import ROUND_COUNTS
 from auditor.surveillance.holds import dealer_holds, table_holds
 from auditor.surveillance.night import judge
 from auditor.surveillance.patrons import patron_tests
-from auditor.surveillance.rounds import level_tests
+from auditor.surveillance.round_tests import level_tests
 from auditor.surveillance.schema import SURVEILLANCE_SCHEMA, TEST_SCHEMA
 from auditor.surveillance.store import BYTES_PER_CELL, MIN_BUCKET_CELLS
 

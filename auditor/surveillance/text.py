@@ -1,14 +1,17 @@
 """The tests' detail text as polars expressions: a night holds hundreds of thousands of
 tests (a 2-million-round night 437,000), and formatting each in Python took a second.
 
-Numbers are shown as `auditor.money.usd_text` and Python's fixed-point formats show them,
-but for a value that, scaled to the shown digit, is a tie in binary (0.005 is shown $0.00,
-rounded half to even, where Python rounds the binary fraction just above it up).
+Numbers are shown as Python's fixed-point formats show them, money as `auditor.money`
+writes it, but for a value that, scaled to the shown digit, is a tie in binary (0.005 is
+shown $0.00, rounded half to even, where Python rounds the binary fraction just above it
+up).
 """
 
 from __future__ import annotations
 
 import polars as pl
+
+from auditor.money import thousands
 
 
 def whole_text(number: pl.Expr) -> pl.Expr:
@@ -19,24 +22,8 @@ def whole_text(number: pl.Expr) -> pl.Expr:
 def grouped_text(number: pl.Expr) -> pl.Expr:
     """A count with thousands separators ("1,234")."""
     value = number.cast(pl.Int64)
-    magnitude = value.abs()
-    # By arithmetic, a branch per number of groups: a regular expression over every
-    # test's text costs several times more.
-    grouped = magnitude.cast(pl.String)
-    for groups in range(1, 7):
-        scale = 1000**groups
-        head = (magnitude // scale).cast(pl.String)
-        tails = [
-            (magnitude // 1000**g % 1000).cast(pl.String).str.zfill(3)
-            for g in range(groups - 1, -1, -1)
-        ]
-        grouped = (
-            pl.when(magnitude >= scale)
-            .then(pl.concat_str(head, *tails, separator=","))
-            .otherwise(grouped)
-        )
     sign = pl.when(value < 0).then(pl.lit("-")).otherwise(pl.lit(""))
-    return pl.concat_str(sign, grouped)
+    return pl.concat_str(sign, thousands(value.abs()))
 
 
 def fixed_text(number: pl.Expr, decimals: int) -> pl.Expr:
@@ -48,13 +35,10 @@ def fixed_text(number: pl.Expr, decimals: int) -> pl.Expr:
     return pl.concat_str(sign, whole, pl.lit("."), fraction)
 
 
-def usd_expr(dollars: pl.Expr) -> pl.Expr:
-    """Dollars to the cent as "$1,234.50" / "-$0.25", as `money.usd_text` shows them."""
-    cents = (dollars * 100).round(0).cast(pl.Int64)
-    sign = pl.when(cents < 0).then(pl.lit("-")).otherwise(pl.lit(""))
-    amount = cents.abs()
-    fraction = (amount % 100).cast(pl.String).str.zfill(2)
-    return pl.concat_str(sign, pl.lit("$"), grouped_text(amount // 100), pl.lit("."), fraction)
+def nearest_cent(dollars: pl.Expr) -> pl.Expr:
+    """A statistic in dollars (a float: a sum of nets, an expectation, a deviation; not
+    money held) to the nearest cent, as Int64 cents for `money.usd` to write."""
+    return (dollars * 100).round(0).cast(pl.Int64)
 
 
 def details(columns: dict[str, object], text: pl.Expr) -> pl.Series:

@@ -30,7 +30,7 @@ from typing import Any
 import polars as pl
 
 from auditor.archive.catalog import RUNS, SET
-from auditor.output.query import Catalog
+from auditor.output.sandboxed_query import Catalog
 from auditor.report import data
 from auditor.surveillance.cells import CELL_FILES
 from auditor.surveillance.patrons import FAMILY_OF

@@ -20,12 +20,12 @@ from typing import Any
 
 import polars as pl
 
+from auditor.archive.attached_runs import open_archive_catalog
 from auditor.archive.catalog import RUNS, SET
-from auditor.archive.check import refuse_changed_periods
-from auditor.archive.query import open_archive_catalog
+from auditor.archive.integrity import refuse_changed_periods
 from auditor.archive.store import open_archive
 from auditor.errors import AuditorError
-from auditor.output.query import Catalog, open_catalog
+from auditor.output.sandboxed_query import Catalog, open_catalog
 from auditor.report import data
 from auditor.report.across.cells import AgainstGame, against_the_game
 from auditor.report.investigate import ReportError, Subject, gather

@@ -25,9 +25,9 @@ from typing import Any
 import polars as pl
 
 from auditor import __version__
-from auditor.archive.check import refuse_changed_periods
-from auditor.archive.query import open_archive_catalog
-from auditor.output.query import Catalog
+from auditor.archive.attached_runs import open_archive_catalog
+from auditor.archive.integrity import refuse_changed_periods
+from auditor.output.sandboxed_query import Catalog
 from auditor.report.data import SEVERITIES, read_ledger_head
 from auditor.report.period import data as reads
 from auditor.report.period import figures, surveillance

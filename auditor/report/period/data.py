@@ -26,7 +26,7 @@ import polars as pl
 from auditor.archive.catalog import RUNS, SET
 from auditor.errors import AuditorError
 from auditor.output.files import DUCKDB_FILE
-from auditor.output.query import Catalog, QueryError, open_sandboxed
+from auditor.output.sandboxed_query import Catalog, QueryError, open_sandboxed
 from auditor.report import data
 
 # A run's rule titles are read from the newest runs of the period until every rule found

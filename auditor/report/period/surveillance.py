@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from auditor.output.query import Catalog
+from auditor.output.sandboxed_query import Catalog
 from auditor.report import data
 
 VIEWS = ("period_surveillance", "period_alerts", "period_runs")

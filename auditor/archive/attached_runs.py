@@ -19,12 +19,12 @@ from pathlib import Path
 import duckdb
 
 from auditor.archive.catalog import RUNS, SET, current_catalog, is_run_id
-from auditor.archive.check import changed_runs, manifest_problem
+from auditor.archive.integrity import changed_runs, manifest_problem
 from auditor.archive.store import ArchiveError, open_archive
 from auditor.input.remote import is_remote
 from auditor.output.files import DUCKDB_FILE
 from auditor.output.macros import sql_literal
-from auditor.output.query import Catalog, QueryError, input_in_place, open_sandboxed
+from auditor.output.sandboxed_query import Catalog, QueryError, input_in_place, open_sandboxed
 from auditor.output.verify import read_manifest
 from auditor.output.views import INPUT_VIEWS
 
@@ -55,9 +55,9 @@ def open_archive_catalog(
     timeout: float | None = None,
     inputs: bool = True,
 ) -> Catalog:
-    """The archive's catalog in the same sandbox as a run's (`output.query`): it admits the
-    archive's folder and the input folders of the runs whose datasets are in place. Each
-    run's set is checked against its manifest's sizes first (`auditor verify ARCHIVE`
+    """The archive's catalog in the same sandbox as a run's (`output.sandboxed_query`): it
+    admits the archive's folder and the input folders of the runs whose datasets are in
+    place. Each run's set is checked against its manifest's sizes first (`auditor verify ARCHIVE`
     hashes them); a changed archive is refused. `inputs=False`: the archive's own views
     alone, no run attached (the reports, which read the runs' sets)."""
     try:

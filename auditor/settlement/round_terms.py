@@ -19,7 +19,7 @@ from auditor.input.partition import ROUND_ROW, wagers_of
 from auditor.packs.model import RulePack
 from auditor.packs.tables import PackTables
 from auditor.replay.decisions import event_exprs
-from auditor.replay.rounds import BANKER_WINS, PLAYER_WINS, TIE
+from auditor.replay.derive import BANKER_WINS, PLAYER_WINS, TIE
 from auditor.settlement.terms import wager_terms
 
 OPTION_COLUMNS = (
@@ -48,7 +48,7 @@ DEALT_ONLY = (
 
 
 def numbered(wagers: pl.LazyFrame, replayed: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """The wagers and the replayed rounds, numbered as `audit.hold_partition` numbers
+    """The wagers and the replayed rounds, numbered as `pipeline.hold_partition` numbers
     them; frames that come without the numbers (a stage run on its own) are numbered
     here, the wagers keeping those of the rounds given, as the join on ids did."""
     if all(ROUND_ROW in frame.collect_schema().names() for frame in (wagers, replayed)):
