@@ -7,278 +7,30 @@ review ledger it can (an edited, deleted or swapped record), two `archive add` a
 both land, and an add killed at any of its moments leaves an archive that verifies, and
 that the next add completes.
 
-The month (`month()`) is built once a test session and shared with the questions of
-docs/queries.md (`test_archive_queries.py`), which read it; the tests that tamper with an
-archive or kill an add use small archives of the month's first nights. Each night is
-small (200 rounds, faults in one round in ten) and audited in this process without its
-HTML report: the month is under a minute of CPU to build.
+The month (`archive_month`, tests/support/months.py) is built once a test session and
+shared with the questions of docs/queries.md (`test_archive_queries.py`), which read it;
+the tests that tamper with an archive or kill an add use small archives of the month's
+first nights. Each night is small (200 rounds, faults in one round in ten) and audited
+in this process without its HTML report: the month is under a minute of CPU to build.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
-from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
-from click.testing import CliRunner, Result
 
 from auditor.archive.store import add_run, archived_runs
-from auditor.cli import main
-from auditor.pipeline import run_audit
-
-NIGHTS = 30
-START = date(2026, 11, 16)  # a Monday: the month spans five weeks and two calendar months
-ROUNDS = 200
-SEED = 2026
-FAULTS = 0.1
-# The nights audited again, and the fault each re-audit's logs no longer hold: a payout
-# restored to what was owed (the fault key's impact taken off) or a late wager voided.
-REAUDITS = ((8, "overpayment"), (15, "underpayment"), (24, "late_wager"))
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-
-
-def cli(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def day_name(night: int) -> str:
-    return (START + timedelta(days=night)).isoformat()
-
-
-@dataclass(frozen=True)
-class Reaudit:
-    day: str
-    fault: str  # the fault the corrected logs no longer hold
-    wager_id: str
-    fixed: list[str]  # the first run's findings on that wager: gone from the re-audit
-    kept: str  # a finding of the night found again by the re-audit, reviewed before it
-    first_run: str
-    run_id: str
-
-
-@dataclass(frozen=True)
-class Month:
-    root: Path
-    archive: Path
-    datasets: Path  # OUT/YYYY-MM-DD/ of `auditor simulate`
-    outs: dict[str, Path]  # each night's first audit
-    reaudits: list[Reaudit]
-    concurrent: list[tuple[int, str]]  # exit status and stderr of the two adds at once
-    seconds: dict[str, float]  # how long the build's steps took
-
-    def dump(self) -> str:
-        data = asdict(self)
-        data = {k: (str(v) if isinstance(v, Path) else v) for k, v in data.items()}
-        data["outs"] = {day: str(path) for day, path in self.outs.items()}
-        return json.dumps(data, indent=1)
-
-    @classmethod
-    def load(cls, text: str) -> Month:
-        data = json.loads(text)
-        return cls(
-            root=Path(data["root"]),
-            archive=Path(data["archive"]),
-            datasets=Path(data["datasets"]),
-            outs={day: Path(path) for day, path in data["outs"].items()},
-            reaudits=[Reaudit(**r) for r in data["reaudits"]],
-            concurrent=[tuple(c) for c in data["concurrent"]],
-            seconds=data["seconds"],
-        )
-
-
-def month(factory: pytest.TempPathFactory) -> Month:
-    """The month's archive, built at the first call of a session; later calls (from either
-    test module) read what it left in the session's temporary folder."""
-    index = factory.getbasetemp() / "archive-month.json"
-    if index.is_file():
-        return Month.load(index.read_text(encoding="utf-8"))
-    built = build_month(factory.mktemp("month"))
-    index.write_text(built.dump(), encoding="utf-8")
-    return built
-
-
-def build_month(root: Path) -> Month:
-    seconds: dict[str, float] = {}
-    clock = time.perf_counter()
-    datasets = root / "nights"
-    dealt = {"--from": START, "--nights": NIGHTS, "--rounds": ROUNDS, "--seed": SEED}
-    options = [part for pair in {**dealt, "--faults": FAULTS}.items() for part in pair]
-    simulated = cli("simulate", "--out", datasets, *options)
-    assert simulated.exit_code == 0, simulated.output
-    seconds["simulate"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
-    outs = {day: root / "audits" / day for day in map(day_name, range(NIGHTS))}
-    for day, out in outs.items():
-        run_audit(datasets / day, out, report=False)
-    seconds["audit"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
-    archive = root / "archive"
-    for night in range(NIGHTS - 2):
-        add_run(archive, outs[day_name(night)])
-    # The last two nights: two `auditor archive add` processes at once.
-    adds = [
-        subprocess.Popen(
-            [AUDITOR, "archive", "add", str(archive), str(outs[day_name(night)])],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for night in (NIGHTS - 2, NIGHTS - 1)
-    ]
-    concurrent = [(add.communicate(timeout=300)[1], add.returncode) for add in adds]
-    concurrent = [(code, err) for err, code in concurrent]
-    seconds["add"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
-    chosen = [_fix_night(datasets, outs, root, night, fault) for night, fault in REAUDITS]
-    _review_before(root, archive, outs, chosen)
-    reaudits = []
-    for fix in chosen:
-        out = root / "reaudits" / fix["day"]
-        run_audit(fix["dataset"], out, report=False)
-        run, new = add_run(archive, out)
-        assert new
-        reaudits.append(
-            Reaudit(
-                day=fix["day"],
-                fault=fix["fault"],
-                wager_id=fix["wager_id"],
-                fixed=fix["fixed"],
-                kept=fix["kept"],
-                first_run=_run_id(outs[fix["day"]]),
-                run_id=run.run_id,
-            )
-        )
-    _review_after(root, archive, outs, chosen)
-    seconds["reaudit"] = time.perf_counter() - clock
-    return Month(
-        root=root,
-        archive=archive,
-        datasets=datasets,
-        outs=outs,
-        reaudits=reaudits,
-        concurrent=concurrent,
-        seconds=seconds,
-    )
-
-
-def _run_id(out: Path) -> str:
-    with duckdb.connect(str(out / "audit.duckdb"), read_only=True) as con:
-        return con.execute("SELECT run_id FROM runs").fetchone()[0]
-
-
-def _fix_night(datasets: Path, outs: dict[str, Path], root: Path, night: int, fault: str) -> dict:
-    """A copy of the night's dataset with one injected fault gone: the first of `fault`
-    in the fault key, on a round with no other fault, away from Chemin de Fer (whose Bank
-    settles against every wager of the round)."""
-    day = day_name(night)
-    key = pl.read_parquet(datasets / day / "fault_key.parquet")
-    alone = key.group_by("round_id").len().filter(pl.col("len") == 1)["round_id"]
-    candidates = key.filter(
-        (pl.col("fault") == fault)
-        & pl.col("round_id").is_in(alone.implode())
-        & ~pl.col("table_id").str.contains("CDF")
-    ).sort("round_id")
-    assert candidates.height, f"{day}: no {fault} to remove"
-    entry = candidates.row(0, named=True)
-    dataset = root / "corrected" / day
-    shutil.copytree(datasets / day, dataset)
-    wagers = pl.read_parquet(dataset / "wagers.parquet")
-    if fault == "late_wager":  # the wager is voided: out of the log
-        wagers = wagers.filter(pl.col("wager_id") != entry["wager_id"])
-    else:  # paid what was owed
-        owed = pl.col("payout") - pl.lit(entry["impact"])
-        fixed = pl.when(pl.col("wager_id") == entry["wager_id"]).then(owed)
-        wagers = wagers.with_columns(fixed.otherwise(pl.col("payout")).alias("payout"))
-    wagers.write_parquet(dataset / "wagers.parquet")
-    findings = pl.read_parquet(outs[day] / "findings.parquet").sort("finding_id")
-    fixed_ids = findings.filter(pl.col("wager_id") == entry["wager_id"])["finding_id"].to_list()
-    assert fixed_ids, f"{day}: the first audit found nothing on {entry['wager_id']}"
-    kept = findings.filter(pl.col("round_id") != entry["round_id"])["finding_id"][0]
-    return {
-        "day": day,
-        "fault": fault,
-        "wager_id": entry["wager_id"],
-        "fixed": fixed_ids,
-        "kept": kept,
-        "dataset": dataset,
-    }
-
-
-def _located(outs: dict[str, Path]) -> pl.DataFrame:
-    """Every first run's findings where they happened, in a fixed order."""
-    frames = [pl.read_parquet(outs[day_name(n)] / "located.parquet") for n in range(NIGHTS)]
-    return pl.concat(frames).sort("gaming_day", "finding_id")
-
-
-def _review_file(root: Path, name: str, rows: list[tuple[str, str, str, str]]) -> Path:
-    path = root / name
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(("finding_id", "status", "note", "by"))
-        writer.writerows(rows)
-    return path
-
-
-def _review_before(root: Path, archive: Path, outs: dict[str, Path], chosen: list[dict]) -> None:
-    """The compliance team's first reviews, as a batch file and on the command line: the
-    corrected payouts and the voided wager, a finding on each night to be re-audited,
-    large wrong payouts escalated, the first late wagers dismissed."""
-    taken = {f for c in chosen for f in (*c["fixed"], c["kept"])}
-    located = _located(outs).filter(~pl.col("finding_id").is_in(sorted(taken)))
-    note = "corrected in the log; re-exported"
-    fixed = [(f, "corrected", note, "M. Ortiz") for c in chosen for f in c["fixed"]]
-    kept = [(c["kept"], "explained", "seen on the tape", "J. Doe") for c in chosen]
-    escalated = [(f, "escalated", "to the gaming agent", "R. Singh") for f in _large(located)]
-    batch = _review_file(root, "reviews-1.csv", fixed + kept + escalated)
-    result = cli("review", archive, "--from-file", batch)
-    assert result.exit_code == 0, result.output
-    late = located.filter(pl.col("rule") == "WAG004")["finding_id"].head(5)
-    how = ("--status", "dismissed", "--note", "clock drift", "--by", "J. Doe")
-    result = cli("review", archive, *late, *how)
-    assert result.exit_code == 0, result.output
-
-
-def _large(located: pl.DataFrame) -> pl.Series:
-    """Wrong payouts of $500 or more in the first two weeks."""
-    return located.filter(
-        (pl.col("rule") == "PAY002")
-        & (pl.col("impact").abs() >= 500)
-        & (pl.col("gaming_day") < START + timedelta(days=14))
-    )["finding_id"]
-
-
-def _review_after(root: Path, archive: Path, outs: dict[str, Path], chosen: list[dict]) -> None:
-    """Later reviews: two escalations settled (a second record: the latest stands) and
-    the table options findings of the first week explained."""
-    taken = {f for c in chosen for f in (*c["fixed"], c["kept"])}
-    located = _located(outs).filter(~pl.col("finding_id").is_in(sorted(taken)))
-    settled = [(f, "corrected", "patron repaid", "R. Singh") for f in _large(located).head(2)]
-    options = located.filter(
-        (pl.col("rule") == "TBL001") & (pl.col("gaming_day") < START + timedelta(days=7))
-    )["finding_id"]
-    note = "options row mistyped; table as approved"
-    explained = [(f, "explained", note, "A. Lee") for f in options]
-    batch = _review_file(root, "reviews-2.csv", settled + explained)
-    result = cli("review", archive, "--from-file", batch)
-    assert result.exit_code == 0, result.output
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Month:
-    return month(tmp_path_factory)
+from tests.support.cli import cli
+from tests.support.months import NIGHTS, REAUDITS, Month, day_name, review_file, run_id_of
 
 
 def catalog(archive: Path) -> duckdb.DuckDBPyConnection:
@@ -288,44 +40,46 @@ def catalog(archive: Path) -> duckdb.DuckDBPyConnection:
 # -- the month ---------------------------------------------------------------------------
 
 
-def test_every_night_is_one_run_and_the_reaudits_three_more(built: Month) -> None:
-    runs = archived_runs(built.archive)
+def test_every_night_is_one_run_and_the_reaudits_three_more(archive_month: Month) -> None:
+    runs = archived_runs(archive_month.archive)
     assert len(runs) == NIGHTS + len(REAUDITS)
     days = sorted(day for run in runs for day in run.record["gaming_days"])
-    expected = sorted([*map(day_name, range(NIGHTS)), *(r.day for r in built.reaudits)])
+    expected = sorted([*map(day_name, range(NIGHTS)), *(r.day for r in archive_month.reaudits)])
     assert days == expected
     assert all(len(run.record["tables"]) == 12 for run in runs)
-    with catalog(built.archive) as con:
+    with catalog(archive_month.archive) as con:
         covered = con.execute(
             "SELECT count(DISTINCT gaming_day), count(*) FROM coverage_current"
         ).fetchone()
     assert covered == (NIGHTS, NIGHTS * 12)  # every table, every night, one run in force
 
 
-def test_two_adds_at_once_both_land(built: Month) -> None:
-    assert [code for code, _ in built.concurrent] == [0, 0], built.concurrent
-    in_archive = {run.run_id for run in archived_runs(built.archive)}
+def test_two_adds_at_once_both_land(archive_month: Month) -> None:
+    assert [code for code, _ in archive_month.concurrent] == [0, 0], archive_month.concurrent
+    in_archive = {run.run_id for run in archived_runs(archive_month.archive)}
     for night in (NIGHTS - 2, NIGHTS - 1):
-        assert _run_id(built.outs[day_name(night)]) in in_archive
+        assert run_id_of(archive_month.outs[day_name(night)]) in in_archive
 
 
-def test_the_month_verifies(built: Month) -> None:
-    result = cli("verify", built.archive)
+def test_the_month_verifies(archive_month: Month) -> None:
+    result = cli("verify", archive_month.archive)
     assert result.exit_code == 0, result.output
 
 
 # -- re-audits ---------------------------------------------------------------------------
 
 
-def test_findings_current_holds_the_reaudits_findings_not_the_first_runs(built: Month) -> None:
-    with catalog(built.archive) as con:
-        for reaudit in built.reaudits:
+def test_findings_current_holds_the_reaudits_findings_not_the_first_runs(
+    archive_month: Month,
+) -> None:
+    with catalog(archive_month.archive) as con:
+        for reaudit in archive_month.reaudits:
             current = con.execute(
                 "SELECT DISTINCT run_id FROM findings_current WHERE gaming_day = $day",
                 {"day": reaudit.day},
             ).fetchall()
             assert current == [(reaudit.run_id,)], reaudit.day
-            first = pl.read_parquet(built.outs[reaudit.day] / "findings.parquet")
+            first = pl.read_parquet(archive_month.outs[reaudit.day] / "findings.parquet")
             again = con.execute(
                 "SELECT finding_id FROM findings_current WHERE gaming_day = $day",
                 {"day": reaudit.day},
@@ -344,36 +98,36 @@ def test_findings_current_holds_the_reaudits_findings_not_the_first_runs(built: 
             ).fetchall()
         )
         nights = con.execute("SELECT count(DISTINCT run_id) FROM findings_current").fetchone()
-    assert superseded == {r.first_run: True for r in built.reaudits}
+    assert superseded == {r.first_run: True for r in archive_month.reaudits}
     assert nights == (NIGHTS,)
-    listed = cli("archive", "list", built.archive)
+    listed = cli("archive", "list", archive_month.archive)
     assert listed.exit_code == 0, listed.output
     rows = listed.output.splitlines()[1:]  # after the header
     states = {line.split()[0]: line.rsplit("  ", 1)[-1] for line in rows}
     assert {run for run, state in states.items() if state == "superseded"} == {
-        r.first_run for r in built.reaudits
+        r.first_run for r in archive_month.reaudits
     }
 
 
-def test_reviews_recorded_before_a_reaudit_survive_it(built: Month) -> None:
-    with catalog(built.archive) as con:
+def test_reviews_recorded_before_a_reaudit_survive_it(archive_month: Month) -> None:
+    with catalog(archive_month.archive) as con:
         rows = con.execute(
             "SELECT finding_id, status, reviewed_by, in_force, not_found_since, last_run_id "
             "FROM finding_status"
         ).fetchall()
     status = {row[0]: row[1:] for row in rows}
-    for reaudit in built.reaudits:
+    for reaudit in archive_month.reaudits:
         for fixed in reaudit.fixed:
             # Corrected, and confirmed: not found since the re-audit.
             confirmed = ("corrected", "M. Ortiz", False, reaudit.run_id, reaudit.first_run)
             assert status[fixed] == confirmed
         assert status[reaudit.kept] == ("explained", "J. Doe", True, None, reaudit.run_id)
     not_found = {f for f, (_, _, in_force, *_) in status.items() if not in_force}
-    assert not_found == {f for r in built.reaudits for f in r.fixed}
+    assert not_found == {f for r in archive_month.reaudits for f in r.fixed}
 
 
-def test_the_latest_review_of_a_finding_stands(built: Month) -> None:
-    with catalog(built.archive) as con:
+def test_the_latest_review_of_a_finding_stands(archive_month: Month) -> None:
+    with catalog(archive_month.archive) as con:
         twice = con.execute(
             "SELECT r.finding_id, list(r.status ORDER BY r.seq), any_value(s.status) "
             "FROM reviews r JOIN finding_status s USING (finding_id) "
@@ -393,24 +147,24 @@ def test_the_latest_review_of_a_finding_stands(built: Month) -> None:
 SMALL = 3
 
 
-def spare(built: Month) -> Path:
+def spare(archive_month: Month) -> Path:
     """A night's output set in no small archive."""
-    return built.outs[day_name(SMALL)]
+    return archive_month.outs[day_name(SMALL)]
 
 
-def small_archive(built: Month, archive: Path, reviews: int = 12) -> Path:
+def small_archive(archive_month: Month, archive: Path, reviews: int = 12) -> Path:
     """An archive of the month's first nights, with `reviews` review records."""
     for night in range(SMALL):
-        add_run(archive, built.outs[day_name(night)])
+        add_run(archive, archive_month.outs[day_name(night)])
     located = pl.concat(
-        pl.read_parquet(built.outs[day_name(n)] / "located.parquet") for n in range(SMALL)
+        pl.read_parquet(archive_month.outs[day_name(n)] / "located.parquet") for n in range(SMALL)
     ).sort("gaming_day", "finding_id")
     statuses = ("explained", "escalated", "dismissed", "corrected")
     rows = [
         (finding, statuses[n % len(statuses)], f"note {n}", "J. Doe")
         for n, finding in enumerate(located["finding_id"].head(reviews))
     ]
-    result = cli("review", archive, "--from-file", _review_file(archive.parent, "r.csv", rows))
+    result = cli("review", archive, "--from-file", review_file(archive.parent, "r.csv", rows))
     assert result.exit_code == 0, result.output
     return archive
 
@@ -465,8 +219,8 @@ TAMPERING = {
 
 
 @pytest.fixture(scope="module")
-def reviewed(built: Month, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return small_archive(built, tmp_path_factory.mktemp("reviewed") / "archive")
+def reviewed(archive_month: Month, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return small_archive(archive_month, tmp_path_factory.mktemp("reviewed") / "archive")
 
 
 @pytest.mark.parametrize("how", TAMPERING)
@@ -563,16 +317,16 @@ def _catalog_reads(archive: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def killed(built: Month, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+def killed(archive_month: Month, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """For each moment, an add of a night to a small archive killed (SIGKILL) there,
     then what verify, the catalog and the next add make of the archive."""
     seen = {}
     for moment in MOMENTS:
         folder = tmp_path_factory.mktemp(f"killed-{moment}")
-        archive = small_archive(built, folder / "archive")
+        archive = small_archive(archive_month, folder / "archive")
         ready = folder / "ready"
         add = subprocess.Popen(
-            [sys.executable, "-c", STOPPED_ADD, moment, ready, archive, spare(built)],
+            [sys.executable, "-c", STOPPED_ADD, moment, ready, archive, spare(archive_month)],
             cwd=folder,  # not the repository: `-c` imports from the working folder first
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -591,7 +345,7 @@ def killed(built: Month, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         verified = cli("verify", archive)
         runs = len(archived_runs(archive))
         reads = _catalog_reads(archive)
-        added = cli("archive", "add", archive, spare(built))
+        added = cli("archive", "add", archive, spare(archive_month))
         seen[moment] = {
             "stopped": stopped,
             "stderr": stderr,
@@ -630,8 +384,8 @@ def test_the_catalog_reads_only_whole_runs_after_a_killed_add(
     assert killed[moment]["catalog"] == "as archived"
 
 
-def test_a_moved_archive_answers_where_it_is(built: Month, tmp_path: Path) -> None:
-    archive = small_archive(built, tmp_path / "archive", reviews=1)
+def test_a_moved_archive_answers_where_it_is(archive_month: Month, tmp_path: Path) -> None:
+    archive = small_archive(archive_month, tmp_path / "archive", reviews=1)
     moved = tmp_path / "moved"
     archive.rename(moved)
     assert cli("verify", moved).exit_code == 0

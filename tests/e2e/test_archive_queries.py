@@ -1,9 +1,9 @@
 """docs/queries.md, "Questions across nights (the archive)": every question's SQL runs
 through `auditor query ARCHIVE ... --format csv` against the month's archive
-(`test_archive_nights.month`) and prints exactly the answer the page shows.
+(`archive_month`, tests/support/months.py) and prints exactly the answer the page shows.
 
 After the simulator, the checks or the archive change, `AUDITOR_UPDATE_QUERY_DOCS=1
-pytest tests/test_archive_queries.py` rewrites the answers; review the diff like any other.
+pytest tests/e2e/test_archive_queries.py` rewrites the answers; review the diff like any other.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import os
 import re
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from auditor.cli import main
-from tests.e2e.test_archive_nights import Month, month
+from tests.support.months import Month
+from tests.support.paths import DOCS
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "queries.md"
+DOC = DOCS / "queries.md"
 PART = "# Questions across nights (the archive)"
 MARKER = "Answer on the test archive:"
 ANSWER = re.compile(r"(Answer on the test archive:\n\n```csv\n)(.*?)(```)", re.DOTALL)
@@ -44,11 +44,6 @@ def questions(part: str) -> list[tuple[str, str, str]]:
     return found
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Month:
-    return month(tmp_path_factory)
-
-
 def ask(archive: Path, sql: str) -> str:
     result = CliRunner().invoke(main, ["query", str(archive), sql, "--format", "csv"])
     assert result.exit_code == 0, result.output
@@ -61,20 +56,20 @@ def test_the_archive_part_asks_at_least_eight_questions() -> None:
 
 
 def test_the_archive_part_keeps_the_nights_questions_as_they_are_read() -> None:
-    """tests/test_queries_doc.py reads the page's '## ' sections and, after the last one's
-    answer, every line that starts with '|': the archive's part, which follows it, has
-    neither (its questions are '### ', its answers csv)."""
+    """tests/integration/test_queries_doc.py reads the page's '## ' sections and, after the
+    last one's answer, every line that starts with '|': the archive's part, which follows
+    it, has neither (its questions are '### ', its answers csv)."""
     _, part = split_page(DOC.read_text(encoding="utf-8"))
     lines = part.splitlines()
     assert not [line for line in lines if line.startswith(("|", "## "))]
 
 
-def test_every_archive_query_gives_the_answer_shown(built: Month) -> None:
+def test_every_archive_query_gives_the_answer_shown(archive_month: Month) -> None:
     text = DOC.read_text(encoding="utf-8")
     head, part = split_page(text)
     wrong, answers = [], {}
     for title, sql, expected in questions(part):
-        got = ask(built.archive, sql)
+        got = ask(archive_month.archive, sql)
         answers[title] = got
         if got != expected:
             wrong.append(title)

@@ -44,9 +44,8 @@ from auditor.pipeline import (
     run_audit,
     run_validation,
 )
+from tests.support.paths import SAMPLE
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "sample_data"
 # Small enough that sample_data's 2,000 rounds make several partitions of whole tables.
 ROUNDS = 400
 

@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from auditor.archive.ledger import read_reviews
 from auditor.desk.app import create_app
-from tests.e2e.test_report_browser import _not_blank, _screenshot
+from tests.support.browser import WINDOW, not_blank, screenshot
+from tests.support.cli import AUDITOR
 from tests.support.desk import PASSWORD, Desked, build, running
-
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-WINDOW = {"width": 1280, "height": 900}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +28,7 @@ def desked(tmp_path_factory) -> Desked:
 
 
 def keep(page, name: str, shots: dict[str, bytes]) -> None:
-    shots[name] = _screenshot(page)
+    shots[name] = screenshot(page)
     folder = os.environ.get("DESK_SCREENSHOTS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
@@ -105,7 +102,7 @@ def test_the_morning_in_chromium(browser, desked: Desked) -> None:
         page.close()
     assert [m for m in seen["console"] if m[0] in ("error", "warning")] == []
     assert seen["errors"] == [] and seen["elsewhere"] == []
-    assert all(_not_blank(png) for png in shots.values()), [n for n, p in shots.items()]
+    assert all(not_blank(png) for png in shots.values()), [n for n, p in shots.items()]
     records = read_reviews(desked.archive)[before:]
     assert records[0]["finding_id"] == finding_id and records[0]["status"] == "explained"
     assert len(records) == 1 + matching

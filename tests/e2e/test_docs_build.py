@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from auditor.check_docs import check_docs
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.paths import REPO
 
 
 @pytest.fixture(scope="module")

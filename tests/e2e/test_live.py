@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +18,8 @@ from polars.testing import assert_frame_equal
 
 from auditor.check_docs import check_docs
 from auditor.findings.frames import WHEN_SHOE_CLOSES
+from tests.support.cli import AUDITOR
 
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 DAY = "2026-11-24"
 KEY = "_fault_key.parquet"
 

@@ -9,7 +9,6 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,9 +21,9 @@ from auditor.archive.live_runs import closed_live_day, closing_run
 from auditor.archive.store import add_run, archived_runs
 from auditor.live.watch import Watch, WatchOptions
 from auditor.pipeline import run_audit
+from tests.support.cli import AUDITOR
+from tests.support.paths import SAMPLE
 
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 DAY = "2026-11-24"
 
 

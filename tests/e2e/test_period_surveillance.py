@@ -4,13 +4,10 @@ bucketed sums equal to the sums at once."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
-from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -21,68 +18,23 @@ from auditor.archive.catalog import CATALOG_FILE
 from auditor.archive.periods import nights_in_force, surveil
 from auditor.archive.store import add_run
 from auditor.pipeline import run_audit
-from auditor.simulator.nights import simulate_nights
-from auditor.simulator.plants import Plant
 from auditor.surveillance import period
 from auditor.surveillance.period import survey_period
-
-START = date(2026, 11, 1)
-NIGHTS = 30
-END = date(2026, 11, NIGHTS)
-ROUNDS = 12_000  # a night's, over the floor's twelve tables
-PATRON, PATRON_TABLE = "PT010001", "T-MA-BAC-01"
-DEALER = "D0701"
-# Two points of hold under theory are about one standard deviation over 30,000 hand
-# wagers of the simulator's spread of stakes: the dealer deals eight tables' shoes (half
-# a million wagers a month), and the patron sits at a shoe or two a night.
-DEALER_TABLES = (
-    "T-MA-BAC-02", "T-MA-BAC-03", "T-MA-MID-01", "T-MA-MID-02", "T-MA-MID-03",
-    "T-MD-MIN-01", "T-MD-MIN-02", "T-MD-MIN-03",
-)  # fmt: skip
-PLANT = Plant(PATRON, PATRON_TABLE, DEALER, DEALER_TABLES, patron_shoes=0.15)
-
-
-def _month(root: Path, rounds: int, seed: int, plant: Plant | None) -> list:
-    simulate_nights(root / "data", rounds, seed, START, NIGHTS, plant=plant)
-    nights = []
-    for day in sorted(p for p in (root / "data").iterdir() if p.is_dir()):
-        out = root / "out" / day.name
-        nights.append(run_audit(day, out, report=False))
-        add_run(root / "archive", out)
-    return nights
-
-
-def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable) -> Path:
-    """A folder `build` fills once per test run, whichever test worker asks first (the
-    others wait for it, under a lock): the planted month is a minute of audits that two
-    test files read."""
-    base = tmp_path_factory.getbasetemp()
-    # Under pytest-xdist each worker has a base of its own in the run's shared folder.
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder = shared / f"built-{name}"
-    with (shared / f"built-{name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (folder / ".built").exists():
-            shutil.rmtree(folder, ignore_errors=True)
-            build(folder)
-            (folder / ".built").touch()
-    return folder
-
-
-def planted_month(tmp_path_factory: pytest.TempPathFactory, copy_to: Path) -> Path:
-    """The planted month (datasets, the nights' output sets and their archive), built
-    once; the archive copied to `copy_to`/archive, so that a test may add and surveil."""
-    built = built_once(tmp_path_factory, "planted-month", lambda r: _month(r, ROUNDS, 1, PLANT))
-    copy_to.mkdir(parents=True, exist_ok=True)
-    for name in ("data", "out"):
-        (copy_to / name).symlink_to(built / name)  # read, never written
-    shutil.copytree(built / "archive", copy_to / "archive", symlinks=True)
-    return copy_to
+from tests.support.planted import (
+    DEALER,
+    DEALER_TABLES,
+    END,
+    NIGHTS,
+    PATRON,
+    START,
+    archived_month,
+    copy_of_planted,
+)
 
 
 @pytest.fixture(scope="module")
-def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
-    root = planted_month(tmp_path_factory, tmp_path_factory.mktemp("planted"))
+def planted(planted_month: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
+    root = copy_of_planted(planted_month, tmp_path_factory.mktemp("planted"))
     nights = sorted((root / "out").iterdir())
     return root, nights
 
@@ -186,7 +138,7 @@ def test_a_reaudit_replaces_the_superseded_counts(planted: tuple[Path, list]) ->
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_clean_months_raise_no_more_alerts_than_the_rate(tmp_path: Path, seed: int) -> None:
-    _month(tmp_path, 500, seed, None)
+    archived_month(tmp_path, 500, seed, None)
     done = surveil(tmp_path / "archive", START, END)
     # At a false-discovery rate of 0.01, a month of fair play raises any alert at all with
     # a chance of at most 1%.

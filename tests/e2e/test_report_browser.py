@@ -15,7 +15,6 @@ Outside CI the tests skip where Chromium or playwright is missing; in CI (`CI` s
 
 from __future__ import annotations
 
-import io
 import re
 import shutil
 from pathlib import Path
@@ -27,13 +26,15 @@ from click.testing import CliRunner
 from auditor.cli import main
 from auditor.pipeline import run_audit
 from auditor.report.investigate import Subject, render_investigation
-from tests.conftest import watched_page
+from tests.support.browser import (
+    HOSTILE_PATRON,
+    NIGHTLY_HEIGHT,
+    WINDOW,
+    not_blank,
+    opened,
+)
+from tests.support.paths import SAMPLE
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "sample_data"
-HOSTILE_PATRON = "<script>alert(1)</script>"
-WINDOW = {"width": 1280, "height": 900}
-NIGHTLY_HEIGHT = 5 * WINDOW["height"] + 500  # px: a few screens (4,499 px in 2026-11)
 SMALL_TEXT = 12  # px: the pages' smallest text (ids, labels, footer)
 
 
@@ -64,56 +65,20 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     return {"nightly": out / "report.html", "table": table_page, "patron": patron}
 
 
-def _screenshot(page, tries: int = 3) -> bytes:
-    """The page as a PNG. Headless Chromium on a machine whose cores are all busy now and
-    then answers "Unable to capture screenshot" for a page it has drawn; a second try gets
-    it, and a page that really cannot be drawn still fails every try."""
-    from playwright.sync_api import Error
-
-    for attempt in range(tries):
-        try:
-            return page.screenshot(full_page=False)
-        except Error:
-            if attempt == tries - 1:
-                raise
-            page.wait_for_timeout(500)
-    raise AssertionError("unreachable")
-
-
-def _open(browser, page_file: Path) -> dict:
-    url = page_file.as_uri()
-    page, seen = watched_page(browser, url)
-    seen["screenshot"] = _screenshot(page)
-    seen["findings_rows"] = page.locator("table.findings tbody tr").count()
-    seen["hostile_text"] = page.get_by_text(HOSTILE_PATRON, exact=True).count()
-    seen["url"] = url
-    page.close()
-    return seen
-
-
-def _not_blank(png: bytes) -> bool:
-    from PIL import Image  # matplotlib's own dependency
-
-    image = Image.open(io.BytesIO(png)).convert("RGB").resize((160, 112))
-    colours = image.getcolors(maxcolors=160 * 112) or []
-    white = sum(n for n, c in colours if min(c) > 245)
-    return len(colours) > 20 and white < 0.97 * 160 * 112
-
-
 @pytest.mark.parametrize("which", ["nightly", "table", "patron"])
 def test_a_report_opens_offline_with_no_error(browser, pages, which):
-    seen = _open(browser, pages[which])
+    seen = opened(browser, pages[which])
     assert [m for m in seen["console"] if m[0] in ("error", "warning")] == []
     assert seen["errors"] == [] and seen["dialogs"] == []
     # The page itself, and not one request more: no font, script, image or favicon.
     assert seen["requests"] == [seen["url"]]
-    assert _not_blank(seen["screenshot"])
+    assert not_blank(seen["screenshot"])
     assert seen["findings_rows"] > 0
 
 
 @pytest.mark.parametrize("which", ["nightly", "patron"])
 def test_a_hostile_patron_id_shows_as_text(browser, pages, which):
-    seen = _open(browser, pages[which])
+    seen = opened(browser, pages[which])
     assert seen["dialogs"] == []
     assert seen["hostile_text"] >= 1
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import subprocess
-import sys
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -25,12 +24,10 @@ import pytest
 
 from auditor.archive.store import add_run
 from auditor.pipeline import run_audit
-from tests.conftest import chromium_executable
-from tests.e2e.test_report_browser import NIGHTLY_HEIGHT, WINDOW
-from tests.e2e.test_report_pdf import assert_fits_the_paper
-from tests.integration.test_report_across import bring_a_patron_back, run
+from tests.support.browser import NIGHTLY_HEIGHT, WINDOW, assert_fits_the_paper, chromium_executable
+from tests.support.cli import AUDITOR, cli
+from tests.support.nights import bring_a_patron_back
 
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 NIGHTS, ROUNDS = 5, 2000
 FIRST, LAST = date(2026, 11, 1), date(2026, 11, 5)
 # px. An investigation is findings and figures, not its subject's every round: a few
@@ -66,7 +63,7 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str) -> str:
 def busy(tmp_path_factory) -> Busy:
     root = tmp_path_factory.mktemp("busy")
     sim, archive = root / "sim", root / "archive"
-    dealt = run("simulate", "--out", sim, "--start", FIRST, "--nights", NIGHTS,
+    dealt = cli("simulate", "--out", sim, "--start", FIRST, "--nights", NIGHTS,
                 "--rounds", ROUNDS, "--seed", 11, "--faults", 0.01)  # fmt: skip
     assert dealt.exit_code == 0, dealt.output
     nights = sorted(p for p in sim.iterdir() if p.is_dir())

@@ -17,14 +17,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
 from auditor.archive.store import add_run
-from auditor.cli import main
 from auditor.pipeline import run_audit
+from tests.support.cli import cli
+from tests.support.paths import SAMPLE
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "sample_data"
 SAMPLE_DAY = "2026-11-24"
 SAMPLE_PROPERTIES = "MA-PROP-1, MA-PROP-2 and MD-PROP-1"
 FIRST, NIGHTS = "2026-11-01", 3
@@ -36,7 +34,7 @@ EVERY_KIND = (*ONE_NIGHT, *ACROSS, "period")
 
 
 def invoke(*args: object) -> str:
-    result = CliRunner().invoke(main, [str(a) for a in args])
+    result = cli(*args)
     assert result.exit_code == 0, result.output
     return result.output
 

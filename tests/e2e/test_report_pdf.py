@@ -14,7 +14,6 @@ from __future__ import annotations
 import html
 import re
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
@@ -23,30 +22,14 @@ import pytest
 from auditor.money import usd_text
 from auditor.pipeline import run_audit
 from auditor.report.investigate import Subject, render_investigation
-from tests.conftest import chromium_executable
+from tests.support.browser import assert_fits_the_paper, chromium_executable
+from tests.support.cli import AUDITOR, cli
+from tests.support.paths import SAMPLE
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "sample_data"
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 ROUND = "R0000155"  # a Player wager underpaid by $180 (PAY002)
 PATRON = "PT032323"  # six findings on one night, each with its round's evidence
 SUBJECTS = {"round": ROUND, "patron": PATRON, "dealer": "D0102", "table": "T-MA-BAC-01"}
 LETTER = (612, 792)  # PDF points: 8.5 by 11 inches
-# The printed line in CSS px: 8.5 inches at 96 px an inch, less two half-inch margins.
-PRINTED_LINE = 816 - 2 * 48
-
-# Every element's right edge, and the document's scroll width, in CSS px.
-RIGHT_EDGES = """() => {
-  let widest = 0, what = '';
-  for (const e of document.querySelectorAll('body *')) {
-    const box = e.getBoundingClientRect();
-    if (box.width > 0 && box.right > widest) {
-      widest = box.right;
-      what = e.tagName + '.' + e.className;
-    }
-  }
-  return [document.documentElement.scrollWidth, widest, what];
-}"""
 
 
 @pytest.fixture(scope="module")
@@ -139,14 +122,10 @@ def test_no_printed_page_is_wider_than_the_paper(browser, night, tmp_path, kind)
     assert_fits_the_paper(browser, page_file)
 
 
-def assert_fits_the_paper(browser, page_file: Path) -> None:
-    """The page laid out for print at the printed line's width: nothing runs past it."""
-    page = browser.new_page(viewport={"width": PRINTED_LINE, "height": 1000})
-    try:
-        page.emulate_media(media="print")
-        page.goto(page_file.as_uri(), wait_until="load")
-        scroll_width, widest, what = page.evaluate(RIGHT_EDGES)
-    finally:
-        page.close()
-    assert scroll_width <= PRINTED_LINE, (scroll_width, what)
-    assert widest <= PRINTED_LINE + 0.5, (widest, what)
+def test_pdf_prints_through_chromium(night, tmp_path):
+    """`auditor report --pdf` in process: a PDF of a round's case, of some size."""
+    chromium_executable()  # skips, or fails in CI, without Chromium
+    target = tmp_path / "case.pdf"
+    result = cli("report", night, "--round", "R0000008", "--pdf", "--out", target)
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes().startswith(b"%PDF") and target.stat().st_size > 10_000

@@ -30,17 +30,15 @@ from auditor.report.investigate import subject_of
 from auditor.report.period import render_period_report, write_period_report
 from auditor.report.render import pvalue, statistic
 from auditor.surveillance.patrons import FAMILY_OF
-from tests.conftest import watched_page
-from tests.e2e.test_period_surveillance import DEALER, END, PATRON, START, planted_month
-from tests.e2e.test_report_browser import _not_blank
+from tests.support.browser import not_blank, watched_page
+from tests.support.planted import DEALER, END, PATRON, START, copy_of_planted
 
 REAUDITED = date(2026, 11, 2)
-SHOTS = Path("/tmp/shots")
 
 
 @pytest.fixture(scope="module")
-def month(tmp_path_factory) -> dict:
-    root = planted_month(tmp_path_factory, tmp_path_factory.mktemp("period-alerts"))
+def month(planted_month: Path, tmp_path_factory) -> dict:
+    root = copy_of_planted(planted_month, tmp_path_factory.mktemp("period-alerts"))
     archive = root / "archive"
     unsurveilled = render_period_report(archive, START, END)
     # The second night again, from logs without the planted patron's wagers: its counts
@@ -234,12 +232,12 @@ def test_a_clean_patron_shows_no_alert(month):
 
 def _look(browser, page_file: Path, anchors: dict[str, str]) -> dict:
     page, seen = watched_page(browser, page_file.as_uri())
-    SHOTS.mkdir(parents=True, exist_ok=True)
     for anchor, name in anchors.items():
         page.locator(f"#{anchor}").scroll_into_view_if_needed()
         page.evaluate(f"document.getElementById('{anchor}').scrollIntoView()")
         shot = page.screenshot(full_page=False)
-        (SHOTS / f"period-{name}.png").write_bytes(shot)
+        # Kept beside the page in the test's temporary folder, to be looked at after a failure.
+        page_file.with_name(f"period-{name}.png").write_bytes(shot)
         seen[name] = shot
     seen["charts"] = page.locator("#against ~ .charts .chart svg").count()
     page.close()
@@ -265,6 +263,6 @@ def test_both_pages_open_offline_with_no_error(browser, month):
         assert seen["errors"] == []
         assert seen["requests"] == [seen["url"]]
         for name in anchors.values():
-            assert _not_blank(seen[name])
+            assert not_blank(seen[name])
         if page_file == patron:
             assert seen["charts"] == 2

@@ -8,24 +8,16 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
 from auditor.archive.store import RUN_FILE, archived_runs
-from auditor.cli import main
-
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-
-
-def run(*args: object) -> object:
-    return CliRunner().invoke(main, [str(a) for a in args])
+from tests.support.cli import AUDITOR, cli
+from tests.support.paths import SAMPLE
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +26,7 @@ def nights(tmp_path_factory) -> dict[str, Path]:
     was wrong (a PAY002 finding) taken out, so the re-audit's findings differ."""
     root = tmp_path_factory.mktemp("nights")
     first = root / "first"
-    assert run("audit", SAMPLE, "--out", first, "--exit-zero").exit_code == 0
+    assert cli("audit", SAMPLE, "--out", first, "--exit-zero").exit_code == 0
     findings = pl.read_parquet(first / "findings.parquet")
     wrong = findings.filter(pl.col("rule") == "PAY002")["wager_id"][0]
     fixed = root / "fixed"
@@ -42,7 +34,7 @@ def nights(tmp_path_factory) -> dict[str, Path]:
     wagers = pl.read_parquet(fixed / "wagers.parquet")
     wagers.filter(pl.col("wager_id") != wrong).write_parquet(fixed / "wagers.parquet")
     second = root / "second"
-    assert run("audit", fixed, "--out", second, "--exit-zero").exit_code == 0
+    assert cli("audit", fixed, "--out", second, "--exit-zero").exit_code == 0
     return {"first": first, "second": second, "wrong": wrong}
 
 
@@ -82,9 +74,9 @@ def test_a_gaming_day_runs_noon_to_noon_utc(moment: str, day: str) -> None:
 
 def test_a_reaudit_supersedes_the_earlier_run_and_both_stay_queryable(nights, tmp_path):
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, nights["first"]).exit_code == 0
-    assert run("archive", "add", archive, nights["second"]).exit_code == 0
-    listed = run("archive", "list", archive)
+    assert cli("archive", "add", archive, nights["first"]).exit_code == 0
+    assert cli("archive", "add", archive, nights["second"]).exit_code == 0
+    listed = cli("archive", "list", archive)
     assert listed.exit_code == 0
     header, *lines = listed.output.strip().splitlines()
     assert header.split()[0] == "run" and header.endswith("state")
@@ -103,27 +95,27 @@ def test_a_reaudit_supersedes_the_earlier_run_and_both_stay_queryable(nights, tm
 
 def test_adding_is_idempotent_and_refuses_a_changed_set(nights, tmp_path):
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, nights["first"]).exit_code == 0
-    again = run("archive", "add", archive, nights["first"])
+    assert cli("archive", "add", archive, nights["first"]).exit_code == 0
+    again = cli("archive", "add", archive, nights["first"])
     assert again.exit_code == 0 and "already in" in again.output
     changed = tmp_path / "changed"
     shutil.copytree(nights["second"], changed)
     (changed / "summary.txt").write_text("nothing to see")
-    refused = run("archive", "add", archive, changed)
+    refused = cli("archive", "add", archive, changed)
     assert refused.exit_code == 2 and "not as the audit wrote it" in refused.output
     assert len(archived_runs(archive)) == 1
 
 
 def test_a_folder_of_other_files_is_not_made_an_archive(nights, tmp_path):
     (tmp_path / "mine.txt").write_text("keep")
-    refused = run("archive", "add", tmp_path, nights["first"])
+    refused = cli("archive", "add", tmp_path, nights["first"])
     assert refused.exit_code == 2 and "not an archive" in refused.output
     assert [p.name for p in tmp_path.iterdir()] == ["mine.txt"]
 
 
 def test_audit_with_archive_adds_the_finished_run(tmp_path):
     archive = tmp_path / "archive"
-    result = run("audit", SAMPLE, "--out", tmp_path / "out", "--archive", archive, "--exit-zero")
+    result = cli("audit", SAMPLE, "--out", tmp_path / "out", "--archive", archive, "--exit-zero")
     assert result.exit_code == 0, result.output
     assert "added to" in result.output
     assert len(archived_runs(archive)) == 1
@@ -144,12 +136,12 @@ def test_two_adds_at_once_both_land(nights, tmp_path):
         _, err = add.communicate(timeout=120)
         assert add.returncode == 0, err
     assert len(archived_runs(archive)) == 2
-    assert run("verify", archive).exit_code == 0
+    assert cli("verify", archive).exit_code == 0
 
 
 def test_a_killed_add_leaves_the_archive_as_it_was(nights, tmp_path):
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, nights["first"]).exit_code == 0
+    assert cli("archive", "add", archive, nights["first"]).exit_code == 0
     for delay in (0.05, 0.2, 0.4, 0.6):
         add = _add_process(archive, nights["second"])
         time.sleep(delay)
@@ -157,19 +149,19 @@ def test_a_killed_add_leaves_the_archive_as_it_was(nights, tmp_path):
         add.wait()
         # Either not in yet or wholly in: the archive verifies either way.
         assert len(archived_runs(archive)) in (1, 2)
-        assert run("verify", archive).exit_code == 0
-    assert run("archive", "add", archive, nights["second"]).exit_code == 0
+        assert cli("verify", archive).exit_code == 0
+    assert cli("archive", "add", archive, nights["second"]).exit_code == 0
     assert not list((archive / "runs").glob(".adding-*")), "the next add clears them"
     assert len(archived_runs(archive)) == 2
 
 
 def test_verify_names_a_changed_run(nights, tmp_path):
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, nights["first"]).exit_code == 0
-    assert run("verify", archive).exit_code == 0
+    assert cli("archive", "add", archive, nights["first"]).exit_code == 0
+    assert cli("verify", archive).exit_code == 0
     (run_folder,) = [r.folder for r in archived_runs(archive)]
     (run_folder / "set" / "summary.txt").write_text("edited")
-    result = run("verify", archive)
+    result = cli("verify", archive)
     assert result.exit_code == 1
     assert f"run {run_folder.name}: changed: summary.txt" in result.output
     record = json.loads((run_folder / RUN_FILE).read_text())
@@ -178,35 +170,35 @@ def test_verify_names_a_changed_run(nights, tmp_path):
 
 def test_the_archive_answers_in_the_runs_sandbox(nights, tmp_path):
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, nights["first"]).exit_code == 0
-    counted = run(
+    assert cli("archive", "add", archive, nights["first"]).exit_code == 0
+    counted = cli(
         "query", archive, "SELECT count(*) AS n FROM findings_every_run", "--format", "csv"
     )
     assert counted.exit_code == 0, counted.output
     assert counted.output.strip().splitlines()[-1] != "0"
-    refused = run("query", archive, "SELECT * FROM read_text('/etc/passwd')")
+    refused = cli("query", archive, "SELECT * FROM read_text('/etc/passwd')")
     assert refused.exit_code == 2 and "root:" not in refused.output
     (archive / "runs" / archived_runs(archive)[0].run_id / "set" / "alerts.parquet").unlink()
-    changed = run("query", archive, "SELECT 1")
+    changed = cli("query", archive, "SELECT 1")
     assert changed.exit_code == 2 and "not as written" in changed.output
 
 
 def test_reviews_are_recorded_and_survive_a_reaudit(nights, tmp_path):
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, nights["first"]).exit_code == 0
+    assert cli("archive", "add", archive, nights["first"]).exit_code == 0
     findings = pl.read_parquet(nights["first"] / "findings.parquet")
     kept = findings.filter(pl.col("wager_id") != nights["wrong"])["finding_id"][0]
     gone = findings.filter(pl.col("wager_id") == nights["wrong"])["finding_id"][0]
     for finding, status in ((kept, "explained"), (gone, "escalated")):
-        result = run(
+        result = cli(
             "review", archive, finding, "--status", status, "--by", "A. Lee", "--note", "n"
         )
         assert result.exit_code == 0, result.output
-    refused = run("review", archive, kept, "--status", "explained", "--by", " ")
+    refused = cli("review", archive, kept, "--status", "explained", "--by", " ")
     assert refused.exit_code == 2
-    unknown = run("review", archive, "f" * 64, "--status", "explained", "--by", "A. Lee")
+    unknown = cli("review", archive, "f" * 64, "--status", "explained", "--by", "A. Lee")
     assert unknown.exit_code == 2 and "no archived run" in unknown.output
-    assert run("archive", "add", archive, nights["second"]).exit_code == 0
+    assert cli("archive", "add", archive, nights["second"]).exit_code == 0
     second = archived_runs(archive)[-1].run_id
     with duckdb.connect(str(archive / "archive.duckdb"), read_only=True) as con:
         status = {
@@ -218,24 +210,24 @@ def test_reviews_are_recorded_and_survive_a_reaudit(nights, tmp_path):
         assert con.execute("SELECT count(*) FROM reviews").fetchone()[0] == 2
     assert status[kept] == ("explained", True, None)
     assert status[gone] == ("escalated", False, second)  # not found since the re-audit
-    assert run("review", archive, "--verify").exit_code == 0
+    assert cli("review", archive, "--verify").exit_code == 0
     ledger = archive / "reviews.jsonl"
     ledger.write_text(ledger.read_text().replace("A. Lee", "B. Lee", 1))
-    tampered = run("verify", archive)
+    tampered = cli("verify", archive)
     assert tampered.exit_code == 1 and "reviews: line 1" in tampered.output
 
 
 def test_archive_list_speaks_csv_and_json_too(nights, tmp_path):
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, nights["first"]).exit_code == 0
-    assert run("archive", "add", archive, nights["second"]).exit_code == 0
+    assert cli("archive", "add", archive, nights["first"]).exit_code == 0
+    assert cli("archive", "add", archive, nights["second"]).exit_code == 0
     (first, second) = (r.run_id for r in archived_runs(archive))
-    as_csv = run("archive", "list", archive, "--format", "csv")
+    as_csv = cli("archive", "list", archive, "--format", "csv")
     assert as_csv.exit_code == 0, as_csv.output
     header, *rows = as_csv.output.strip().splitlines()
     assert header == "run_id,gaming_days,properties,tables,findings,state"
     assert [r.split(",")[0] for r in rows] == [first, second]
-    as_json = json.loads(run("archive", "list", archive, "--format", "json").output)
+    as_json = json.loads(cli("archive", "list", archive, "--format", "json").output)
     assert [(r["run_id"], r["state"]) for r in as_json] == [
         (first, "superseded"),
         (second, "in force"),

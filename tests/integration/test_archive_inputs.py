@@ -10,20 +10,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
 from auditor.archive.store import archived_runs
-from auditor.cli import main
-
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-
-
-def run(*args: object) -> object:
-    return CliRunner().invoke(main, [str(a) for a in args])
+from tests.support.cli import cli
+from tests.support.paths import SAMPLE
 
 
 def csv_rows(archive: Path, sql: str) -> list[str]:
-    result = run("query", archive, sql, "--format", "csv")
+    result = cli("query", archive, sql, "--format", "csv")
     assert result.exit_code == 0, result.output
     return result.output.strip().splitlines()[1:]
 
@@ -41,7 +35,7 @@ def audited(tmp_path_factory) -> dict[str, Path]:
     outs = {}
     for name, dataset in (("first", first), ("second", second)):
         out = root / f"out-{name}"
-        assert run("audit", dataset, "--out", out, "--exit-zero").exit_code == 0
+        assert cli("audit", dataset, "--out", out, "--exit-zero").exit_code == 0
         outs[name] = out
     return {"first": first, "second": second, **{f"out-{k}": v for k, v in outs.items()}}
 
@@ -52,7 +46,7 @@ def archive(audited: dict[str, Path], tmp_path: Path) -> Path:
     or edit them) and the runs' manifests pointing at the copies."""
     folder = tmp_path / "archive"
     for name in ("first", "second"):
-        assert run("archive", "add", folder, audited[f"out-{name}"]).exit_code == 0
+        assert cli("archive", "add", folder, audited[f"out-{name}"]).exit_code == 0
     return folder
 
 
@@ -90,7 +84,7 @@ def test_a_run_whose_dataset_is_gone_is_listed_not_reached(archive, audited):
         assert f"{ids['first']},true,0" in rows
         assert any(r.startswith(f"{ids['second']},false,") for r in rows)
         assert csv_rows(archive, "SELECT DISTINCT run_id FROM all_rounds") == [ids["first"]]
-        unreached = run("query", archive, f"SELECT count(*) FROM run_{ids['second']}.rounds")
+        unreached = cli("query", archive, f"SELECT count(*) FROM run_{ids['second']}.rounds")
         assert unreached.exit_code == 2
         # The archive's own tables answer whatever became of the datasets.
         assert int(csv_rows(archive, "SELECT count(*) FROM findings_every_run")[0]) > 0
@@ -106,7 +100,7 @@ def test_with_no_dataset_in_place_the_input_views_say_why(archive, audited, tmp_
         moved[name] = tmp_path / f"moved-{name}"
         os.rename(audited[name], moved[name])
     try:
-        result = run("query", archive, "SELECT count(*) FROM all_rounds")
+        result = cli("query", archive, "SELECT count(*) FROM all_rounds")
         assert result.exit_code == 2
         assert "no archived run's dataset is in place" in result.output
         assert int(csv_rows(archive, "SELECT count(*) FROM findings_current")[0]) > 0
@@ -127,21 +121,21 @@ def test_an_input_file_swapped_for_a_link_is_not_reached(archive, audited, tmp_p
     try:
         rows = csv_rows(archive, "SELECT run_id, in_place FROM run_inputs ORDER BY run_id")
         assert f"{ids['first']},false" in rows
-        outside = run("query", archive, f"SELECT count(*) FROM '{elsewhere}/rounds.parquet'")
+        outside = cli("query", archive, f"SELECT count(*) FROM '{elsewhere}/rounds.parquet'")
         assert outside.exit_code == 2
     finally:
         rounds.unlink()
         shutil.move(elsewhere / "rounds.parquet", rounds)
-    refused = run("query", archive, "SELECT * FROM read_text('/etc/passwd')")
+    refused = cli("query", archive, "SELECT * FROM read_text('/etc/passwd')")
     assert refused.exit_code == 2 and "root:" not in refused.output
 
 
 def test_adding_a_run_leaves_the_catalog_as_it_is_and_the_run_is_seen(audited, tmp_path):
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, audited["out-first"]).exit_code == 0
+    assert cli("archive", "add", archive, audited["out-first"]).exit_code == 0
     catalog = archive / "archive.duckdb"
     before = catalog.stat()
-    assert run("archive", "add", archive, audited["out-second"]).exit_code == 0
+    assert cli("archive", "add", archive, audited["out-second"]).exit_code == 0
     after = catalog.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     assert len(csv_rows(archive, "SELECT DISTINCT run_id FROM findings_every_run")) == 2
@@ -157,7 +151,7 @@ def test_a_run_folder_planted_as_a_link_is_refused(archive, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(archive / "runs" / ids["first"], elsewhere)
     (archive / "runs" / "ffffffffffffffffffffffffffffffff").symlink_to(elsewhere)
-    refused = run("query", archive, "SELECT 1")
+    refused = cli("query", archive, "SELECT 1")
     assert refused.exit_code == 2 and "a link, not a folder of the archive's own" in refused.output
-    verified = run("verify", archive)
+    verified = cli("verify", archive)
     assert verified.exit_code == 1 and "not in the archive's record" in verified.output

@@ -9,26 +9,24 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
-from auditor.cli import main
-from auditor.simulator.nights import simulate_nights
-from tests.e2e.test_period_surveillance import PATRON, PLANT
+from tests.support.cli import AUDITOR, cli
+from tests.support.paths import SAMPLE
+from tests.support.planted import (
+    PATRON,
+    PERIOD,
+    PERIOD_RUN,
+    PERIOD_START,
+    period_report,
+    verify_output,
+)
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 HANG_GUARD = 120  # seconds: a FIFO that hung a command would fail the test, not block it
-
-
-def run(*args: object) -> object:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +34,7 @@ def nights(tmp_path_factory) -> dict[str, Path]:
     """The sample audited, then re-audited from logs with one wrong payout corrected."""
     root = tmp_path_factory.mktemp("nights")
     first = root / "first"
-    assert run("audit", SAMPLE, "--out", first, "--exit-zero").exit_code == 0
+    assert cli("audit", SAMPLE, "--out", first, "--exit-zero").exit_code == 0
     findings = pl.read_parquet(first / "findings.parquet")
     wrong = findings.filter(pl.col("rule") == "PAY002")["wager_id"][0]
     fixed = root / "fixed"
@@ -44,15 +42,15 @@ def nights(tmp_path_factory) -> dict[str, Path]:
     wagers = pl.read_parquet(fixed / "wagers.parquet")
     wagers.filter(pl.col("wager_id") != wrong).write_parquet(fixed / "wagers.parquet")
     second = root / "second"
-    assert run("audit", fixed, "--out", second, "--exit-zero").exit_code == 0
+    assert cli("audit", fixed, "--out", second, "--exit-zero").exit_code == 0
     return {"first": first, "second": second}
 
 
 @pytest.fixture
 def archive(nights, tmp_path) -> Path:
     folder = tmp_path / "archive"
-    assert run("archive", "add", folder, nights["first"]).exit_code == 0
-    assert run("archive", "add", folder, nights["second"]).exit_code == 0
+    assert cli("archive", "add", folder, nights["first"]).exit_code == 0
+    assert cli("archive", "add", folder, nights["second"]).exit_code == 0
     return folder
 
 
@@ -61,13 +59,8 @@ def run_ids(archive: Path) -> list[str]:
     return [json.loads(line)["name"] for line in lines]
 
 
-def verify_output(archive: Path) -> tuple[int, str]:
-    result = run("verify", archive)
-    return result.exit_code, result.output
-
-
 def count(archive: Path, sql: str) -> int:
-    result = run("query", archive, sql, "--format", "csv")
+    result = cli("query", archive, sql, "--format", "csv")
     assert result.exit_code == 0, result.output
     return int(result.output.strip().splitlines()[-1])
 
@@ -100,7 +93,7 @@ def test_a_superseded_run_dated_2099_in_its_run_json_stays_superseded(archive: P
     run_json.write_text(json.dumps(data | {"started_at": "2099-01-01T00:00:00+00:00"}))
     code, output = verify_output(archive)
     assert code == 1 and f"run {first}: run.json: not as recorded" in output
-    listed = run("archive", "list", archive).output.splitlines()[1:]  # after the header
+    listed = cli("archive", "list", archive).output.splitlines()[1:]  # after the header
     assert listed[0].startswith(first) and listed[0].endswith("superseded")
     in_force = f"SELECT count(*) FROM findings_current WHERE run_id = '{first}'"
     assert count(archive, in_force) == 0
@@ -171,7 +164,7 @@ def test_a_ledger_linked_to_dev_zero_is_refused(archive: Path) -> None:
     (archive / "reviews.jsonl").symlink_to("/dev/zero")
     code, output = verify_output(archive)
     assert code == 1 and "reviews.jsonl: a link" in output
-    refused = run("query", archive, "SELECT count(*) FROM reviews")
+    refused = cli("query", archive, "SELECT count(*) FROM reviews")
     assert refused.exit_code == 2 and "a link" in refused.output
 
 
@@ -179,9 +172,9 @@ def test_an_archive_without_its_record_is_said_then_sealed(archive: Path, nights
     (archive / "record.jsonl").unlink()
     code, output = verify_output(archive)
     assert code == 1 and "record.jsonl: missing" in output
-    refused = run("archive", "add", archive, nights["first"])
+    refused = cli("archive", "add", archive, nights["first"])
     assert refused.exit_code == 2 and "archive seal" in refused.output
-    sealed = run("archive", "seal", archive)
+    sealed = cli("archive", "seal", archive)
     assert sealed.exit_code == 0 and "2 runs recorded" in sealed.output
     assert verify_output(archive)[0] == 0
 
@@ -190,50 +183,21 @@ def test_sealing_refuses_a_changed_run(archive: Path) -> None:
     (archive / "record.jsonl").unlink()
     first, *_ = sorted(p.name for p in (archive / "runs").iterdir())
     (archive / "runs" / first / "set" / "summary.txt").write_text("changed")
-    refused = run("archive", "seal", archive)
+    refused = cli("archive", "seal", archive)
     assert refused.exit_code == 2 and "not sealed" in refused.output
     assert not (archive / "record.jsonl").exists()
 
 
 # ---- the periods `auditor surveil` wrote -----------------------------------------------------
 
-PERIOD_START, PERIOD_NIGHTS = date(2026, 11, 1), 3
-PERIOD_END = PERIOD_START + timedelta(days=PERIOD_NIGHTS - 1)
-PERIOD = f"{PERIOD_START}_{PERIOD_END}"
-RUN = f"{PERIOD}/1"  # the period's first surveil run: its folder, and its name in the record
-# Three nights of the planted patron are too few for the default rate to alert on them;
-# at this rate the period holds an alert, for a tampered file to leave out.
-LENIENT_FDR = "0.5"
-
-
-@pytest.fixture(scope="module")
-def surveilled_once(tmp_path_factory) -> Path:
-    """Three planted nights audited, archived and surveilled, by the auditor's commands."""
-    root = tmp_path_factory.mktemp("surveilled")
-    simulate_nights(root / "data", 12_000, 1, PERIOD_START, PERIOD_NIGHTS, plant=PLANT)
-    archive = root / "archive"
-    for day in sorted(p for p in (root / "data").iterdir() if p.is_dir()):
-        out = root / "out" / day.name
-        assert run("audit", day, "--out", out, "--exit-zero").exit_code == 0
-        assert run("archive", "add", archive, out).exit_code == 0
-    dates = ("--from", PERIOD_START, "--to", PERIOD_END, "--alert-fdr", LENIENT_FDR)
-    done = run("surveil", archive, *dates)
-    assert done.exit_code == 0, done.output
-    assert pl.read_parquet(archive / "periods" / RUN / "alerts.parquet").height > 0
-    return archive
-
 
 @pytest.fixture
-def surveilled(surveilled_once: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(surveilled_once, tmp_path / "archive"))
-
-
-def period_report(archive: Path, target: Path) -> object:
-    return run("report", archive, "--period", f"{PERIOD_START}..{PERIOD_END}", "-o", target)
+def surveilled(surveilled_archive: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(surveilled_archive, tmp_path / "archive"))
 
 
 def patron_report(archive: Path, target: Path) -> object:
-    return run("report", archive, "--patron", PATRON, "-o", target)
+    return cli("report", archive, "--patron", PATRON, "-o", target)
 
 
 def test_a_surveilled_archive_verifies_intact_and_its_alerts_are_reported(
@@ -250,22 +214,22 @@ def test_a_surveilled_archive_verifies_intact_and_its_alerts_are_reported(
 def test_alerts_rewritten_without_a_row_are_named_and_never_reported(
     surveilled: Path, tmp_path: Path
 ) -> None:
-    alerts = surveilled / "periods" / RUN / "alerts.parquet"
+    alerts = surveilled / "periods" / PERIOD_RUN / "alerts.parquet"
     pl.read_parquet(alerts).slice(1).write_parquet(alerts)
     code, output = verify_output(surveilled)
-    assert code == 1 and f"periods/{RUN}: alerts.parquet: not as recorded" in output
+    assert code == 1 and f"periods/{PERIOD_RUN}: alerts.parquet: not as recorded" in output
     for report in (period_report, patron_report):
         refused = report(surveilled, tmp_path / "report.html")
         assert refused.exit_code == 2, refused.output
-        assert f"periods/{RUN}: alerts.parquet: not as recorded" in refused.output
+        assert f"periods/{PERIOD_RUN}: alerts.parquet: not as recorded" in refused.output
         assert not (tmp_path / "report.html").exists()
 
 
 def test_a_file_added_to_a_period_is_named_as_extra(surveilled: Path, tmp_path: Path) -> None:
-    (surveilled / "periods" / RUN / "notes.txt").write_text("added by hand")
+    (surveilled / "periods" / PERIOD_RUN / "notes.txt").write_text("added by hand")
     (surveilled / "periods" / PERIOD / "beside.txt").write_text("added by hand")
     code, output = verify_output(surveilled)
-    assert code == 1 and f"periods/{RUN}: extra: notes.txt" in output
+    assert code == 1 and f"periods/{PERIOD_RUN}: extra: notes.txt" in output
     assert f"periods/{PERIOD}: extra: beside.txt" in output
     refused = period_report(surveilled, tmp_path / "period.html")
     assert refused.exit_code == 2 and "extra: notes.txt" in refused.output
@@ -285,4 +249,4 @@ def test_a_period_planted_by_hand_is_named_as_not_in_the_record(
 def test_a_deleted_period_is_named_as_missing(surveilled: Path) -> None:
     shutil.rmtree(surveilled / "periods" / PERIOD)
     code, output = verify_output(surveilled)
-    assert code == 1 and f"periods/{RUN}: missing: the archive's record holds it" in output
+    assert code == 1 and f"periods/{PERIOD_RUN}: missing: the archive's record holds it" in output

@@ -26,9 +26,8 @@ from auditor.pipeline import all_checks, run_audit, run_validation
 from auditor.replay.rounds import replay
 from auditor.settlement.correct import commission_cents
 from auditor.simulator.simulate import simulate
+from tests.support.paths import REPO, SAMPLE, regulations
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "sample_data"
 TABLES_OF_THE_RUN = ("findings", "quarantine", "row_counts", "runs", "checks", "traceability")
 JOIN_VIEWS = ("shoe_rules", "findings_located", "input_files", "rule_packs")
 MACROS = ("card_value", "point_count", "is_natural", "player_draws", "banker_draws", "vig")
@@ -171,18 +170,8 @@ def test_checks_table_documents_every_check(con) -> None:
 # ---- traceability -------------------------------------------------------------------
 
 
-def index_md() -> Path | None:
-    for candidate in (REPO.parent / "shared", Path("/work/shared")):
-        path = candidate / "regulations" / "INDEX.md"
-        if path.is_file():
-            return path
-    return None
-
-
 def test_shipped_sections_match_index_md() -> None:
-    path = index_md()
-    if path is None:
-        pytest.skip("regulations/INDEX.md is not beside the repository")
+    path = regulations() / "INDEX.md"
     index = parse_index(path.read_text(encoding="utf-8"))
     # Each pack's sections in INDEX's order; the packs by id.
     assert shipped_sections() == sorted(index, key=lambda s: s.ruleset), (

@@ -15,31 +15,22 @@ import re
 import shutil
 import struct
 import subprocess
-import sys
 import termios
 from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
 import pytest
-from click.testing import CliRunner, Result
 from rich.console import Console
 
 from auditor.check_docs import check_docs
-from auditor.cli import main
 from auditor.commands import progress
 from auditor.commands.digest import findings_digest
 from auditor.commands.options import deprecation_note
 from auditor.commands.progress import count_text, progress_bar
-from tests.conftest import base_rows
-
-REPOSITORY = Path(__file__).resolve().parents[2]
-SAMPLE = REPOSITORY / "sample_data"
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-
-
-def cli(*args: object, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args], input=stdin)
+from tests.support.cli import AUDITOR, cli
+from tests.support.datasets import base_rows
+from tests.support.paths import SAMPLE
 
 
 @pytest.fixture(scope="module")

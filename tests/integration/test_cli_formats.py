@@ -16,10 +16,11 @@ from pathlib import Path
 import click
 import polars as pl
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from auditor.cli import main
 from auditor.commands.formats import FORMAT_HELP, TEXT_FORMATS
+from tests.support.cli import cli
 
 NIGHTS = ("2026-11-01", "2026-11-02")
 
@@ -85,10 +86,6 @@ def test_messages_only_names_commands_that_exist() -> None:
 
 
 # ---- each format carries the table's figures ----------------------------------------------
-
-
-def cli(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.fixture(scope="module")

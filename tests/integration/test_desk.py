@@ -10,23 +10,19 @@ import io
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from auditor.archive.ledger import read_reviews
-from auditor.cli import main
 from auditor.desk.app import create_app
 from auditor.desk.auth import MAX_FAILURES
 from auditor.desk.users import UsersError, read_users
+from tests.support.cli import cli
 from tests.support.desk import PASSWORD, Desked, add_night, build, csrf_of, log_in, session_csrf
-
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +52,6 @@ def queue_ids(html: str) -> list[str]:
 
 
 # ---- users ------------------------------------------------------------------------------
-
-
-def cli(*args: object, stdin: str | None = None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=stdin)
 
 
 def test_users_are_added_listed_changed_and_removed(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +19,7 @@ from starlette.testclient import TestClient
 
 from auditor.archive.ledger import read_reviews
 from auditor.desk.app import create_app
+from tests.support.cli import AUDITOR
 from tests.support.desk import (
     PASSWORD,
     Desked,
@@ -31,7 +31,6 @@ from tests.support.desk import (
     session_csrf,
 )
 
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 PAGES = ["/", "/queue", "/queue?status=any&page=2", "/investigate",
          "/investigate?kind=dealer&id=D1",
          "/investigate/night?kind=dealer&id=D1&day=2026-11-24", "/period",

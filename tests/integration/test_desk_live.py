@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -30,9 +29,8 @@ from auditor.live.batch import changes
 from auditor.live.watch import Watch, WatchOptions
 from auditor.output.catalog import STORAGE_VERSION
 from auditor.output.macros import sql_literal
+from tests.support.cli import AUDITOR
 from tests.support.desk import Desked, build, csrf_of, log_in
-
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 
 
 def landing_of(desked: Desked, night: Path) -> tuple[Path, str]:

@@ -24,20 +24,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from auditor.schemas import MONEY_BOUND
-from click.testing import CliRunner, Result
 
-from auditor.cli import main
 from auditor.output.files import DUCKDB_FILE
 from auditor.output.outdir import MANIFEST_FILE
-from tests.conftest import base_rows, contract_frame
-
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-
-
-def cli(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
-
+from tests.support.cli import AUDITOR, cli
+from tests.support.datasets import base_rows, contract_frame
+from tests.support.paths import SAMPLE
 
 # ---- a crash is exit 3, whatever it derives from ---------------------------------------
 

@@ -12,36 +12,29 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from auditor.cli import main
 from auditor.contract import TABLES
 from auditor.errors import InputError
 from auditor.input.remote import copy_dataset, is_remote, local_disk_path
 from auditor.output.outdir import MANIFEST_FILE
 from auditor.output.verify import verify_set
-from tests.integration.test_edges_outdir import PLANTED_MANIFEST, snapshot
+from tests.support.cli import AUDITOR, cli
+from tests.support.folders import PLANTED_MANIFEST, snapshot
+from tests.support.paths import SAMPLE
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 VICTIM_BYTES = b"an innocent file outside the copy"
 TABLE_FILES = sorted(p.name for p in SAMPLE.glob("*.parquet"))
 COPIED = [name for name in TABLE_FILES if name.removesuffix(".parquet") in TABLES]
 
 
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def installed(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """The installed command, as a user runs it."""
     return subprocess.run([AUDITOR, *args], cwd=cwd, capture_output=True, timeout=600)
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args))
 
 
 def local_spellings(folder: Path) -> list[str]:
@@ -70,7 +63,7 @@ def test_a_local_url_outdir_holding_the_dataset_is_refused(tmp_path, spelling):
     prev = tmp_path / "prev"
     shutil.copytree(SAMPLE, prev / "input")
     before = snapshot(tmp_path)
-    result = cli("audit", str(prev / "input"), "--out", local_spellings(prev)[spelling])
+    result = installed("audit", str(prev / "input"), "--out", local_spellings(prev)[spelling])
     assert result.returncode == 2, result.stderr
     assert b"Traceback" not in result.stderr
     assert snapshot(tmp_path) == before
@@ -82,7 +75,7 @@ def test_a_local_url_outdir_naming_a_dataset_with_a_planted_manifest_is_refused(
     shutil.copytree(SAMPLE, data)
     (data / MANIFEST_FILE).write_text(PLANTED_MANIFEST)
     before = snapshot(tmp_path)
-    result = invoke("audit", str(data), "--out", local_spellings(data)[spelling], "--quiet")
+    result = cli("audit", str(data), "--out", local_spellings(data)[spelling], "--quiet")
     assert result.exit_code == 2, result.output
     assert "would hold the dataset" in result.output
     assert snapshot(tmp_path) == before
@@ -91,7 +84,7 @@ def test_a_local_url_outdir_naming_a_dataset_with_a_planted_manifest_is_refused(
 def test_a_local_url_outdir_is_written_in_place_and_replaced_by_a_rerun(tmp_path):
     out = tmp_path / "out"
     for spelling in (f"local://{out}", f"simplecache::file://{out}"):
-        result = invoke("audit", str(SAMPLE), "--out", spelling, "--exit-zero", "--quiet")
+        result = cli("audit", str(SAMPLE), "--out", spelling, "--exit-zero", "--quiet")
         assert result.exit_code == 0, result.output
         assert verify_set(out) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no lock or staging left
@@ -209,8 +202,8 @@ def test_a_tar_absolute_member_is_never_copied(tmp_path, victim):
 def test_a_clean_archive_validates_as_the_folder_does(tmp_path):
     clean = tmp_path / "clean.zip"
     _zip_dataset(clean)
-    local = invoke("validate", str(SAMPLE))
-    zipped = invoke("validate", f"zip://night::{clean}")
+    local = cli("validate", str(SAMPLE))
+    zipped = cli("validate", f"zip://night::{clean}")
     assert zipped.exit_code == local.exit_code
     assert zipped.output == local.output
 
@@ -219,7 +212,7 @@ def test_an_archive_is_never_an_outdir(tmp_path):
     clean = tmp_path / "clean.zip"
     _zip_dataset(clean)
     before = snapshot(tmp_path)
-    result = invoke("audit", str(SAMPLE), "--out", f"zip://out::{clean}", "--quiet")
+    result = cli("audit", str(SAMPLE), "--out", f"zip://out::{clean}", "--quiet")
     assert result.exit_code == 2, result.output
     assert "read-only" in result.output
     assert snapshot(tmp_path) == before
@@ -232,7 +225,7 @@ def test_an_archive_is_never_an_outdir(tmp_path):
 def previous(tmp_path) -> Path:
     """A previous run's output set, made by the tool."""
     prev = tmp_path / "prev"
-    assert invoke("audit", str(SAMPLE), "--out", str(prev), "--exit-zero", "--quiet").exit_code == 0
+    assert cli("audit", str(SAMPLE), "--out", str(prev), "--exit-zero", "--quiet").exit_code == 0
     return prev
 
 
@@ -249,7 +242,7 @@ def test_a_dataset_file_linked_into_a_previous_set_is_refused(tmp_path, previous
     shutil.copy(SAMPLE / "wagers.parquet", previous / "keep" / "wagers.parquet")
     data = _dataset_linking(tmp_path, Path("../prev/keep/wagers.parquet"))
     before = snapshot(tmp_path)
-    result = cli("audit", str(data), "--out", str(previous), "--quiet")
+    result = installed("audit", str(data), "--out", str(previous), "--quiet")
     assert result.returncode == 2, result.stderr
     assert snapshot(tmp_path) == before
 
@@ -262,7 +255,7 @@ def test_a_linked_input_named_by_a_forged_manifest_is_still_refused(tmp_path):
     (prev / MANIFEST_FILE).write_text(json.dumps(forged))
     data = _dataset_linking(tmp_path, Path("../prev/keep/wagers.parquet"))
     before = snapshot(tmp_path)
-    result = invoke("audit", str(data), "--out", str(prev), "--quiet")
+    result = cli("audit", str(data), "--out", str(prev), "--quiet")
     assert result.exit_code == 2, result.output
     assert "is a link to" in result.output
     assert snapshot(tmp_path) == before
@@ -273,7 +266,7 @@ def test_a_dataset_file_linked_elsewhere_is_audited(tmp_path):
     elsewhere.mkdir()
     shutil.copy(SAMPLE / "wagers.parquet", elsewhere)
     data = _dataset_linking(tmp_path, elsewhere / "wagers.parquet")
-    result = invoke("audit", str(data), "--out", str(tmp_path / "out"), "--exit-zero", "--quiet")
+    result = cli("audit", str(data), "--out", str(tmp_path / "out"), "--exit-zero", "--quiet")
     assert result.exit_code == 0, result.output
     assert (elsewhere / "wagers.parquet").read_bytes() == (SAMPLE / "wagers.parquet").read_bytes()
 
@@ -282,7 +275,7 @@ def test_a_previous_set_holding_files_its_manifest_does_not_name_is_refused(tmp_
     (previous / "notes.txt").write_text("mine")
     (previous / "report" / "mine").symlink_to(tmp_path, target_is_directory=True)
     before = snapshot(tmp_path)
-    result = invoke("audit", str(SAMPLE), "--out", str(previous), "--quiet")
+    result = cli("audit", str(SAMPLE), "--out", str(previous), "--quiet")
     assert result.exit_code == 2, result.output
     assert "does not name (notes.txt, report/mine)" in result.output
     assert snapshot(tmp_path) == before
@@ -298,7 +291,7 @@ def night(tmp_path_factory) -> dict[str, Path]:
     data = root / "data"
     shutil.copytree(SAMPLE, data)
     out, archive = root / "out", root / "archive"
-    audited = cli("audit", str(data), "--out", str(out), "--archive", str(archive), "--quiet")
+    audited = installed("audit", str(data), "--out", str(out), "--archive", str(archive), "--quiet")
     assert audited.returncode == 1, audited.stderr
     return {"root": root, "data": data, "out": out, "archive": archive}
 
@@ -329,7 +322,7 @@ OWNED_TARGETS = [
 def test_no_out_lands_in_what_another_command_owns(night, command):
     args = [a.format(**night) for a in command]
     before = snapshot(night["root"])
-    result = invoke(*args)
+    result = cli(*args)
     assert result.exit_code == 2, result.output
     assert "only the command that writes it may change" in result.output
     assert snapshot(night["root"]) == before
@@ -339,10 +332,10 @@ def test_a_symlinked_parent_or_a_link_at_the_target_is_followed(night, tmp_path)
     (tmp_path / "alias").symlink_to(night["out"], target_is_directory=True)
     (tmp_path / "ledger.html").symlink_to(night["archive"] / "reviews.jsonl")
     before = snapshot(night["root"])
-    through_parent = invoke(
+    through_parent = cli(
         "query", str(night["out"]), "SELECT 1 AS a", "-o", f"{tmp_path}/alias/x.csv"
     )
-    through_link = invoke(
+    through_link = cli(
         "report", str(night["archive"]), "--period", "2026-11-01..2026-11-30",
         "--out", str(tmp_path / "ledger.html"),
     )  # fmt: skip
@@ -352,16 +345,16 @@ def test_a_symlinked_parent_or_a_link_at_the_target_is_followed(night, tmp_path)
 
 def test_a_report_named_by_default_in_an_output_set_is_refused(night):
     before = snapshot(night["root"])
-    result = cli("report", ".", "--dealer", "D1", cwd=night["out"])
+    result = installed("report", ".", "--dealer", "D1", cwd=night["out"])
     assert result.returncode == 2, result.stderr
     assert b"only the command that writes it may change" in result.stderr
     assert snapshot(night["root"]) == before
 
 
 def test_out_elsewhere_is_written(night, tmp_path):
-    result = invoke("query", str(night["out"]), "SELECT 1 AS a", "--out", str(tmp_path / "a.csv"))
+    result = cli("query", str(night["out"]), "SELECT 1 AS a", "--out", str(tmp_path / "a.csv"))
     assert result.exit_code == 0, result.output
     assert (tmp_path / "a.csv").read_text() == "a\n1\n"
-    changes = invoke("diff", str(night["out"]), str(night["out"]), "-o", str(tmp_path / "d.csv"))
+    changes = cli("diff", str(night["out"]), str(night["out"]), "-o", str(tmp_path / "d.csv"))
     assert changes.exit_code == 0, changes.output
     assert (tmp_path / "d.csv").is_file()

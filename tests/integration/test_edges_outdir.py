@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,24 +26,9 @@ from auditor.output.catalog import RunInfo
 from auditor.output.files import AuditOutputs, write_outputs
 from auditor.output.outdir import MANIFEST_FILE
 from auditor.output.verify import verify_set
-
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-PLANTED_MANIFEST = json.dumps({"tool": "auditor", "files": {}})
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-
-
-def snapshot(folder: Path) -> dict[str, str]:
-    """Every entry under `folder` (not following links) with its content's hash."""
-    entries = {}
-    for path in sorted(folder.rglob("*")):
-        name = path.relative_to(folder).as_posix()
-        if path.is_symlink():
-            entries[name] = f"link to {os.readlink(path)}"
-        elif path.is_file():
-            entries[name] = hashlib.sha256(path.read_bytes()).hexdigest()
-        else:
-            entries[name] = "folder"
-    return entries
+from tests.support.cli import AUDITOR
+from tests.support.folders import PLANTED_MANIFEST, snapshot
+from tests.support.paths import SAMPLE
 
 
 @pytest.fixture

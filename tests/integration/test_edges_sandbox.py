@@ -11,41 +11,34 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
 from auditor.archive.catalog import CATALOG_FILE
 from auditor.archive.period_layout import PERIODS
 from auditor.archive.periods import WORK_PREFIX
 from auditor.archive.store import ArchiveError, _run_id, archived_runs
-from auditor.cli import main
 from auditor.output.files import DUCKDB_FILE
 from auditor.output.leftovers import CLAIM_FILE, UNCLAIMED_SECONDS, claimed_folder, sweep
 from auditor.output.lock import waiting
 from auditor.output.outdir import MANIFEST_FILE
 from auditor.output.sandbox import sandboxed
 from auditor.pipeline import SURVEY_PREFIX
+from tests.support.cli import AUDITOR, cli
+from tests.support.paths import SAMPLE
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 NIGHT = "2026-11-24"  # the sample's gaming day
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-
-
-def run(*args: object) -> object:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory) -> Path:
     """The sample audited once; each test works on a copy of the set."""
     out = tmp_path_factory.mktemp("sandbox") / "out"
-    assert run("audit", SAMPLE, "--out", out, "--exit-zero").exit_code == 0
+    assert cli("audit", SAMPLE, "--out", out, "--exit-zero").exit_code == 0
     return out
 
 
@@ -105,22 +98,22 @@ def everything_under(folder: Path) -> str:
 
 def test_a_manifest_naming_an_input_the_catalog_does_not_is_a_changed_set(outdir: Path) -> None:
     reads_passwd = "SELECT count(*) FROM read_text('/etc/passwd')"
-    assert run("verify", outdir).exit_code == 0
-    assert run("query", outdir, "SELECT count(*) FROM rounds").exit_code == 0
+    assert cli("verify", outdir).exit_code == 0
+    assert cli("query", outdir, "SELECT count(*) FROM rounds").exit_code == 0
 
     edit_manifest(outdir, name_passwd)
 
-    verified = run("verify", outdir)
+    verified = cli("verify", outdir)
     assert verified.exit_code == 1
     assert "names an input the catalog does not record: /etc/passwd" in verified.output
-    queried = run("query", outdir, reads_passwd)
+    queried = cli("query", outdir, reads_passwd)
     assert queried.exit_code == 2
     assert "not as the audit wrote it" in queried.output
 
 
 def test_a_manifest_leaving_out_an_input_is_a_changed_set(outdir: Path) -> None:
     edit_manifest(outdir, lambda manifest: manifest["inputs"].pop())
-    verified = run("verify", outdir)
+    verified = cli("verify", outdir)
     assert verified.exit_code == 1
     assert "leaves out an input the catalog records" in verified.output
 
@@ -129,23 +122,23 @@ def test_an_archived_manifest_is_held_to_the_sha256_recorded_when_it_was_added(
     outdir: Path, tmp_path: Path
 ) -> None:
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, outdir).exit_code == 0
+    assert cli("archive", "add", archive, outdir).exit_code == 0
     (added,) = archived_runs(archive)
     set_folder = added.folder / "set"
     recorded = added.record["manifest_sha256"]
     assert recorded == hashlib.sha256((set_folder / MANIFEST_FILE).read_bytes()).hexdigest()
-    assert run("verify", archive).exit_code == 0
-    assert run("query", archive, "SELECT count(*) FROM all_rounds").exit_code == 0
+    assert cli("verify", archive).exit_code == 0
+    assert cli("query", archive, "SELECT count(*) FROM all_rounds").exit_code == 0
 
     edit_manifest(set_folder, name_passwd)
 
-    verified = run("verify", archive)
+    verified = cli("verify", archive)
     assert verified.exit_code == 1
     assert (
         f"run {added.run_id}: set/{MANIFEST_FILE}: not as recorded when it was added"
         in verified.output
     )
-    queried = run("query", archive, "SELECT count(*) FROM read_text('/etc/passwd')")
+    queried = cli("query", archive, "SELECT count(*) FROM read_text('/etc/passwd')")
     assert queried.exit_code == 2
     assert "not the manifest the run was added with" in queried.output
 
@@ -156,10 +149,10 @@ def test_an_archived_manifest_changed_only_in_layout_still_shows(
     # The same content written again without indentation: no input added, yet not the
     # manifest the archive added, so not read as it.
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, outdir).exit_code == 0
+    assert cli("archive", "add", archive, outdir).exit_code == 0
     (added,) = archived_runs(archive)
     edit_manifest(added.folder / "set", lambda manifest: None)
-    assert run("verify", archive).exit_code == 1
+    assert cli("verify", archive).exit_code == 1
 
 
 # ---- 9: catalogs the tool did not just write run in the sandbox -----------------------
@@ -178,7 +171,7 @@ def test_archive_add_never_runs_a_crafted_runs_view_outside_the_sandbox(
     rehash(outdir, DUCKDB_FILE)
     archive = tmp_path / "archive"
 
-    added = run("archive", "add", archive, outdir)
+    added = cli("archive", "add", archive, outdir)
 
     assert added.exit_code == 2, added.output
     assert token not in added.output
@@ -189,7 +182,7 @@ def test_archive_add_never_runs_a_crafted_runs_view_outside_the_sandbox(
 
 def test_an_honest_set_is_added_with_what_its_catalog_records(outdir: Path, tmp_path: Path):
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, outdir).exit_code == 0
+    assert cli("archive", "add", archive, outdir).exit_code == 0
     (added,) = archived_runs(archive)
     with duckdb.connect(str(outdir / DUCKDB_FILE), read_only=True) as con:
         recorded = con.execute("SELECT run_id, command_line FROM runs").fetchone()
@@ -201,7 +194,7 @@ def test_a_run_id_that_is_a_path_is_never_used_as_one(outdir: Path, tmp_path: Pa
     rehash(outdir, DUCKDB_FILE)
     archive = tmp_path / "a" / "b" / "archive"
 
-    added = run("archive", "add", archive, outdir)
+    added = cli("archive", "add", archive, outdir)
 
     assert added.exit_code == 2, added.output
     assert "malformed run id" in added.output
@@ -214,8 +207,8 @@ def test_surveil_reads_a_crafted_archive_catalog_in_the_sandbox(
 ) -> None:
     path, token = secret
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, outdir).exit_code == 0
-    assert run("surveil", archive, "--from", NIGHT, "--to", NIGHT).exit_code == 0
+    assert cli("archive", "add", archive, outdir).exit_code == 0
+    assert cli("surveil", archive, "--from", NIGHT, "--to", NIGHT).exit_code == 0
 
     # The catalog keeps saying it was built for this archive, so it is not rebuilt, and
     # its coverage now names a "run" read from a file outside.
@@ -226,7 +219,7 @@ def test_surveil_reads_a_crafted_archive_catalog_in_the_sandbox(
         f"1::BIGINT AS dealers FROM read_text('{path}')",
     )
 
-    surveyed = run("surveil", archive, "--from", NIGHT, "--to", NIGHT)
+    surveyed = cli("surveil", archive, "--from", NIGHT, "--to", NIGHT)
 
     # Its views are not the code's own: the catalog is written anew before it is read, and
     # the file outside never is.
@@ -305,7 +298,7 @@ def test_a_killed_surveils_working_folder_is_swept_by_the_next_surveil(
     outdir: Path, tmp_path: Path
 ) -> None:
     archive = tmp_path / "archive"
-    assert run("archive", "add", archive, outdir).exit_code == 0
+    assert cli("archive", "add", archive, outdir).exit_code == 0
     periods = archive / PERIODS
     periods.mkdir()
     surveil = [AUDITOR, "surveil", archive, "--from", NIGHT, "--to", NIGHT]
@@ -321,7 +314,7 @@ def test_a_killed_surveils_working_folder_is_swept_by_the_next_surveil(
                 first.wait()
         assert killed.is_dir()
 
-        assert run(*surveil[1:]).exit_code == 0
+        assert cli(*surveil[1:]).exit_code == 0
 
         assert not killed.exists()
         assert live.is_dir()
@@ -357,7 +350,7 @@ def test_an_audit_whose_every_row_was_quarantined_says_so_and_exits_0(tmp_path: 
         dataset / "tables.parquet"
     )
 
-    result = run("audit", dataset, "--out", tmp_path / "out")
+    result = cli("audit", dataset, "--out", tmp_path / "out")
 
     # The contract: 0 when no finding; the night's emptiness is said, not coded.
     assert result.exit_code == 0, result.output
@@ -365,7 +358,7 @@ def test_an_audit_whose_every_row_was_quarantined_says_so_and_exits_0(tmp_path: 
     summary = (tmp_path / "out" / "summary.txt").read_text()
     assert "Nothing audited: every one of the" in summary
     assert "Findings: 0" in summary
-    assert run("audit", dataset, "--out", tmp_path / "again", "--exit-zero").exit_code == 0
+    assert cli("audit", dataset, "--out", tmp_path / "again", "--exit-zero").exit_code == 0
 
 
 def test_an_audit_with_rows_audited_does_not_say_nothing_was(audited: Path) -> None:

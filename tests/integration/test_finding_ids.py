@@ -19,9 +19,7 @@ from auditor.findings.table import FINDING_ID_SCHEME, identity_text, with_findin
 from auditor.output.diff import diff_findings, diff_runs
 from auditor.packs.loaded import load_packs
 from auditor.pipeline import find, run_audit, run_validation
-
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-BUILTIN_RULES = Path(__file__).resolve().parents[2] / "rules"
+from tests.support.paths import RULES, SAMPLE
 
 
 def test_ids_are_unique_and_do_not_depend_on_the_partitioning():
@@ -90,7 +88,7 @@ def test_a_regulator_recomputes_every_id_from_the_catalog(tmp_path):
 def _reworded_packs(folder: Path) -> Path:
     """Copies of the four built-in packs whose every citation and section text reads
     otherwise: section marks spelled out, every regulation text amended."""
-    shutil.copytree(BUILTIN_RULES, folder, ignore=shutil.ignore_patterns("__*"))
+    shutil.copytree(RULES, folder, ignore=shutil.ignore_patterns("__*"))
     for path in [*folder.glob("*.yaml"), *folder.glob("regulations/*")]:
         text = path.read_text(encoding="utf-8").replace("§", "Sec. ")
         # Maryland's decimal references (".12C"): the regulation's number written out.

@@ -7,123 +7,18 @@ A bounded number of examples runs in CI; `HYPOTHESIS_PROFILE=hostile` runs many 
 
 from __future__ import annotations
 
-import os
-from copy import deepcopy
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from auditor.contract import TABLES
 from auditor.errors import AuditorError
 from auditor.pipeline import run_audit
-from tests.conftest import base_rows, contract_frame
-
-settings.register_profile(
-    "ci", max_examples=40, deadline=None, suppress_health_check=list(HealthCheck)
-)
-settings.register_profile(
-    "hostile", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck)
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-HOSTILE_TEXT = st.sampled_from(
-    [
-        "",
-        " ",
-        "<script>alert(1)</script>",
-        "ÆØÅ 漢字 🂡",
-        "x" * 1_000_000,
-        "R1",
-        "W1",
-        "S1",
-        "T1",
-        "'; DROP TABLE findings; --",
-        "\x00",
-    ]
-)
-HOSTILE_MONEY = st.sampled_from(
-    [
-        Decimal("-5.00"),
-        Decimal("0.00"),
-        Decimal("9999999999999999.99"),
-        Decimal("0.01"),
-        None,
-    ]
-)
-HOSTILE_TIMES = st.sampled_from(
-    [
-        None,
-        datetime(1969, 12, 31, 23, 59, tzinfo=UTC),
-        datetime(1900, 1, 1, tzinfo=UTC),
-        datetime(2100, 1, 1, tzinfo=UTC),
-        datetime(2026, 11, 24, 17, 0, tzinfo=UTC),
-    ]
-)
-HOSTILE_CARDS = st.sampled_from(
-    [
-        None,
-        [],
-        ["9H"],
-        ["9H", "KS", "2C", "3D"],
-        ["XX", "1S"],
-        ["9h", "ks"],
-        ["TS"] * 10_000,
-        ["", ""],
-    ]
-)
-HOSTILE_INTS = st.sampled_from([None, -1, 0, 127, 99])
-
-
-def hostile_value(dtype: pl.DataType) -> st.SearchStrategy:
-    """Values of the column's contract type that break its meaning, and nulls."""
-    if dtype == pl.String:
-        return HOSTILE_TEXT
-    if isinstance(dtype, pl.Decimal):
-        return HOSTILE_MONEY
-    if isinstance(dtype, pl.Datetime):
-        return HOSTILE_TIMES
-    if isinstance(dtype, pl.List):
-        return HOSTILE_CARDS
-    if dtype == pl.Boolean:
-        return st.sampled_from([None, True, False])
-    return HOSTILE_INTS
-
-
-@st.composite
-def damaged_rows(draw: st.DrawFn) -> dict[str, list[dict]]:
-    """The base dataset with a few cells, rows and tables damaged."""
-    rows = deepcopy(base_rows())
-    for _ in range(draw(st.integers(1, 6))):
-        table = draw(st.sampled_from(["tables", "shoes", "rounds", "wagers"]))
-        if not rows[table]:
-            continue
-        action = draw(st.sampled_from(["cell", "cell", "cell", "duplicate", "drop", "empty"]))
-        index = draw(st.integers(0, len(rows[table]) - 1))
-        if action == "cell":
-            column = draw(st.sampled_from(list(TABLES[table])))
-            rows[table][index][column] = draw(hostile_value(TABLES[table][column][0]))
-        elif action == "duplicate":
-            rows[table].append(deepcopy(rows[table][index]))
-        elif action == "drop":
-            rows[table].pop(index)
-        else:
-            rows[table] = []
-    return rows
-
-
-def _write(root: Path, rows: dict[str, list[dict]]) -> dict[str, int]:
-    root.mkdir(parents=True, exist_ok=True)
-    written = {}
-    for table, table_rows in rows.items():
-        frame = contract_frame(table, table_rows)
-        frame.write_parquet(root / f"{table}.parquet")
-        written[table] = frame.height
-    return written
+from tests.support.datasets import base_rows, contract_frame, write_rows
+from tests.support.hostile import damaged_rows
 
 
 def assert_every_row_accounted(results, written: dict[str, int]) -> None:
@@ -150,7 +45,7 @@ def audit_or_refuse(root: Path, out: Path, written: dict[str, int]) -> None:
 @given(rows=damaged_rows())
 def test_damaged_values_never_crash_and_never_lose_a_row(tmp_path_factory, rows):
     root = tmp_path_factory.mktemp("hostile")
-    written = _write(root / "data", rows)
+    written = write_rows(root / "data", rows)
     audit_or_refuse(root / "data", root / "out", written)
 
 
@@ -161,7 +56,7 @@ def test_damaged_values_never_crash_and_never_lose_a_row(tmp_path_factory, rows)
 def test_mixed_types_across_files_of_one_table(tmp_path_factory, seat_types, money_as):
     root = tmp_path_factory.mktemp("mixed") / "data"
     rows = base_rows()
-    written = _write(root, {t: r for t, r in rows.items() if t != "wagers"})
+    written = write_rows(root, {t: r for t, r in rows.items() if t != "wagers"})
     (root / "wagers").mkdir()
     wagers = contract_frame("wagers", rows["wagers"])
     for index, seat_type in enumerate(seat_types):
@@ -189,7 +84,7 @@ def test_mixed_types_across_files_of_one_table(tmp_path_factory, seat_types, mon
 )
 def test_broken_files_are_refused_or_audited_whole(tmp_path, damage):
     root = tmp_path / "data"
-    written = _write(root, base_rows())
+    written = write_rows(root, base_rows())
     wagers = root / "wagers.parquet"
     if damage == "truncated":
         wagers.write_bytes(wagers.read_bytes()[: wagers.stat().st_size // 2])
@@ -225,7 +120,7 @@ def test_rounds_out_of_time_order_and_before_1970_are_audited(tmp_path):
         round_row["no_more_bets_at"] = round_row["dealt_at"] - timedelta(seconds=5)
     for wager in rows["wagers"]:
         wager["placed_at"] = epoch - timedelta(seconds=1)
-    written = _write(tmp_path / "data", rows)
+    written = write_rows(tmp_path / "data", rows)
     results = run_audit(tmp_path / "data", tmp_path / "out")
     assert_every_row_accounted(results, written)
     assert results.quarantine.height == 0

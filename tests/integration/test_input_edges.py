@@ -22,7 +22,8 @@ from click.testing import CliRunner
 from auditor.cli import main
 from auditor.contract import TABLES
 from auditor.pipeline import run_validation
-from tests.conftest import T0, base_rows, contract_frame
+from tests.support.datasets import T0, base_rows, contract_frame
+from tests.support.paths import SAMPLE
 
 AUDITOR = Path(sys.executable).with_name("auditor")
 
@@ -422,9 +423,8 @@ def test_a_dataset_path_that_is_a_file_says_so(tmp_path):
 
     from auditor.cli import main
 
-    sample = Path(__file__).resolve().parents[2] / "sample_data"
     result = CliRunner().invoke(
-        main, ["audit", str(sample / "rounds.parquet"), "--out", str(tmp_path / "o")]
+        main, ["audit", str(SAMPLE / "rounds.parquet"), "--out", str(tmp_path / "o")]
     )
     assert result.exit_code == 2
     assert "a file, not a dataset folder" in result.output

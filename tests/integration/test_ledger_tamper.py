@@ -10,31 +10,32 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
 from auditor.archive.ledger_format import record_hash
-from auditor.cli import main
+from tests.support.cli import AUDITOR, cli
+from tests.support.paths import SAMPLE
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 BIG_BATCH = 40_000
 KILL_TRIES = 30
-
-
-def run(*args: object) -> object:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.fixture(scope="module")
 def night(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("night") / "out"
-    assert run("audit", SAMPLE, "--out", out, "--exit-zero").exit_code == 0
+    assert cli("audit", SAMPLE, "--out", out, "--exit-zero").exit_code == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def night_again(tmp_path_factory) -> Path:
+    """The same night audited a second time: a run of its own, under another id."""
+    out = tmp_path_factory.mktemp("again") / "out"
+    assert cli("audit", SAMPLE, "--out", out, "--exit-zero").exit_code == 0
     return out
 
 
@@ -47,18 +48,16 @@ def keys(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def archive(night, keys, tmp_path) -> Path:
+def archive(night, night_again, keys, tmp_path) -> Path:
     """A signed archive with one run and three reviews, then the run added again under
     another id so that the record anchors the ledger's head (seq 3)."""
     folder = tmp_path / "archive"
-    assert run("archive", "init", folder).exit_code == 0
-    assert run("archive", "add", folder, night).exit_code == 0
+    assert cli("archive", "init", folder).exit_code == 0
+    assert cli("archive", "add", folder, night).exit_code == 0
     ids = finding_ids(night)[:3]
     for finding_id, status in zip(ids, ("explained", "escalated", "dismissed"), strict=True):
-        assert run("review", folder, finding_id, "--status", status, "--by", "ana").exit_code == 0
-    second = tmp_path / "second"
-    assert run("audit", SAMPLE, "--out", second, "--exit-zero").exit_code == 0
-    assert run("archive", "add", folder, second).exit_code == 0
+        assert cli("review", folder, finding_id, "--status", status, "--by", "ana").exit_code == 0
+    assert cli("archive", "add", folder, night_again).exit_code == 0
     return folder
 
 
@@ -80,7 +79,7 @@ def write_records(archive: Path, rows: list[dict]) -> None:
 
 
 def verify(archive: Path, *extra: object) -> tuple[int, str]:
-    result = run("verify", archive, *extra)
+    result = cli("verify", archive, *extra)
     return result.exit_code, result.output
 
 
@@ -95,12 +94,12 @@ def test_a_signed_archive_with_reviews_verifies_intact(archive: Path, keys: Path
 
 def test_init_never_overwrites_a_key_nor_writes_one_inside(tmp_path: Path, keys: Path) -> None:
     key = tmp_path / "my.key"
-    assert run("archive", "init", tmp_path / "a", "--key", key).exit_code == 0
+    assert cli("archive", "init", tmp_path / "a", "--key", key).exit_code == 0
     kept = key.read_bytes()
-    refused = run("archive", "init", tmp_path / "b", "--key", key)
+    refused = cli("archive", "init", tmp_path / "b", "--key", key)
     assert refused.exit_code == 2 and "never overwritten" in refused.output
     assert key.read_bytes() == kept
-    inside = run("archive", "init", tmp_path / "c", "--key", tmp_path / "c" / "k.key")
+    inside = cli("archive", "init", tmp_path / "c", "--key", tmp_path / "c" / "k.key")
     assert inside.exit_code == 2 and "inside the archive" in inside.output
 
 
@@ -119,10 +118,10 @@ def test_a_removed_ledger_is_caught(archive: Path) -> None:
 
 def test_a_head_kept_elsewhere_catches_a_cut_without_the_record(archive: Path) -> None:
     head = records(archive)[-1]["hash"]
-    intact = run("review", archive, "--verify", "--head", head)
+    intact = cli("review", archive, "--verify", "--head", head)
     assert intact.exit_code == 0 and f"holds the head {head}" in intact.output
     write_records(archive, records(archive)[:2])
-    cut = run("review", archive, "--verify", "--head", head)
+    cut = cli("review", archive, "--verify", "--head", head)
     assert cut.exit_code == 1 and f"head {head}: no record of the ledger" in cut.output
 
 
@@ -208,11 +207,11 @@ def test_a_killed_batch_is_all_or_nothing_and_entered_once(archive, night, tmp_p
         pytest.fail(f"no kill in {KILL_TRIES} landed while the ledger was written")
     assert ledger(archive).read_bytes() == before  # nothing of the batch, no torn line
     assert verify(archive)[0] == 0
-    status = run("query", archive, "SELECT count(*) FROM finding_status", "--format", "csv")
+    status = cli("query", archive, "SELECT count(*) FROM finding_status", "--format", "csv")
     assert status.exit_code == 0, status.output
-    entered = run("review", archive, "--from-file", batch)
+    entered = cli("review", archive, "--from-file", batch)
     assert entered.exit_code == 0, entered.output
-    again = run("review", archive, "--from-file", batch)
+    again = cli("review", archive, "--from-file", batch)
     assert again.exit_code == 0 and "already in the ledger" in again.output
     notes = [r["note"] for r in records(archive) if r["note"].startswith("batch note")]
     assert len(notes) == len(set(notes)) == BIG_BATCH

@@ -21,9 +21,9 @@ from auditor.live.close import due
 from auditor.live.landing import Settler, footer_reads, look
 from auditor.live.notify import Notifier
 from auditor.live.watch import Watch, WatchError, WatchOptions, check_folders
+from tests.support.cli import AUDITOR
+from tests.support.paths import SAMPLE
 
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 DAY_FOLDER = "gaming_date=2026-11-24"
 
 

@@ -29,8 +29,8 @@ from auditor.input.remote import (
     remove_worker_copies,
     worker_copy,
 )
+from tests.support.paths import SAMPLE
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 SAME_BYTES = ("findings.parquet", "quarantine.parquet", "row_counts.parquet", "alerts.parquet")
 
 

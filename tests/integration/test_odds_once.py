@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,7 @@ from auditor.packs.model import load_all, load_pack
 from auditor.pipeline import run_audit
 from auditor.replay import rounds as replay_rounds
 from auditor.surveillance import expected
-
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
+from tests.support.paths import SAMPLE
 
 
 def test_every_shipped_enumeration_equals_the_enumeration() -> None:

@@ -25,8 +25,7 @@ from auditor.pipeline import (
     run_audit,
     run_validation,
 )
-
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
+from tests.support.paths import SAMPLE
 
 
 def assert_one_complete_set(out: Path) -> dict:

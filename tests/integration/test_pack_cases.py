@@ -4,20 +4,16 @@ pack's `case_table`, the table those cases are dealt at."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from auditor.cli import main
 from auditor.packs.model import parse_pack
 from auditor.packs.problems import PackRefused
+from tests.support.cli import AUDITOR, cli
+from tests.support.paths import CASES, RULES
 
-RULES = Path(__file__).resolve().parents[2] / "rules"
-CASES = Path(__file__).resolve().parents[1] / "cases"
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 BASE, NEW = "ma-baccarat", "xx-baccarat"
 # Checks whose cases of the base ruleset are copied: one that pins a message naming its
 # table, one of the money, one of the draw.
@@ -81,7 +77,7 @@ def test_a_case_broken_on_purpose_fails_with_its_difference(pack_folder: Path) -
 
 
 def invoke(*args: str | Path):
-    return CliRunner().invoke(main, ["rules", "test", *map(str, args)])
+    return cli("rules", "test", *args)
 
 
 def test_a_case_file_of_no_check_is_refused_by_file_and_line(pack_folder: Path) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,10 +24,9 @@ from auditor.packs.entries import MAX_DECKS
 from auditor.packs.payouts import MAX_ODDS
 from auditor.packs.sections import MAX_STEP_CENTS
 from auditor.packs.yamlload import MAX_DEPTH, MAX_NODES, MAX_PACK_BYTES
+from tests.support.cli import AUDITOR
+from tests.support.paths import RULES, SAMPLE
 
-ROOT = Path(__file__).resolve().parents[2]
-RULES = ROOT / "rules"
-SAMPLE = ROOT / "sample_data"
 OWN = "ee-baccarat"
 PANDA = 'panda8: {odds: 25, cite: "§13(g)"}'
 DECKS = 'decks: {min: 6, max: 8, cite: "§3(a)"}'
@@ -77,9 +75,6 @@ def audit(folder: Path, tmp_path: Path, *options: str) -> tuple[int, str]:
     args = ["audit", str(SAMPLE), "--out", str(out), "--rules", str(folder), *options]
     result = CliRunner().invoke(main, args)
     return result.exit_code, result.output
-
-
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
 
 
 def run(*args: str) -> tuple[int, str]:

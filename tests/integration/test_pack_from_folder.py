@@ -11,7 +11,6 @@ those changes, and the test counts, independently of the engine, what each impli
 
 from __future__ import annotations
 
-import re
 import shutil
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
@@ -23,45 +22,9 @@ from auditor.errors import RulesetError
 from auditor.packs.loaded import load_packs
 from auditor.pipeline import run_audit
 from auditor.simulator.simulate import simulate
-
-RULES = Path(__file__).resolve().parents[2] / "rules"
-NEW = "xx-baccarat"
-BASE = "ma-baccarat"
-# The five changes, each as (text of the base pack, its replacement).
-CHANGES = {
-    "draw cell": (
-        '  - {banker: [4], player_third: [2, 3, 4, 5, 6, 7], action: draw, cite: "§11(c)(2)(iii) '
-        'Table 1"}\n  - {banker: [4], player_third: [0, 1, 8, 9], action: stand, cite: '
-        '"§11(c)(2)(iii) Table 1"}',
-        '  - {banker: [4], player_third: [0, 2, 3, 4, 5, 6, 7], action: draw, cite: "§11(c)(4)"}\n'
-        '  - {banker: [4], player_third: [1, 8, 9], action: stand, cite: "§11(c)(4)"}',
-    ),
-    "payout": ('panda8: {odds: 25, cite: "§13(g)"}', 'panda8: {odds: 30, cite: "§13(g-1)"}'),
-    "commission": (
-        'rounding: {step_cents: {5: 25}, cite: "§13(c)"',
-        'rounding: {step_cents: {5: 10}, cite: "§13(c-1)"',
-    ),
-    "burn": (
-        '  - {ranks: TJQK, value: 10, cite: "§5(e)"}',
-        '  - {ranks: TJQK, value: 8, cite: "§5(e-1)"}',
-    ),
-    "side wager": (
-        '    - {bet: house_money, requires: house_money, cite: "§8(a)(7)"}\n',
-        "",
-    ),
-}
-
-
-def new_pack_text(ruleset: str = NEW) -> str:
-    text = (RULES / f"{BASE}.yaml").read_text(encoding="utf-8")
-    text = text.replace(f"ruleset: {BASE}\n", f"ruleset: {ruleset}\n")
-    for old, new in CHANGES.values():
-        assert old in text, old
-        text = text.replace(old, new)
-    # No House Money: its paytable and rollover rule go with the wager.
-    text = re.sub(r"  house_money: \{both.*\}\n", "  house_money: null\n", text)
-    text = re.sub(r"  house_money_rollover: \{.*\}\n", "  house_money_rollover: null\n", text)
-    return text
+from tests.support.cli import cli
+from tests.support.packs import BASE, NEW, new_pack_text
+from tests.support.paths import RULES
 
 
 @pytest.fixture(scope="module")
@@ -243,14 +206,6 @@ def test_a_missing_folder_or_a_file_is_refused(tmp_path):
 
 
 # ---- the command line ---------------------------------------------------------------
-
-
-def cli(*args: object):
-    from click.testing import CliRunner
-
-    from auditor.cli import main
-
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_audit_and_validate_take_the_folder_of_packs(night, findings, tmp_path):

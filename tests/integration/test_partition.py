@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 import pytest
 
 from auditor.input.partition import ROUND_ROW, Partition, partitions, restrict, wagers_of
 from auditor.pipeline import find, run_validation
 from auditor.simulator.simulate import simulate
-from tests.conftest import base_rows
-
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "sample_data"
+from tests.support.datasets import base_rows
+from tests.support.paths import SAMPLE
 
 
 @pytest.fixture(scope="module")

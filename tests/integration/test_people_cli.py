@@ -9,13 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 from auditor.cli import main
 from auditor.commands.options import deprecation_note
+from tests.support.cli import cli
+from tests.support.paths import RULES, SAMPLE
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-RULES = Path(__file__).resolve().parents[2] / "rules"  # the built-in packs, as a folder
 PATRON = "PT030081"
 ROUND = "R0000444"
 DEALER = "D0102"
@@ -23,16 +22,12 @@ NIGHT = "2026-11-24"
 PROPERTY = "MA-PROP-1"
 
 
-def run(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The sample dataset audited once, into a run's OUTDIR and an archive."""
     root = tmp_path_factory.mktemp("people")
     out, archive = root / "out", root / "archive"
-    done = run("audit", SAMPLE, "--out", out, "--archive", archive)
+    done = cli("audit", SAMPLE, "--out", out, "--archive", archive)
     assert done.exit_code in (0, 1), done.output
     return {"out": out, "archive": archive}
 
@@ -59,14 +54,14 @@ def test_report_refuses_a_name_of_another_format(
     audited: dict[str, Path], here: Path, name: str, pdf: bool, says: str
 ) -> None:
     flags = ["--pdf"] if pdf else []
-    refused = run("report", audited["out"], "--patron", PATRON, "-o", here / name, *flags)
+    refused = cli("report", audited["out"], "--patron", PATRON, "-o", here / name, *flags)
     assert refused.exit_code == 2
     assert f"--out {here / name}" in refused.output and says in refused.output
     assert listing(here) == []
 
 
 def test_report_refuses_the_name_before_any_work(here: Path) -> None:
-    refused = run("report", here / "no-such-run", "--patron", PATRON, "--pdf", "-o", "x.html")
+    refused = cli("report", here / "no-such-run", "--patron", PATRON, "--pdf", "-o", "x.html")
     assert refused.exit_code == 2 and "--pdf writes a PDF" in refused.output
 
 
@@ -74,22 +69,22 @@ def test_report_writes_html_under_htm_and_reaches_pdf_with_a_pdf_name(
     audited: dict[str, Path], here: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     page = here / "case.htm"
-    assert run("report", audited["out"], "--patron", PATRON, "-o", page).exit_code == 0
+    assert cli("report", audited["out"], "--patron", PATRON, "-o", page).exit_code == 0
     assert page.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
     monkeypatch.setenv("PATH", str(here))  # no browser: the name passed, Chromium is next
-    printed = run("report", audited["out"], "--patron", PATRON, "--pdf", "-o", here / "c.pdf")
+    printed = cli("report", audited["out"], "--patron", PATRON, "--pdf", "-o", here / "c.pdf")
     assert printed.exit_code == 2 and "headless Chromium" in printed.output
 
 
 def test_diff_refuses_a_name_of_no_format_it_writes(audited: dict[str, Path], here: Path) -> None:
-    refused = run("diff", audited["out"], audited["out"], "-o", here / "diff.out")
+    refused = cli("diff", audited["out"], audited["out"], "-o", here / "diff.out")
     assert refused.exit_code == 2
     assert ".parquet, .csv, .json" in refused.output and "--format" not in refused.output
     assert listing(here) == []
 
 
 def test_diff_still_writes_the_format_its_name_says(audited: dict[str, Path], here: Path) -> None:
-    written = run("diff", audited["out"], audited["out"], "-o", here / "diff.json")
+    written = cli("diff", audited["out"], audited["out"], "-o", here / "diff.json")
     assert written.exit_code == 0, written.output
     assert (here / "diff.json").read_text(encoding="utf-8").strip() == "[]"
 
@@ -100,9 +95,9 @@ def test_diff_still_writes_the_format_its_name_says(audited: dict[str, Path], he
 def test_a_night_and_the_nights_of_the_archive_are_named_apart(
     audited: dict[str, Path], here: Path
 ) -> None:
-    night = run("report", audited["out"], "--patron", PATRON)
-    across = run("report", audited["archive"], "--patron", PATRON)
-    window = run("report", audited["archive"], "--patron", PATRON, "--from", NIGHT, "--to", NIGHT)
+    night = cli("report", audited["out"], "--patron", PATRON)
+    across = cli("report", audited["archive"], "--patron", PATRON)
+    window = cli("report", audited["archive"], "--patron", PATRON, "--from", NIGHT, "--to", NIGHT)
     assert (night.exit_code, across.exit_code, window.exit_code) == (0, 0, 0), across.output
     stems = [
         f"investigation-patron-{PATRON}-across-nights-{NIGHT}-{NIGHT}",
@@ -126,12 +121,12 @@ def test_a_csv_beside_the_report_that_would_land_in_an_output_set_is_refused(
     is followed to where the bytes would go, and refused before any work."""
     inside = audited["out"] / "planted.csv"
     (here / "case.rounds.csv").symlink_to(inside)
-    refused = run("report", audited["out"], "--patron", PATRON, "-o", here / "case.html")
+    refused = cli("report", audited["out"], "--patron", PATRON, "-o", here / "case.html")
     assert refused.exit_code == 2, refused.output
     assert "case.rounds.csv" in refused.output and "lies in the output set" in refused.output
     assert not inside.exists() and not (here / "case.html").exists()
     (here / "case.rounds.csv").unlink()
-    written = run("report", audited["out"], "--patron", PATRON, "-o", here / "case.html")
+    written = cli("report", audited["out"], "--patron", PATRON, "-o", here / "case.html")
     assert written.exit_code == 0, written.output
     assert listing(here) == ["case.html", "case.rounds.csv", "case.wagers.csv"]
 
@@ -140,14 +135,14 @@ def test_a_folder_where_a_csv_goes_is_refused_before_the_report_is_built(
     audited: dict[str, Path], here: Path
 ) -> None:
     (here / "case.wagers.csv").mkdir()
-    refused = run("report", audited["archive"], "--dealer", DEALER, "-o", here / "case.html")
+    refused = cli("report", audited["archive"], "--dealer", DEALER, "-o", here / "case.html")
     assert refused.exit_code == 2, refused.output
     assert "case.wagers.csv is a folder" in refused.output
     assert listing(here) == ["case.wagers.csv"]
 
 
 def test_the_default_names_are_in_the_help() -> None:
-    shown = " ".join(run("report", "--help").output.split())
+    shown = " ".join(cli("report", "--help").output.split())
     assert "./investigation-KIND-ID.html for an OUTDIR" in shown
     assert "./investigation-KIND-ID-across-nights.html for an ARCHIVE" in shown
 
@@ -167,7 +162,7 @@ def test_the_default_names_are_in_the_help() -> None:
 def test_report_of_a_night_refuses_meaningless_options(
     audited: dict[str, Path], here: Path, args: tuple[str, ...], named: tuple[str, ...]
 ) -> None:
-    refused = run("report", audited["out"], *args)
+    refused = cli("report", audited["out"], *args)
     assert refused.exit_code == 2
     assert all(option in refused.output for option in named)
     assert listing(here) == []
@@ -192,19 +187,19 @@ def test_report_of_a_night_refuses_meaningless_options(
 def test_report_of_an_archive_refuses_meaningless_options(
     audited: dict[str, Path], here: Path, args: tuple[str, ...], named: tuple[str, ...]
 ) -> None:
-    refused = run("report", audited["archive"], *args)
+    refused = cli("report", audited["archive"], *args)
     assert refused.exit_code == 2
     assert all(option in refused.output for option in named)
     assert listing(here) == []
 
 
 def test_report_accepts_the_options_that_go_together(audited: dict[str, Path], here: Path) -> None:
-    assert run("report", audited["out"], "--round", ROUND).exit_code == 0
-    ruled = run("report", audited["out"], "--dealer", DEALER, "--rules", RULES, "--replace-builtin")
+    assert cli("report", audited["out"], "--round", ROUND).exit_code == 0
+    ruled = cli("report", audited["out"], "--dealer", DEALER, "--rules", RULES, "--replace-builtin")
     assert ruled.exit_code == 0, ruled.output
-    windowed = run("report", audited["out"], "--patron", PATRON, "--from", NIGHT, "--to", NIGHT)
+    windowed = cli("report", audited["out"], "--patron", PATRON, "--from", NIGHT, "--to", NIGHT)
     assert windowed.exit_code == 0, windowed.output
-    period = run(
+    period = cli(
         "report", audited["archive"], "--from", NIGHT, "--to", NIGHT, "--property", PROPERTY
     )
     assert period.exit_code == 0, period.output
@@ -217,12 +212,12 @@ def test_report_accepts_the_options_that_go_together(audited: dict[str, Path], h
 def test_from_and_to_without_a_subject_make_the_period_report(
     audited: dict[str, Path], here: Path
 ) -> None:
-    done = run("report", audited["archive"], "--from", NIGHT, "--to", NIGHT)
+    done = cli("report", audited["archive"], "--from", NIGHT, "--to", NIGHT)
     assert done.exit_code == 0, done.output
     assert listing(here) == [f"period-{NIGHT}-{NIGHT}.html"]
     assert done.stderr == ""
     page = (here / f"period-{NIGHT}-{NIGHT}.html").read_bytes()
-    old = run("report", audited["archive"], "--period", f"{NIGHT}..{NIGHT}", "-o", "old.html")
+    old = cli("report", audited["archive"], "--period", f"{NIGHT}..{NIGHT}", "-o", "old.html")
     assert old.exit_code == 0, old.output
     assert (here / "old.html").read_bytes() == page
     assert old.stderr == deprecation_note("--period", "DATE --to DATE", new="--from") + "\n"
@@ -232,7 +227,7 @@ def test_from_and_to_without_a_subject_make_the_period_report(
 def test_property_goes_with_the_period_report_however_asked(
     audited: dict[str, Path], here: Path
 ) -> None:
-    new = run("report", audited["archive"], "--from", NIGHT, "--to", NIGHT, "--property", PROPERTY)
+    new = cli("report", audited["archive"], "--from", NIGHT, "--to", NIGHT, "--property", PROPERTY)
     assert new.exit_code == 0, new.output
     assert listing(here) == [f"period-{NIGHT}-{NIGHT}-{PROPERTY}.html"]
 
@@ -241,7 +236,7 @@ def test_the_period_help_names_from_and_to_and_period_as_the_old_spelling() -> N
     options = {p.name: p for p in main.commands["report"].params}
     assert options["period"].help.startswith("The old spelling of --from FROM --to TO")
     assert "period report" in options["start"].help and "period report" in options["end"].help
-    shown = " ".join(run("report", "--help").output.split())
+    shown = " ".join(cli("report", "--help").output.split())
     assert "auditor report /audits/archive --from 2026-07-01 --to 2026-09-30" in shown
     assert "--period 2026" not in shown
 
@@ -256,7 +251,7 @@ def archive_copy(audited: dict[str, Path], tmp_path: Path) -> Path:
 
 def test_surveil_of_a_period_without_nights_says_so_and_writes_nothing(archive_copy: Path) -> None:
     before = listing(archive_copy)
-    done = run("surveil", archive_copy, "--from", "2027-01-01", "--to", "2027-01-31")
+    done = cli("surveil", archive_copy, "--from", "2027-01-01", "--to", "2027-01-31")
     assert done.exit_code == 0, done.output
     assert "no run is in force in the period" in done.output and "nothing written" in done.output
     assert "internal error" not in done.output
@@ -264,12 +259,12 @@ def test_surveil_of_a_period_without_nights_says_so_and_writes_nothing(archive_c
 
 
 def test_surveil_of_a_period_with_its_night_writes_it(archive_copy: Path) -> None:
-    done = run("surveil", archive_copy, "--from", NIGHT, "--to", NIGHT)
+    done = cli("surveil", archive_copy, "--from", NIGHT, "--to", NIGHT)
     assert done.exit_code == 0, done.output
     assert "1 run," in done.output
     assert (archive_copy / "periods" / f"{NIGHT}_{NIGHT}").is_dir()
 
 
 def test_surveil_help_says_a_period_without_nights_is_no_error() -> None:
-    shown = " ".join(run("surveil", "--help").output.split())
+    shown = " ".join(cli("surveil", "--help").output.split())
     assert "exit status 0 whatever is found, and for a period without nights" in shown

@@ -1,11 +1,13 @@
 """The period report over an archive: its figures are the archive's own (checked against
 SQL over the catalog and against the runs' files), a re-audit's superseded findings are
-not counted, the property filter holds, an empty period renders, a bad period or property
-is an exit-2 error, and the page opens in headless Chromium running and fetching nothing.
+not counted, the property filter holds, an empty period renders, and a bad period or
+property is an exit-2 error. (The page in headless Chromium, running and fetching nothing,
+and printed: tests/e2e/test_period_report_browser.py, on the same archive.)
 
-The archive: five simulated nights with faults, the third audited again from logs with one
-overpaid or underpaid wager taken out, one table of the fifth night moved to a property
-whose id is hostile markup, and a few reviews (one of them of the superseded finding).
+The archive (`period_archive`, tests/support/archives.py): five simulated nights with
+faults, the third audited again from logs with one overpaid or underpaid wager taken out,
+one table of the fifth night moved to a property whose id is hostile markup, and a few
+reviews (one of them of the superseded finding).
 """
 
 from __future__ import annotations
@@ -20,18 +22,12 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
 from auditor.archive.catalog import rebuild_catalog
-from auditor.archive.ledger import ReviewInput, append_reviews
-from auditor.archive.store import add_run
-from auditor.cli import main
 from auditor.errors import AuditorError
 from auditor.output.query import QueryError
-from auditor.pipeline import run_audit
 from auditor.report import period_data
 from auditor.report import period_figures as figures
 from auditor.report.period import (
@@ -43,86 +39,28 @@ from auditor.report.period import (
     write_period_report,
 )
 from auditor.report.render import short, statistic
-from tests.conftest import chromium_executable, watched_page
-
-FIRST, LAST = date(2026, 11, 1), date(2026, 11, 5)
-REAUDITED = date(2026, 11, 3)
-HOSTILE_PROPERTY = "<script>alert(1)</script>\u202e"
-MOVED_TABLE = "T-MA-BAC-01"
-PAGE_HEIGHT_BOUND = 12_000  # pixels, at 1280 wide: the page of five nights is about 9,000
-
-
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("period")
-    nights = root / "nights"
-    dealt = CliRunner().invoke(
-        main,
-        ["simulate", "--out", str(nights), "--from", str(FIRST), "--nights", "5",
-         "--rounds", "300", "--seed", "11", "--faults", "0.02"],
-    )  # fmt: skip
-    assert dealt.exit_code == 0, dealt.output
-    last = nights / str(LAST)
-    tables = pl.read_parquet(last / "tables.parquet")
-    moved = pl.col("table_id") == MOVED_TABLE
-    tables.with_columns(
-        pl.when(moved).then(pl.lit(HOSTILE_PROPERTY)).otherwise("property_id").alias("property_id")
-    ).write_parquet(last / "tables.parquet")
-    folder = root / "archive"
-    for night in sorted(p for p in nights.iterdir() if p.is_dir()):
-        out = root / f"out-{night.name}"
-        run_audit(night, out, report=False)
-        add_run(folder, out)
-    first = pl.read_parquet(root / f"out-{REAUDITED}" / "findings.parquet")
-    paid = first.filter(pl.col("wager_id").is_not_null() & (pl.col("impact") != 0))
-    gone = paid.row(0, named=True)
-    fixed = root / "fixed"
-    shutil.copytree(nights / str(REAUDITED), fixed)
-    wagers = pl.read_parquet(fixed / "wagers.parquet")
-    wagers.filter(pl.col("wager_id") != gone["wager_id"]).write_parquet(fixed / "wagers.parquet")
-    run_audit(fixed, root / "out-again", report=False)
-    add_run(folder, root / "out-again")
-    ids = [r[0] for r in _sql(folder, SCOPE_SQL.format(what="finding_id") + " ORDER BY 1")]
-    append_reviews(
-        folder,
-        [
-            ReviewInput(ids[0], "explained", "dealer retrained", "J. Doe"),
-            ReviewInput(ids[1], "explained", "shoe replaced", "J. Doe"),
-            ReviewInput(ids[2], "escalated", "to surveillance", "A. Smith"),
-            ReviewInput(gone["finding_id"], "corrected", "patron repaid", "J. Doe"),
-        ],
-    )
-    return {"folder": folder, "gone": gone, "reviewed": ids[:3]}
-
-
-def _catalog(folder: Path) -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(str(folder / "archive.duckdb"), read_only=True)
-
-
-# The period's findings in force, in the catalog's own terms.
-SCOPE_SQL = (
-    "SELECT {what} FROM findings_current WHERE gaming_day BETWEEN DATE '2026-11-01' "
-    "AND DATE '2026-11-05'"
+from tests.support.archives import (
+    FIRST,
+    HOSTILE_PROPERTY,
+    LAST,
+    REAUDITED,
+    SCOPE_SQL,
+    sql_rows,
 )
 
 
-def _sql(folder: Path, sql: str) -> list[tuple]:
-    with _catalog(folder) as con:
-        return con.execute(sql).fetchall()
-
-
 @pytest.fixture(scope="module")
-def whole(archive) -> dict:
-    return gather_period(archive["folder"], FIRST, LAST)
+def whole(period_archive) -> dict:
+    return gather_period(period_archive["folder"], FIRST, LAST)
 
 
-def test_the_figures_are_the_catalogs(archive, whole):
-    folder = archive["folder"]
-    per_day = dict(_sql(folder, SCOPE_SQL.format(what="gaming_day, count(*)") + " GROUP BY 1"))
+def test_the_figures_are_the_catalogs(period_archive, whole):
+    folder = period_archive["folder"]
+    per_day = dict(sql_rows(folder, SCOPE_SQL.format(what="gaming_day, count(*)") + " GROUP BY 1"))
     assert {r["start"]: r["findings"] for r in whole["over_time"]["rows"]} == per_day
-    per_rule = dict(_sql(folder, SCOPE_SQL.format(what="rule, count(*)") + " GROUP BY 1"))
+    per_rule = dict(sql_rows(folder, SCOPE_SQL.format(what="rule, count(*)") + " GROUP BY 1"))
     assert {r["label"]: r["findings"] for r in whole["by_rule"].rows} == per_rule
-    over, under = _sql(
+    over, under = sql_rows(
         folder,
         SCOPE_SQL.format(
             what="sum(impact) FILTER (WHERE impact > 0), -sum(impact) FILTER (WHERE impact < 0)"
@@ -130,13 +68,13 @@ def test_the_figures_are_the_catalogs(archive, whole):
     )[0]
     glance = whole["glance"]
     assert (glance["over"], glance["under"]) == (over or Decimal(0), under or Decimal(0))
-    severity = dict(_sql(folder, SCOPE_SQL.format(what="severity, count(*)") + " GROUP BY 1"))
+    severity = dict(sql_rows(folder, SCOPE_SQL.format(what="severity, count(*)") + " GROUP BY 1"))
     assert dict(glance["severity"]) == {s: severity.get(s, 0) for s in ("high", "medium", "low")}
     assert glance["findings"] == sum(per_day.values())
     assert (glance["nights"], glance["days"], glance["runs"], glance["reaudits"]) == (5, 5, 6, 1)
     assert glance["runs_in_force"] == 5 and glance["superseded_runs"] == 1
     per_dealer = dict(
-        _sql(folder, SCOPE_SQL.format(what="dealer_id, count(*)") + " GROUP BY 1 ORDER BY 1")
+        sql_rows(folder, SCOPE_SQL.format(what="dealer_id, count(*)") + " GROUP BY 1 ORDER BY 1")
     )
     per_dealer.pop(None, None)
     shown = {r["label"]: r["findings"] for r in whole["by_dealer"].rows}
@@ -144,10 +82,10 @@ def test_the_figures_are_the_catalogs(archive, whole):
     assert all(per_dealer[d] == n for d, n in shown.items())
 
 
-def test_superseded_findings_are_not_counted(archive, whole):
-    gone = archive["gone"]
-    folder = archive["folder"]
-    everything = _sql(
+def test_superseded_findings_are_not_counted(period_archive, whole):
+    gone = period_archive["gone"]
+    folder = period_archive["folder"]
+    everything = sql_rows(
         folder,
         "SELECT count(*) FROM findings_every_run WHERE gaming_day BETWEEN DATE '2026-11-01' "
         "AND DATE '2026-11-05'",
@@ -155,7 +93,7 @@ def test_superseded_findings_are_not_counted(archive, whole):
     assert whole["glance"]["findings"] < everything
     ids = {f["finding_id"] for f in whole["open"]["rows"]}
     assert gone["finding_id"] not in ids
-    dropped = _sql(
+    dropped = sql_rows(
         folder,
         "SELECT count(DISTINCT finding_id) FROM findings_every_run "
         f"WHERE gaming_day = DATE '{REAUDITED}' "
@@ -163,7 +101,7 @@ def test_superseded_findings_are_not_counted(archive, whole):
     )[0][0]
     assert whole["superseded_findings"] == dropped >= 1
     night = next(r for r in whole["over_time"]["rows"] if r["start"] == REAUDITED)
-    in_force = _sql(
+    in_force = sql_rows(
         folder,
         f"SELECT count(*) FROM findings_current WHERE gaming_day = DATE '{REAUDITED}'",
     )[0][0]
@@ -172,7 +110,7 @@ def test_superseded_findings_are_not_counted(archive, whole):
     assert gone["finding_id"][:20] not in page
 
 
-def test_reviews_count_the_periods_findings_in_force(archive, whole):
+def test_reviews_count_the_periods_findings_in_force(period_archive, whole):
     reviews = whole["reviews"]
     by_status = {s: n for s, n, _ in reviews["by_status"]}
     total = whole["glance"]["findings"]
@@ -184,8 +122,8 @@ def test_reviews_count_the_periods_findings_in_force(archive, whole):
     assert reviews["records"] == 3
     # The same statuses and first nights as the catalog's finding_status view.
     catalog = dict(
-        _sql(
-            archive["folder"],
+        sql_rows(
+            period_archive["folder"],
             "SELECT finding_id, status || ' ' || first_night FROM finding_status "
             f"WHERE finding_id IN ({SCOPE_SQL.format(what='finding_id')})",
         )
@@ -207,10 +145,10 @@ def _in_force_statuses(folder: Path, statuses: str) -> str:
     )
 
 
-def test_still_open_is_the_catalogs_open_count(archive, whole):
-    folder = archive["folder"]
-    status_open = _sql(folder, "SELECT count(*) " + _in_force_statuses(folder, "'open'"))[0][0]
-    escalated = _sql(folder, "SELECT count(*) " + _in_force_statuses(folder, "'escalated'"))
+def test_still_open_is_the_catalogs_open_count(period_archive, whole):
+    folder = period_archive["folder"]
+    status_open = sql_rows(folder, "SELECT count(*) " + _in_force_statuses(folder, "'open'"))[0][0]
+    escalated = sql_rows(folder, "SELECT count(*) " + _in_force_statuses(folder, "'escalated'"))
     assert escalated[0][0] == whole["open"]["escalated"] == 1  # the escalated are not open
     assert whole["open"]["status_open"] == status_open
     assert whole["open"]["total"] == status_open + 1
@@ -227,9 +165,9 @@ def _open_ids_on_page(page: str) -> list[str]:
     return [re.findall(r'<td class="id">([^<]*)</td>', row)[-1] for row in rows]
 
 
-def test_open_findings_by_money_at_stake_within_an_age_band(archive):
-    folder = archive["folder"]
-    listed = _sql(
+def test_open_findings_by_money_at_stake_within_an_age_band(period_archive):
+    folder = period_archive["folder"]
+    listed = sql_rows(
         folder,
         "SELECT finding_id, impact, first_night "
         + _in_force_statuses(folder, "'open', 'escalated'"),
@@ -268,16 +206,16 @@ def test_open_findings_keep_the_oldest_age_band_first():
     assert (still["total"], still["status_open"], still["escalated"]) == (4, 3, 1)
 
 
-def test_the_header_names_the_archive_by_its_absolute_path(archive, monkeypatch):
-    folder = archive["folder"]
+def test_the_header_names_the_archive_by_its_absolute_path(period_archive, monkeypatch):
+    folder = period_archive["folder"]
     monkeypatch.chdir(folder.parent)
     page = render_period_report(Path(folder.name), FIRST, LAST)
     assert f"Archive {folder.resolve()}</p>" in page
     assert f"Archive {folder.name}</p>" not in page
 
 
-def test_a_single_week_or_night_is_written_out_not_charted(archive, whole):
-    folder = archive["folder"]
+def test_a_single_week_or_night_is_written_out_not_charted(period_archive, whole):
+    folder = period_archive["folder"]
     monday = date(2026, 11, 2)
     several = render_period_report(folder, FIRST, LAST)
     assert 'id="hold-week-' in several and "<h3>Week by week</h3>" in several
@@ -316,9 +254,9 @@ def test_repeats_are_the_rules_found_on_enough_nights(whole, monkeypatch):
     assert whole["repeat_nights"] == 3
 
 
-def test_hold_is_the_runs_in_force_weighted_by_the_money_wagered(archive, whole):
-    folder = archive["folder"]
-    in_force = _sql(
+def test_hold_is_the_runs_in_force_weighted_by_the_money_wagered(period_archive, whole):
+    folder = period_archive["folder"]
+    in_force = sql_rows(
         folder,
         "SELECT DISTINCT run_id FROM coverage_current WHERE gaming_day BETWEEN "
         "DATE '2026-11-01' AND DATE '2026-11-05'",
@@ -343,10 +281,10 @@ def test_hold_is_the_runs_in_force_weighted_by_the_money_wagered(archive, whole)
     assert whole["holds"]["unread"] == 0
 
 
-def test_the_property_filter(archive):
-    folder = archive["folder"]
+def test_the_property_filter(period_archive):
+    folder = period_archive["folder"]
     one = gather_period(folder, FIRST, LAST, "MD-PROP-1")
-    expected = _sql(
+    expected = sql_rows(
         folder,
         SCOPE_SQL.format(what="count(*)") + " AND property_id = 'MD-PROP-1'",
     )[0][0]
@@ -357,32 +295,34 @@ def test_the_property_filter(archive):
     assert hostile["glance"]["nights"] == 1 and hostile["glance"]["tables"] == 1
 
 
-def test_the_page_shows_the_figures(archive, whole):
-    page = render_period_report(archive["folder"], FIRST, LAST)
+def test_the_page_shows_the_figures(period_archive, whole):
+    page = render_period_report(period_archive["folder"], FIRST, LAST)
     glance = whole["glance"]
     assert f"{glance['findings']:,}" in page
     assert f"${glance['over'] + glance['under']:,.2f}" in page
     assert "Content-Security-Policy" in page and "<script" not in page and "<img" not in page
     assert "on 3 nights or more" in page
     # The same archive gives the same bytes.
-    assert render_period_report(archive["folder"], FIRST, LAST) == page
+    assert render_period_report(period_archive["folder"], FIRST, LAST) == page
 
 
-def test_a_hostile_property_id_shows_as_text(archive):
-    page = render_period_report(archive["folder"], FIRST, LAST, HOSTILE_PROPERTY)
+def test_a_hostile_property_id_shows_as_text(period_archive):
+    page = render_period_report(period_archive["folder"], FIRST, LAST, HOSTILE_PROPERTY)
     assert "<script" not in page and "\u202e" not in page
     assert "property &lt;script&gt;alert(1)&lt;/script&gt;\\u202e" in page
 
 
-def test_an_empty_period_says_so(archive, tmp_path):
-    target = write_period_report(archive["folder"], date(2027, 1, 1), date(2027, 1, 31), None,
-                                 tmp_path / "empty.html", False)  # fmt: skip
+def test_an_empty_period_says_so(period_archive, tmp_path):
+    target = write_period_report(
+        period_archive["folder"], date(2027, 1, 1), date(2027, 1, 31), None,
+        tmp_path / "empty.html", False,
+    )  # fmt: skip
     page = target.read_text()
     assert "No nights in this period" in page
     assert f"It covers the gaming days {FIRST} to {LAST}" in page
 
 
-def test_nights_without_findings_render(archive, monkeypatch):
+def test_nights_without_findings_render(period_archive, monkeypatch):
     fixed = period_data.fix_scope
 
     def without_findings(catalog, period):
@@ -390,7 +330,7 @@ def test_nights_without_findings_render(archive, monkeypatch):
         catalog.con.execute("DELETE FROM period_findings")
 
     monkeypatch.setattr(period_data, "fix_scope", without_findings)
-    page = render_period_report(archive["folder"], FIRST, LAST)
+    page = render_period_report(period_archive["folder"], FIRST, LAST)
     assert "No findings in this period: only the hold is charted." in page
     assert page.count('class="chart"') == 1
 
@@ -402,14 +342,16 @@ def test_nights_without_findings_render(archive, monkeypatch):
         (FIRST, LAST, "NO-SUCH-PROP", "no property 'NO-SUCH-PROP' in the archive"),
     ],
 )
-def test_a_bad_period_or_property_is_an_exit_2_error(archive, tmp_path, start, end, prop, said):
+def test_a_bad_period_or_property_is_an_exit_2_error(
+    period_archive, tmp_path, start, end, prop, said
+):
     target = tmp_path / "report.html"
     with pytest.raises(PeriodReportError, match=re.escape(said)) as raised:
-        write_period_report(archive["folder"], start, end, prop, target, False)
+        write_period_report(period_archive["folder"], start, end, prop, target, False)
     assert raised.value.exit_code == 2 and not target.exists()
 
 
-def test_periods_names_and_places(tmp_path, monkeypatch, archive):
+def test_periods_names_and_places(tmp_path, monkeypatch, period_archive):
     assert parse_period("2026-11-01..2026-11-05") == (FIRST, LAST)
     for bad in ("2026-11-01", "2026-11-05..2026-11-01", "2026-13-01..2026-11-05"):
         with pytest.raises(PeriodReportError):
@@ -419,37 +361,10 @@ def test_periods_names_and_places(tmp_path, monkeypatch, archive):
     with pytest.raises(QueryError):
         write_period_report(tmp_path / "nothing", FIRST, LAST, None, tmp_path / "x.html", False)
     with pytest.raises(AuditorError, match="no folder"):
-        write_period_report(archive["folder"], FIRST, LAST, None, tmp_path / "no" / "x.html")
+        write_period_report(period_archive["folder"], FIRST, LAST, None, tmp_path / "no" / "x.html")
     monkeypatch.chdir(tmp_path)
-    written = write_period_report(archive["folder"], FIRST, LAST, "MD-PROP-1")
+    written = write_period_report(period_archive["folder"], FIRST, LAST, "MD-PROP-1")
     assert written == Path("period-2026-11-01-2026-11-05-MD-PROP-1.html") and written.is_file()
-
-
-# ---- in a browser ------------------------------------------------------------------------------
-
-
-def test_the_page_opens_offline_with_no_error(archive, browser, tmp_path):
-    from tests.e2e.test_report_browser import _not_blank
-
-    target = write_period_report(archive["folder"], FIRST, LAST, None, tmp_path / "p.html")
-    page, seen = watched_page(browser, target.as_uri())
-    screenshot = page.screenshot(full_page=False)
-    (tmp_path / "period.png").write_bytes(screenshot)
-    height = page.evaluate("document.documentElement.scrollHeight")
-    charts = page.locator(".chart svg").count()
-    page.close()
-    assert [m for m in seen["console"] if m[0] in ("error", "warning")] == []
-    assert seen["errors"] == [] and seen["dialogs"] == []
-    assert seen["requests"] == [target.as_uri()]
-    assert _not_blank(screenshot)
-    assert charts == 6
-    assert height < PAGE_HEIGHT_BOUND
-
-
-def test_pdf(archive, tmp_path):
-    chromium_executable()
-    target = write_period_report(archive["folder"], FIRST, LAST, None, tmp_path / "p.pdf", True)
-    assert target.read_bytes()[:5] == b"%PDF-"
 
 
 # ---- a year --------------------------------------------------------------------------------------
@@ -459,7 +374,7 @@ def _year_archive(template: Path, folder: Path, nights: int, copies: int) -> Non
     """A year made of the template's runs in force: each night one of them with its gaming
     day moved, its tables, dealers and findings copied `copies` times under new ids; every
     36th night audited again. Only the newest runs carry their catalog (the rules' titles)."""
-    in_force = _sql(template, "SELECT DISTINCT run_id FROM coverage_current ORDER BY 1")
+    in_force = sql_rows(template, "SELECT DISTINCT run_id FROM coverage_current ORDER BY 1")
     sources = [run_id for (run_id,) in in_force]
     (folder / "runs").mkdir(parents=True)
     shutil.copy(template / "archive.json", folder / "archive.json")
@@ -528,9 +443,9 @@ def _copied_night(source: Path, day: date, tag: str, copies: int) -> dict[str, p
     not os.environ.get("AUDITOR_YEAR_ARCHIVE"),
     reason="a year's archive (365 nights, 120 tables; about a minute): set AUDITOR_YEAR_ARCHIVE=1",
 )
-def test_a_year_renders_in_time_and_size(archive, tmp_path):
+def test_a_year_renders_in_time_and_size(period_archive, tmp_path):
     year = tmp_path / "year"
-    _year_archive(archive["folder"], year, nights=365, copies=10)
+    _year_archive(period_archive["folder"], year, nights=365, copies=10)
     began = time.perf_counter()
     target = write_period_report(year, date(2026, 1, 1), date(2026, 12, 31), None,
                                  tmp_path / "year.html")  # fmt: skip

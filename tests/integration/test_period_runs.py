@@ -4,7 +4,8 @@ shows one run (the latest at the default rate), counting its tests alone. An arc
 written with the earlier layout (one surveillance per period, in `periods/FROM_TO/`;
 the catalog's views of then) still verifies and reports.
 
-Built on `test_archive_record`'s three planted nights, surveilled once at 0.5."""
+Built on the three planted nights surveilled once at 0.5 (`surveilled_archive`, shared
+with `test_archive_record.py`)."""
 
 from __future__ import annotations
 
@@ -22,14 +23,13 @@ from auditor.archive.record import entry_hash, read_entries, write_record
 from auditor.cli import main
 from auditor.output.catalog import STORAGE_VERSION
 from auditor.output.macros import sql_literal
-from tests.integration.test_archive_record import (
+from tests.support.cli import cli
+from tests.support.planted import (
     LENIENT_FDR,
     PERIOD,
     PERIOD_END,
     PERIOD_START,
     period_report,
-    run,
-    surveilled_once,  # noqa: F401 - the module's fixture
     verify_output,
 )
 
@@ -37,12 +37,12 @@ OVERLAPPING = ("--from", PERIOD_START, "--to", PERIOD_START.replace(day=PERIOD_S
 
 
 @pytest.fixture
-def archive(surveilled_once: Path, tmp_path: Path) -> Path:  # noqa: F811
-    return Path(shutil.copytree(surveilled_once, tmp_path / "archive"))
+def archive(surveilled_archive: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(surveilled_archive, tmp_path / "archive"))
 
 
 def surveil(archive: Path, *args: object) -> None:
-    done = run("surveil", archive, "--from", PERIOD_START, "--to", PERIOD_END, *args)
+    done = cli("surveil", archive, "--from", PERIOD_START, "--to", PERIOD_END, *args)
     assert done.exit_code == 0, done.output
 
 
@@ -84,7 +84,7 @@ def test_every_surveil_run_of_a_period_is_kept_with_its_rate(archive: Path, tmp_
 def test_the_reports_count_only_the_tests_of_the_run_they_show(archive: Path, tmp_path) -> None:
     # Run 1 at 0.5 has alerts; run 2 at the default rate has none; an overlapping period.
     surveil(archive)
-    done = run("surveil", archive, *OVERLAPPING)
+    done = cli("surveil", archive, *OVERLAPPING)
     assert done.exit_code == 0, done.output
     ((shown,),) = rows(
         archive,
@@ -177,7 +177,7 @@ def test_a_catalog_view_redefined_in_an_earlier_catalog_is_still_named(archive: 
 def test_the_catalog_lists_only_its_public_views_each_saying_what_it_holds(
     archive: Path,
 ) -> None:
-    assert run("query", archive, "SELECT 1").exit_code == 0  # the catalog as readers write it
+    assert cli("query", archive, "SELECT 1").exit_code == 0  # the catalog as readers write it
     with duckdb.connect(str(archive / "archive.duckdb"), read_only=True) as con:
         shown = {name for (name,) in con.execute("SHOW TABLES").fetchall()}
         listed = con.execute(

@@ -15,9 +15,8 @@ import auditor
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.input.partition import PARTITION_ROUNDS, rounds_within
 from auditor.simulator.simulate import simulate
-
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.cli import AUDITOR
+from tests.support.paths import REPO
 
 
 @pytest.fixture(scope="module")

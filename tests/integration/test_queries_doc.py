@@ -2,7 +2,7 @@
 sample_data/ and gives exactly the answer the page shows.
 
 After the sample data or the checks change, `AUDITOR_UPDATE_QUERY_DOCS=1 pytest
-tests/test_queries_doc.py` rewrites the answers; review the diff like any other.
+tests/integration/test_queries_doc.py` rewrites the answers; review the diff like any other.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ import pytest
 
 from auditor.output.query import open_catalog, query
 from auditor.pipeline import run_audit
+from tests.support.paths import REPO, SAMPLE
 
-REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "queries.md"
-SAMPLE = REPO / "sample_data"
 MARKER = "Result on sample_data:"
 UPDATE = os.environ.get("AUDITOR_UPDATE_QUERY_DOCS") == "1"
 

@@ -17,9 +17,8 @@ from auditor.cli import main
 from auditor.output import query as catalog_query
 from auditor.output.query import QueryError, open_catalog
 from auditor.pipeline import run_audit
-
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "sample_data"
+from tests.support.cli import cli
+from tests.support.paths import SAMPLE
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +36,7 @@ def out(audited: Path) -> Path:
 
 
 def query(*args: str, stdin: str | None = None):
-    return CliRunner().invoke(main, ["query", *args], input=stdin, terminal_width=200)
+    return cli("query", *args, stdin=stdin, terminal_width=200)
 
 
 def test_a_query_prints_a_table(out: Path) -> None:

@@ -22,15 +22,14 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from auditor.cli import main
 from auditor.commands import terminal
 from auditor.commands.terminal import visible
 from auditor.output.prompt import prompt_loop
 from auditor.output.query import QueryError, QueryInterrupted, open_catalog, query
 from auditor.pipeline import run_audit
-from tests.conftest import base_rows, contract_frame
+from tests.support.cli import cli
+from tests.support.datasets import base_rows, contract_frame
 
 # Runs until stopped: DuckDB counts a cross join of two billion-row series row by row.
 ENDLESS = "SELECT count(*) FROM generate_series(1, 1000000000) a, generate_series(1, 1000000000) b"
@@ -77,8 +76,9 @@ def out(runs: Path) -> Path:
     return runs / "out"
 
 
-def cli(*args: str, stdin: str | None = None):
-    return CliRunner().invoke(main, list(args), input=stdin, terminal_width=200)
+def wide(*args: str, stdin: str | None = None):
+    """`auditor ARGS` on a terminal wide enough that no line of a result is wrapped."""
+    return cli(*args, stdin=stdin, terminal_width=200)
 
 
 def auditor_command() -> list[str]:
@@ -116,7 +116,7 @@ def wait_until_busy(process: subprocess.Popen, cpu: float = 2.5, limit: float = 
 
 def attack(outdir: Path, sql: str):
     # csv, not a table: a file's content that got through would show unfolded.
-    return cli("query", str(outdir), sql, "--format", "csv")
+    return wide("query", str(outdir), sql, "--format", "csv")
 
 
 def refused_without_passwd(result) -> None:
@@ -255,7 +255,7 @@ def test_the_timeout_is_per_statement_in_the_library(out: Path) -> None:
 
 
 def test_a_statement_past_the_memory_limit_stops_with_exit_2(out: Path) -> None:
-    result = cli("query", str(out), HUNGRY, "--memory-limit", "100MB")
+    result = wide("query", str(out), HUNGRY, "--memory-limit", "100MB")
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: query stopped: it exceeded --memory-limit 100MB (")
     assert result.output.count("\n") == 1  # one line, without DuckDB's SET advice
@@ -263,11 +263,11 @@ def test_a_statement_past_the_memory_limit_stops_with_exit_2(out: Path) -> None:
 
 def test_the_memory_limit_reaches_duckdb(out: Path) -> None:
     sql = "SELECT current_setting('memory_limit') AS m"
-    default = cli("query", str(out), sql, "--format", "csv")
+    default = wide("query", str(out), sql, "--format", "csv")
     assert default.output.splitlines() == ["m", "2.0 GiB"]
-    small = cli("query", str(out), sql, "--format", "csv", "--memory-limit", "300MB")
+    small = wide("query", str(out), sql, "--format", "csv", "--memory-limit", "300MB")
     assert small.output.splitlines() == ["m", "300.0 MiB"]
-    wrong = cli("query", str(out), "SELECT 1", "--memory-limit", "lots")
+    wrong = wide("query", str(out), "SELECT 1", "--memory-limit", "lots")
     assert wrong.exit_code == 2 and "expected a size such as 2GB" in wrong.output
 
 
@@ -414,17 +414,17 @@ def test_the_prompt_loop_on_a_real_sigint(out: Path, interactive: bool) -> None:
 
 
 def test_a_piped_prompt_exits_2_when_a_statement_failed(out: Path) -> None:
-    good = cli("query", str(out), stdin="SELECT 1 AS one;\n.tables\n")
+    good = wide("query", str(out), stdin="SELECT 1 AS one;\n.tables\n")
     assert good.exit_code == 0, good.output
     for failing in ("DROP VIEW rounds;", "SELECT * FROM nowhere;", ".schema nowhere", ".nope"):
-        result = cli("query", str(out), stdin=f"{failing}\nSELECT 'went on' AS after;\n")
+        result = wide("query", str(out), stdin=f"{failing}\nSELECT 'went on' AS after;\n")
         assert result.exit_code == 2, (failing, result.output)
         assert "error: " in result.output and "went on" in result.output
 
 
 def test_output_into_a_missing_folder_is_one_message(out: Path, tmp_path: Path) -> None:
     target = tmp_path / "no" / "such" / "folder" / "rounds.csv"
-    result = cli("query", str(out), "SELECT 1 AS a", "--format", "csv", "--out", str(target))
+    result = wide("query", str(out), "SELECT 1 AS a", "--format", "csv", "--out", str(target))
     assert result.exit_code == 2
     assert result.output == f"error: --out {target}: there is no folder {target.parent}\n"
     assert not (tmp_path / "no").exists()
@@ -452,15 +452,15 @@ def assert_escaped(text: str) -> None:
 
 def test_query_tables_and_errors_escape_the_data(out: Path) -> None:
     sql = "SELECT DISTINCT dealer_id, patron_id FROM wagers JOIN rounds USING (round_id)"
-    table = cli("query", str(out), sql)
+    table = wide("query", str(out), sql)
     assert table.exit_code == 0, table.output
     assert "\\x1b]0;pwn\\x07\\x1b[2J" in table.output and "abc\\u202edef" in table.output
     assert_escaped(table.output)
     # DuckDB quotes the value it could not convert: the message is escaped too.
-    error = cli("query", str(out), "SELECT CAST(dealer_id AS INTEGER) FROM rounds")
+    error = wide("query", str(out), "SELECT CAST(dealer_id AS INTEGER) FROM rounds")
     assert error.exit_code == 2 and "\\x1b]0;pwn" in error.output
     assert_escaped(error.output)
-    piped_prompt = cli(
+    piped_prompt = wide(
         "query", str(out), stdin=f"{sql};\nSELECT CAST(dealer_id AS INT) FROM rounds;"
     )
     assert "\\x1b]0;pwn" in piped_prompt.output and "abc\\u202edef" in piped_prompt.output
@@ -470,11 +470,11 @@ def test_query_tables_and_errors_escape_the_data(out: Path) -> None:
 @pytest.mark.parametrize("fmt", ["csv", "json"])
 def test_machine_formats_keep_the_data_when_piped(out: Path, fmt: str) -> None:
     sql = "SELECT DISTINCT dealer_id FROM rounds"
-    result = cli("query", str(out), sql, "--format", fmt)
+    result = wide("query", str(out), sql, "--format", fmt)
     assert result.exit_code == 0
     # csv as is; json with its own escape for ESC (\u001b), and U+202E as is.
     assert TITLE_AND_CLEAR in result.output or "\\u001b]0;pwn\\u0007" in result.output
-    patron = cli("query", str(out), "SELECT DISTINCT patron_id FROM wagers", "--format", fmt)
+    patron = wide("query", str(out), "SELECT DISTINCT patron_id FROM wagers", "--format", fmt)
     assert REVERSED in patron.output
 
 
@@ -493,7 +493,7 @@ def test_every_format_is_escaped_at_a_terminal(
 
 
 def test_validate_escapes_the_quarantine_digest(runs: Path) -> None:
-    result = cli("validate", str(runs / "data"))
+    result = wide("validate", str(runs / "data"))
     assert result.exit_code == 1, result.output
     assert "abc\\u202edefW3" in result.output and "bet=\\x1b]0;pwn\\x07\\x1b[2J" in result.output
     assert_escaped(result.output)
@@ -501,7 +501,7 @@ def test_validate_escapes_the_quarantine_digest(runs: Path) -> None:
 
 def test_diff_escapes_its_table(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(terminal.stdout, "width", 200)  # no folding inside a cell
-    result = cli("diff", str(runs / "out"), str(runs / "clean_out"))
+    result = wide("diff", str(runs / "out"), str(runs / "clean_out"))
     assert result.exit_code == 1, result.output
     assert "\\x1b]0;pwn\\x07\\x1b[2JW2" in result.output
     assert_escaped(result.output)

@@ -29,14 +29,15 @@ from auditor.input.validate import ValidatedDataset
 from auditor.packs.loaded import builtin_packs
 from auditor.pipeline import find, run_validation
 from auditor.simulator.simulate import simulate
-from tests.conftest import contract_frame
-from tests.integration.test_hostile_input import _write, damaged_rows
 from tests.reference.audit import COVERED, reference_findings
 from tests.reference.mutate import mutate
 from tests.reference.tables import MARYLAND_10E3, RULESETS, TABLE_1, commission_cents
+from tests.support.datasets import contract_frame, write_rows
+from tests.support.hostile import damaged_rows
+from tests.support.paths import CASES, TESTS
 
 Key = tuple[str, str, str | None, Decimal | None]
-REFERENCE = Path(__file__).resolve().parents[1] / "reference"
+REFERENCE = TESTS / "reference"
 # Two seeds, each two simulated nights of 100,000 rounds together at tables of all four
 # rulesets: one at the usual fault rate, one dense with faults so that their combinations
 # meet.
@@ -165,9 +166,7 @@ ID_COLUMNS = ("table_id", "shoe_id", "round_id", "wager_id", "collection_id")
 def test_engine_and_reference_agree_on_every_rule_case(tmp_path: Path) -> None:
     """Every case of `tests/cases/`, each at a table of its own in one dataset."""
     merged: dict[str, list[dict]] = {}
-    cases = load_cases(
-        case_file_paths(Path(__file__).resolve().parents[1] / "cases"), builtin_packs()
-    )
+    cases = load_cases(case_file_paths(CASES), builtin_packs())
     for index, case in enumerate(cases):
         for table, rows in case_rows(case.spec).items():
             for row in rows:
@@ -188,7 +187,7 @@ def test_engine_and_reference_agree_on_hostile_input(tmp_path_factory, rows) -> 
     the reference audits too, and the two agree on it. A dataset refused whole (exit 2)
     has nothing audited to compare."""
     root = tmp_path_factory.mktemp("hostile")
-    _write(root / "data", rows)
+    write_rows(root / "data", rows)
     try:
         validated = run_validation(root / "data")
         engine = found_keys(validated)

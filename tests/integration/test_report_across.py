@@ -7,121 +7,22 @@ from __future__ import annotations
 
 import re
 import shutil
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from decimal import Decimal
-from pathlib import Path
 
-import duckdb
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
-from auditor.archive.store import add_run
-from auditor.cli import main
 from auditor.errors import AuditorError
-from auditor.pipeline import run_audit
 from auditor.report.across import render_archive_investigation, write_archive_investigation
 from auditor.report.investigate import ReportError, subject_of
 from auditor.report.nightly import render_nightly
 from auditor.report.writing import Beside
-from tests.e2e.test_report_browser import _not_blank, _open
-
-NIGHTS = 5
-FIRST_NIGHT = date(2026, 11, 1)
-STALE_NOTE = "Stale options row kept in the export; systems ticket 4411"
-ESCALATED_NOTE = "Paid a push as a win <b>twice</b>; surveillance to pull the tape"
-
-
-@dataclass(frozen=True)
-class Archived:
-    root: Path
-    archive: Path
-    nights: list[Path]  # the datasets, oldest first
-    outs: list[Path]  # each night's output set
-    dealer: str  # found on several nights
-    escalated: str  # a finding of the dealer's, escalated before the last night
-    stale: str  # the finding every night repeats
-    patron: str  # back on several nights
-
-
-def run(*args: object):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def keep_a_stale_options_row(night: Path) -> None:
-    """Every night's export carries the same old Rules Submission row of one table, with
-    too few seats: the same finding, night after night."""
-    tables = pl.read_parquet(night / "tables.parquet")
-    first = tables.filter(pl.col("ruleset") == "ma-baccarat").sort("table_id", "effective_from")
-    stale = first.head(1).with_columns(
-        pl.lit(datetime(2026, 10, 1, 12, tzinfo=UTC)).alias("effective_from"),
-        pl.lit(8, dtype=tables["seats"].dtype).alias("seats"),
-    )
-    pl.concat([tables, stale]).write_parquet(night / "tables.parquet")
-
-
-def bring_a_patron_back(nights: list[Path], patron: str) -> None:
-    """The busiest patron of each of these nights is `patron`, a regular of the first."""
-    for night in nights:
-        wagers = pl.read_parquet(night / "wagers.parquet")
-        busiest = wagers.drop_nulls("patron_id")["patron_id"].value_counts(sort=True)[0, 0]
-        for name in ("wagers", "commission_collections"):
-            frame = pl.read_parquet(night / f"{name}.parquet")
-            renamed = pl.when(pl.col("patron_id") == busiest).then(pl.lit(patron))
-            frame.with_columns(renamed.otherwise("patron_id").alias("patron_id")).write_parquet(
-                night / f"{name}.parquet"
-            )
-
-
-def archive_query(archive: Path, sql: str, params: dict | None = None) -> list[tuple]:
-    with duckdb.connect(str(archive / "archive.duckdb"), read_only=True) as con:
-        return con.execute(sql, params or {}).fetchall()
-
-
-def audit_into(archive: Path, night: Path, out: Path) -> None:
-    run_audit(night, out, archive=archive)
-    add_run(archive, out)
-
-
-@pytest.fixture(scope="module")
-def archived(tmp_path_factory) -> Archived:
-    root = tmp_path_factory.mktemp("across")
-    sim, archive = root / "sim", root / "archive"
-    dealt = run("simulate", "--out", sim, "--from", FIRST_NIGHT, "--nights", NIGHTS,
-                "--rounds", 400, "--seed", 11, "--faults", 0.02)  # fmt: skip
-    assert dealt.exit_code == 0, dealt.output
-    nights = sorted(p for p in sim.iterdir() if p.is_dir())
-    for night in nights:
-        keep_a_stale_options_row(night)
-    first_wagers = pl.read_parquet(nights[0] / "wagers.parquet").drop_nulls("patron_id")
-    patron = first_wagers["patron_id"].value_counts(sort=True)[0, 0]
-    bring_a_patron_back([nights[2], nights[3]], patron)
-    outs = [root / "out" / night.name for night in nights]
-    for night, out in zip(nights[:-1], outs[:-1], strict=True):
-        audit_into(archive, night, out)
-    # Before the last night: a dealer of several nights has a finding escalated, and the
-    # stale row's finding is explained.
-    (dealer, _), *_ = archive_query(
-        archive,
-        "SELECT dealer_id, count(DISTINCT gaming_day) AS n FROM findings_current "
-        "WHERE dealer_id IS NOT NULL GROUP BY 1 ORDER BY n DESC, count(*) DESC, 1 LIMIT 1",
-    )
-    ((escalated,),) = archive_query(
-        archive,
-        "SELECT finding_id FROM findings_current WHERE dealer_id = $d "
-        "ORDER BY gaming_day, finding_id LIMIT 1",
-        {"d": dealer},
-    )
-    ((stale,),) = archive_query(archive, "SELECT finding_id FROM finding_status WHERE nights > 1")
-    for finding, status, note, by in (
-        (escalated, "escalated", ESCALATED_NOTE, "J. Doe"),
-        (stale, "explained", STALE_NOTE, "M. Okafor"),
-    ):
-        reviewed = run("review", archive, finding, "--status", status, "--note", note, "--by", by)
-        assert reviewed.exit_code == 0, reviewed.output
-    audit_into(archive, nights[-1], outs[-1])
-    return Archived(root, archive, nights, outs, dealer, escalated, stale, patron)
+from tests.support.archives import (
+    ACROSS_NIGHTS,
+    FIRST_NIGHT,
+    archive_query,
+)
 
 
 def section(html: str, anchor: str) -> str:
@@ -142,35 +43,35 @@ def rows_by_night(html: str, marker: str) -> dict[str, int]:
 # ---- the nightly report ----------------------------------------------------------------------
 
 
-def test_the_last_nights_report_marks_the_repeated_finding(archived):
-    html = (archived.outs[-1] / "report.html").read_text(encoding="utf-8")
+def test_the_last_nights_report_marks_the_repeated_finding(across_archive):
+    html = (across_archive.outs[-1] / "report.html").read_text(encoding="utf-8")
     assert 'href="#earlier"' in html
     first = section(html, "first")
     row = first[first.index("has 8 seats in its options from 2026-10-01 12:00") :]
     row = row[: row.index("</tr>")]
     assert "seen on 4 nights" in row and "since 2026-11-01, last 2026-11-04" in row
     assert "explained" in row and "systems ticket 4411" in row and "M. Okafor" in row
-    tonight = pl.read_parquet(archived.outs[-1] / "findings.parquet").height
+    tonight = pl.read_parquet(across_archive.outs[-1] / "findings.parquet").height
     assert f"{tonight - 1:,} new</div>" in html and "1 seen on earlier nights too" in html
     # Every other finding of the night is new.
     assert first.count("tag-new") == min(tonight, 100) - 1
 
 
-def test_the_last_nights_report_counts_earlier_findings_still_open(archived):
+def test_the_last_nights_report_counts_earlier_findings_still_open(across_archive):
     """Counted by rule and age, not listed one by one (an archive of months holds
     hundreds); the escalated ones are listed, with their review."""
-    html = (archived.outs[-1] / "report.html").read_text(encoding="utf-8")
+    html = (across_archive.outs[-1] / "report.html").read_text(encoding="utf-8")
     earlier = section(html, "earlier")
-    assert archived.escalated[:12] in earlier
+    assert across_archive.escalated[:12] in earlier
     assert "tag-escalated" in earlier
     assert "Paid a push as a win &lt;b&gt;twice&lt;/b&gt;" in earlier  # the note, as text
-    tonight = pl.read_parquet(archived.outs[-1] / "findings.parquet")["finding_id"].to_list()
+    tonight = pl.read_parquet(across_archive.outs[-1] / "findings.parquet")["finding_id"].to_list()
     by_rule = archive_query(
-        archived.archive,
+        across_archive.archive,
         "SELECT rule, count(*) FROM finding_status "
         "WHERE status IN ('open', 'escalated') AND in_force AND gaming_day < $last "
         "AND NOT list_contains($tonight, finding_id) GROUP BY rule",
-        {"last": FIRST_NIGHT + timedelta(days=NIGHTS - 1), "tonight": tonight},
+        {"last": FIRST_NIGHT + timedelta(days=ACROSS_NIGHTS - 1), "tonight": tonight},
     )
     still_open = sum(n for _, n in by_rule)
     assert f"{still_open:,} earlier still open" in html
@@ -190,34 +91,34 @@ def test_the_last_nights_report_counts_earlier_findings_still_open(archived):
     assert "auditor report ARCHIVE --from FROM --to TO" in earlier
 
 
-def test_the_report_reads_only_earlier_runs(archived):
+def test_the_report_reads_only_earlier_runs(across_archive):
     """Written before its run was added, and built again after: the same page."""
-    written = (archived.outs[-1] / "report.html").read_text(encoding="utf-8")
-    again = render_nightly(archived.outs[-1], archive=archived.archive)["report.html"]
+    written = (across_archive.outs[-1] / "report.html").read_text(encoding="utf-8")
+    again = render_nightly(across_archive.outs[-1], archive=across_archive.archive)["report.html"]
     assert again == written
 
 
-def test_without_an_archive_the_report_is_as_it_was(archived):
-    pages = render_nightly(archived.outs[-1])
+def test_without_an_archive_the_report_is_as_it_was(across_archive):
+    pages = render_nightly(across_archive.outs[-1])
     for text in pages.values():
         assert 'id="earlier"' not in text and "<th>earlier nights</th>" not in text
         assert 'class="tag tag-' not in text
 
 
-def test_an_archive_that_cannot_be_read_is_said_not_guessed(archived, tmp_path):
+def test_an_archive_that_cannot_be_read_is_said_not_guessed(across_archive, tmp_path):
     broken = tmp_path / "archive"
-    shutil.copytree(archived.archive, broken)
+    shutil.copytree(across_archive.archive, broken)
     run_set = next((broken / "runs").glob("*/set"))
     (run_set / "summary.txt").write_text("edited", encoding="utf-8")
-    html = render_nightly(archived.outs[-1], archive=broken)["report.html"]
+    html = render_nightly(across_archive.outs[-1], archive=broken)["report.html"]
     assert "could not be read, so tonight's findings are not compared" in html
     assert "not as written" in html and 'class="tag tag-new"' not in html
 
 
-def test_the_first_night_of_an_archive_has_every_finding_new(archived):
-    html = (archived.outs[0] / "report.html").read_text(encoding="utf-8")
+def test_the_first_night_of_an_archive_has_every_finding_new(across_archive):
+    html = (across_archive.outs[0] / "report.html").read_text(encoding="utf-8")
     assert "This is the first run of the archive" in html
-    found = pl.read_parquet(archived.outs[0] / "findings.parquet").height
+    found = pl.read_parquet(across_archive.outs[0] / "findings.parquet").height
     assert f"{found:,} new</div>" in html and "the archive's first run" in html
     assert section(html, "first").count("tag-new") == found
 
@@ -225,17 +126,19 @@ def test_the_first_night_of_an_archive_has_every_finding_new(archived):
 # ---- the investigation across nights ----------------------------------------------------------
 
 
-def test_a_dealer_across_nights_has_each_nights_findings(archived, tmp_path):
+def test_a_dealer_across_nights_has_each_nights_findings(across_archive, tmp_path):
     target = write_archive_investigation(
-        archived.archive, subject_of(dealer=archived.dealer), target=tmp_path / "dealer.html"
+        across_archive.archive,
+        subject_of(dealer=across_archive.dealer),
+        target=tmp_path / "dealer.html",
     )
     html = target.read_text(encoding="utf-8")
     expected = dict(
         archive_query(
-            archived.archive,
+            across_archive.archive,
             "SELECT strftime(gaming_day, '%Y-%m-%d'), count(*) FROM findings_current "
             "WHERE dealer_id = $d GROUP BY 1",
-            {"d": archived.dealer},
+            {"d": across_archive.dealer},
         )
     )
     assert len(expected) >= 2
@@ -257,14 +160,14 @@ def per_night(rows: pl.DataFrame) -> dict[str, int]:
     return {day.isoformat(): n for day, n in counted}
 
 
-def test_a_dealers_rounds_come_from_each_nights_dataset(archived):
+def test_a_dealers_rounds_come_from_each_nights_dataset(across_archive):
     beside = Beside("dealer")
-    subject = subject_of(dealer=archived.dealer)
-    html = render_archive_investigation(archived.archive, subject, beside)
+    subject = subject_of(dealer=across_archive.dealer)
+    html = render_archive_investigation(across_archive.archive, subject, beside)
     dealt = {}
-    for night in archived.nights:
+    for night in across_archive.nights:
         rounds = pl.read_parquet(night / "rounds.parquet")
-        n = rounds.filter(pl.col("dealer_id") == archived.dealer).height
+        n = rounds.filter(pl.col("dealer_id") == across_archive.dealer).height
         if n:
             dealt[night.name] = n
     assert len(dealt) >= 2
@@ -278,14 +181,14 @@ def test_a_dealers_rounds_come_from_each_nights_dataset(archived):
     assert "dataset no longer in place" not in html
 
 
-def test_a_patron_back_on_several_nights(archived):
+def test_a_patron_back_on_several_nights(across_archive):
     beside = Beside("patron")
-    subject = subject_of(patron=archived.patron)
-    html = render_archive_investigation(archived.archive, subject, beside)
+    subject = subject_of(patron=across_archive.patron)
+    html = render_archive_investigation(across_archive.archive, subject, beside)
     played = {}
-    for night in archived.nights:
+    for night in across_archive.nights:
         wagers = pl.read_parquet(night / "wagers.parquet")
-        n = wagers.filter(pl.col("patron_id") == archived.patron).height
+        n = wagers.filter(pl.col("patron_id") == across_archive.patron).height
         if n:
             played[night.name] = n
     assert len(played) == 3
@@ -295,20 +198,22 @@ def test_a_patron_back_on_several_nights(archived):
     assert rows_by_night(section(html, "wagers"), "<td>2026-") == flagged
 
 
-def test_a_night_whose_dataset_moved_still_renders(archived):
+def test_a_night_whose_dataset_moved_still_renders(across_archive):
     days = sorted(
         d.isoformat()
         for (d,) in archive_query(
-            archived.archive,
+            across_archive.archive,
             "SELECT DISTINCT gaming_day FROM findings_current WHERE dealer_id = $d",
-            {"d": archived.dealer},
+            {"d": across_archive.dealer},
         )
     )
-    moved = archived.nights[[n.name for n in archived.nights].index(days[0])]
+    moved = across_archive.nights[[n.name for n in across_archive.nights].index(days[0])]
     away = moved.with_name(moved.name + "-moved")
     moved.rename(away)
     try:
-        html = render_archive_investigation(archived.archive, subject_of(dealer=archived.dealer))
+        html = render_archive_investigation(
+            across_archive.archive, subject_of(dealer=across_archive.dealer)
+        )
     finally:
         away.rename(moved)
     nights = section(html, "nights")
@@ -320,14 +225,14 @@ def test_a_night_whose_dataset_moved_still_renders(archived):
     assert days[1] in rows_by_night(section(html, "rounds"), "<td>2026-")
 
 
-def test_one_night_charts_that_night_alone(archived):
+def test_one_night_charts_that_night_alone(across_archive):
     ((table, day),) = archive_query(
-        archived.archive,
+        across_archive.archive,
         "SELECT located_table_id, gaming_day FROM findings_current WHERE impact <> 0 "
         "ORDER BY gaming_day, located_table_id LIMIT 1",
     )
     html = render_archive_investigation(
-        archived.archive, subject_of(table=table, start=day, end=day)
+        across_archive.archive, subject_of(table=table, start=day, end=day)
     )
     chart = html[html.index("<svg") : html.index("</svg>")]
     labels = set(re.findall(r">\s*([^<>]*\d{4}[^<>]*)\s*<", chart))
@@ -335,46 +240,34 @@ def test_one_night_charts_that_night_alone(archived):
     assert f"Gaming day {day.isoformat()}" in html
 
 
-def test_an_unknown_subject_is_a_clear_exit_2(archived, tmp_path):
+def test_an_unknown_subject_is_a_clear_exit_2(across_archive, tmp_path):
     target = tmp_path / "nobody.html"
     with pytest.raises(ReportError, match="no dealer 'NOBODY' in the archive") as raised:
-        write_archive_investigation(archived.archive, subject_of(dealer="NOBODY"), target=target)
+        write_archive_investigation(
+            across_archive.archive, subject_of(dealer="NOBODY"), target=target
+        )
     assert raised.value.exit_code == 2 and not target.exists()
     with pytest.raises(ReportError, match=r"nothing of dealer .* between 2030-01-01"):
         write_archive_investigation(
-            archived.archive, subject_of(dealer=archived.dealer), date(2030, 1, 1), None, target
+            across_archive.archive,
+            subject_of(dealer=across_archive.dealer),
+            date(2030, 1, 1),
+            None,
+            target,
         )
     with pytest.raises(ReportError, match="a round belongs to one night"):
-        write_archive_investigation(archived.archive, subject_of(round_id="R1"), target=target)
+        write_archive_investigation(
+            across_archive.archive, subject_of(round_id="R1"), target=target
+        )
     with pytest.raises(AuditorError, match="not an archive") as raised:
-        write_archive_investigation(archived.outs[0], subject_of(dealer="D1"), target=target)
+        write_archive_investigation(across_archive.outs[0], subject_of(dealer="D1"), target=target)
     assert raised.value.exit_code == 2
 
 
-def test_the_same_archive_gives_the_same_page(archived):
-    subject = subject_of(dealer=archived.dealer)
-    first = render_archive_investigation(archived.archive, subject)
-    assert render_archive_investigation(archived.archive, subject) == first
-
-
-# ---- in a browser ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("which", ["nightly", "dealer"])
-def test_both_pages_open_offline_with_no_error(browser, archived, tmp_path, which):
-    if which == "nightly":
-        page = archived.outs[-1] / "report.html"
-    else:
-        page = write_archive_investigation(
-            archived.archive, subject_of(dealer=archived.dealer), target=tmp_path / "d.html"
-        )
-    seen = _open(browser, page)
-    (tmp_path / f"{which}.png").write_bytes(seen["screenshot"])
-    assert [m for m in seen["console"] if m[0] in ("error", "warning")] == []
-    assert seen["errors"] == [] and seen["dialogs"] == []
-    assert seen["requests"] == [seen["url"]]
-    assert _not_blank(seen["screenshot"])
-    assert seen["findings_rows"] > 0
+def test_the_same_archive_gives_the_same_page(across_archive):
+    subject = subject_of(dealer=across_archive.dealer)
+    first = render_archive_investigation(across_archive.archive, subject)
+    assert render_archive_investigation(across_archive.archive, subject) == first
 
 
 def test_chart_ticks_never_read_minus_zero():

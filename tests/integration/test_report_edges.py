@@ -26,7 +26,7 @@ from auditor.pipeline import run_audit
 from auditor.report.investigate import Subject, render_investigation
 from auditor.report.nightly import render_nightly
 from auditor.report.render import visible
-from tests.conftest import base_rows, contract_frame
+from tests.support.datasets import base_rows, contract_frame
 
 TERMINAL_ESCAPE = "\x1b]0;pwn\x07\x1b[2J"  # set the window title, clear the screen
 OVERRIDE = "evil\u202eexe.txt"  # shows as "eviltxt.exe"

@@ -10,20 +10,15 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
-from auditor.cli import main
+from tests.support.cli import cli
+from tests.support.paths import SAMPLE
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 NIGHT = "2026-11-24"
 
 
-def run(*args: object) -> object:
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
 def head_of(archive: Path) -> str:
-    verified = run("review", archive, "--verify")
+    verified = cli("review", archive, "--verify")
     assert verified.exit_code == 0, verified.output
     return verified.output.split("head: seq ")[1].split()[1]
 
@@ -36,15 +31,15 @@ def reviewed(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("ledger-head")
     archive = root / "archive"
     first = root / "first"
-    assert run("audit", SAMPLE, "--out", first, "--archive", archive, "--exit-zero").exit_code == 0
+    assert cli("audit", SAMPLE, "--out", first, "--archive", archive, "--exit-zero").exit_code == 0
     findings = pl.read_parquet(first / "findings.parquet")
     for finding_id, status in zip(
         findings["finding_id"][:2], ("explained", "escalated"), strict=True
     ):
-        written = run("review", archive, finding_id, "--status", status, "--by", "J. Doe")
+        written = cli("review", archive, finding_id, "--status", status, "--by", "J. Doe")
         assert written.exit_code == 0, written.output
     second = root / "second"
-    assert run("audit", SAMPLE, "--out", second, "--archive", archive, "--exit-zero").exit_code == 0
+    assert cli("audit", SAMPLE, "--out", second, "--archive", archive, "--exit-zero").exit_code == 0
     table = findings.drop_nulls("table_id")["table_id"][0]
     pages = {"nightly": second / "report.html"}
     for name, args in (
@@ -52,7 +47,7 @@ def reviewed(tmp_path_factory) -> dict[str, Path]:
         ("investigation", ("--table", table)),
     ):
         pages[name] = root / f"{name}.html"
-        written = run("report", archive, *args, "-o", pages[name])
+        written = cli("report", archive, *args, "-o", pages[name])
         assert written.exit_code == 0, written.output
     return {"archive": archive, "first": first / "report.html", **pages}
 
@@ -75,7 +70,7 @@ def test_a_report_of_a_run_alone_prints_no_ledger(reviewed, tmp_path: Path) -> N
     html_of_run = tmp_path / "table.html"
     first_set = reviewed["first"].parent
     table = pl.read_parquet(first_set / "findings.parquet").drop_nulls("table_id")["table_id"][0]
-    assert run("report", first_set, "--table", table, "-o", html_of_run).exit_code == 0
+    assert cli("report", first_set, "--table", table, "-o", html_of_run).exit_code == 0
     assert "Review ledger" not in html_of_run.read_text()
 
 
@@ -85,11 +80,11 @@ def test_the_printed_head_holds_until_a_record_is_cut_from_the_ledger(
     archive = Path(shutil.copytree(reviewed["archive"], tmp_path / "archive"))
     html = reviewed["period"].read_text()
     printed = html.split("--verify --head ")[1].split("<")[0]
-    held = run("review", archive, "--verify", "--head", printed)
+    held = cli("review", archive, "--verify", "--head", printed)
     assert held.exit_code == 0, held.output
     ledger = archive / "reviews.jsonl"
     lines = ledger.read_text().splitlines(keepends=True)
     ledger.write_text("".join(lines[:-1]))
-    cut = run("review", archive, "--verify", "--head", printed)
+    cut = cli("review", archive, "--verify", "--head", printed)
     assert cut.exit_code == 1, cut.output
     assert f"head {printed}: no record of the ledger has this hash" in cut.output

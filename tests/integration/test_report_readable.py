@@ -19,9 +19,8 @@ from auditor.report import data, evidence, render
 from auditor.report.charts import time_span
 from auditor.report.investigate import Subject, render_investigation
 from auditor.report.nightly import CHART_BARS, FIRST_FINDINGS, render_nightly
+from tests.support.paths import REPO, SAMPLE
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "sample_data"
 NAIVE_TIME = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d)?(?:\.\d+)?(?![\d:.]| ?UTC)")
 
 

@@ -4,7 +4,7 @@ The case format is documented in docs/packs.md ("Test it").
 
 Every case is a table of its own in one dataset, audited once and judged on its own
 findings and quarantine: the 413 cases take one pipeline, 2-3 s of the file's time,
-where one pipeline per case took 170 s (`pytest -n 0 tests/test_rule_cases.py`: 170 s
+where one pipeline per case took 170 s (`pytest -n 0 tests/integration/test_rule_cases.py`: 170 s
 before, 18 s after, most of it the tests of the runner itself).
 """
 
@@ -17,16 +17,12 @@ import polars as pl
 import pytest
 
 from auditor.casework.batch import split_findings
-from auditor.casework.files import Case, case_file_paths
-from auditor.casework.runner import CaseAudit, CaseResult, audit_cases, load_files, run_cases
+from auditor.casework.files import Case
+from auditor.casework.runner import CaseAudit, CaseResult, audit_cases, run_cases
 from auditor.casework.verdict import WORDING_KEYS, case_failures, case_problems
-from auditor.packs.loaded import builtin_packs
 from auditor.pipeline import all_checks
+from tests.support.cases import ALL_CASES, FILES, PACKS
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
-PACKS = builtin_packs()
-FILES = load_files(case_file_paths(CASES), PACKS)
-ALL_CASES = [case for found in FILES for case in found.cases]
 CODES = {check.code for check in all_checks()}
 
 

@@ -12,24 +12,19 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from click.testing import CliRunner, Result
 
-from auditor.cli import main
 from auditor.commands.options import deprecation_note
 from auditor.contract import TABLES
 from auditor.simulator.folder import MARKER, FolderInUse
 from auditor.simulator.nights import simulate_nights
 from auditor.simulator.simulate import simulate
-from tests.unit.test_simulate import SYMPTOMS, Checker
+from tests.support.checker import SYMPTOMS, Checker
+from tests.support.cli import cli
+from tests.support.paths import SAMPLE
 
 ARCHIVE = ["--from", "2026-11-01", "--nights", "3", "--rounds", "300", "--seed", "1"]
 DAYS = ("2026-11-01", "2026-11-02", "2026-11-03")
 NIGHT_FILES = sorted([MARKER, "fault_key.parquet", *(f"{t}.parquet" for t in TABLES)])
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-
-
-def run(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -48,7 +43,7 @@ def window(day: str) -> tuple[datetime, datetime]:
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("archive") / "nights"
-    result = run("simulate", "--out", out, *ARCHIVE)
+    result = cli("simulate", "--out", out, *ARCHIVE)
     assert result.exit_code == 0, result.output
     return out, result.output
 
@@ -69,7 +64,7 @@ def test_one_dataset_folder_per_night(archive) -> None:
 def test_each_night_audits_cleanly(archive, tmp_path: Path) -> None:
     out, _ = archive
     for day in DAYS:
-        result = run("audit", out / day, "--out", tmp_path / day)
+        result = cli("audit", out / day, "--out", tmp_path / day)
         assert result.exit_code == 0, result.output
         assert pl.read_parquet(tmp_path / day / "findings.parquet").height == 0
 
@@ -137,24 +132,24 @@ def test_the_nights_are_dealt_differently(archive) -> None:
 def test_a_rerun_writes_the_same_bytes(archive, tmp_path: Path) -> None:
     out, _ = archive
     again = tmp_path / "again"
-    assert run("simulate", again, *ARCHIVE).exit_code == 0
+    assert cli("simulate", again, *ARCHIVE).exit_code == 0
     assert tree(again) == tree(out)
     # A night is dealt the same in any archive that holds it: from the seed and its date.
     alone = tmp_path / "alone"
-    assert run("simulate", alone, *ARCHIVE[2:], "--from", DAYS[1]).exit_code == 0
+    assert cli("simulate", alone, *ARCHIVE[2:], "--from", DAYS[1]).exit_code == 0
     assert tree(alone / DAYS[1]) == tree(out / DAYS[1])
 
 
 def test_the_summary_is_written_for_a_person(archive, tmp_path: Path) -> None:
     _, output = archive
-    for text in (output, run("simulate", "--out", tmp_path / "one", "--rounds", "200").output):
+    for text in (output, cli("simulate", "--out", tmp_path / "one", "--rounds", "200").output):
         assert not re.search(r"\w+\(|\{|\}|PosixPath|Summary", text), text
         assert "ma-chemin-de-fer  3 tables" in text
         assert "faults injected: none" in text
     lines = output.splitlines()
     assert [line.split()[0] for line in lines[1:5]] == [*DAYS, "in"]
     assert all("300 rounds in 12 shoes" in line for line in lines[1:4])
-    faulty = run(
+    faulty = cli(
         "simulate", "--out", tmp_path / "faulty", "--rounds", "300", "--faults", "0.1"
     ).output
     assert re.search(r"faults injected: \d+ of \d+ kinds, keyed in .*fault_key.parquet", faulty)
@@ -165,7 +160,7 @@ def test_a_folder_holding_anything_else_is_refused(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "notes.txt").write_text("keep me")
     for args in (["--rounds", "10"], ARCHIVE):
-        result = run("simulate", folder, *args)
+        result = cli("simulate", folder, *args)
         assert result.exit_code == 2
         assert result.output.count("error:") == 1 and "notes.txt" in result.output
         assert [p.name for p in folder.iterdir()] == ["notes.txt"]
@@ -173,7 +168,7 @@ def test_a_folder_holding_anything_else_is_refused(tmp_path: Path) -> None:
     sample = tmp_path / "sample"
     shutil.copytree(SAMPLE, sample)
     before = tree(sample)
-    assert run("simulate", sample, "--rounds", "10").exit_code == 2
+    assert cli("simulate", sample, "--rounds", "10").exit_code == 2
     assert tree(sample) == before
     # A previous simulation with a file of someone else's in it is not replaced either.
     previous = tmp_path / "previous"
@@ -184,22 +179,22 @@ def test_a_folder_holding_anything_else_is_refused(tmp_path: Path) -> None:
         simulate_nights(previous, 20, 1, date(2026, 11, 1), 2)
     assert (previous / "2026-11-01" / "findings.parquet").read_bytes() == b"not ours"
     (tmp_path / "file").write_text("a file")
-    assert run("simulate", tmp_path / "file", "--rounds", "1").exit_code == 2
+    assert cli("simulate", tmp_path / "file", "--rounds", "1").exit_code == 2
     assert (tmp_path / "file").read_text() == "a file"
 
 
 def test_a_previous_simulation_is_replaced(archive, tmp_path: Path) -> None:
     out = tmp_path / "out"
     shutil.copytree(archive[0], out)
-    assert run("simulate", out, "--rounds", "50", "--seed", "2").exit_code == 0
+    assert cli("simulate", out, "--rounds", "50", "--seed", "2").exit_code == 0
     assert sorted(p.name for p in out.iterdir()) == NIGHT_FILES
     assert pl.read_parquet(out / "rounds.parquet").height == 50
-    result = run("simulate", out, "--nights", "2", "--rounds", "40")
+    result = cli("simulate", out, "--nights", "2", "--rounds", "40")
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["2026-11-24", "2026-11-25", MARKER]
     # A run that stopped part way left its marker first: it is replaced too.
     (out / "2026-11-25" / "rounds.parquet").unlink()
-    assert run("simulate", out, "--rounds", "30").exit_code == 0
+    assert cli("simulate", out, "--rounds", "30").exit_code == 0
     assert sorted(p.name for p in out.iterdir()) == NIGHT_FILES
 
 
@@ -249,7 +244,7 @@ def test_a_crowded_night_is_dealt_faster_within_its_day_and_breaks_only_keyed_ru
 
 def test_from_and_to_deal_the_nights_between_them(tmp_path: Path) -> None:
     out = tmp_path / "nights"
-    done = run(
+    done = cli(
         "simulate", "-o", out, "--rounds", "20", "--from", "2026-11-29", "--to", "2026-12-01"
     )
     assert done.exit_code == 0, done.output
@@ -262,8 +257,8 @@ def test_from_and_to_deal_the_nights_between_them(tmp_path: Path) -> None:
 
 
 def test_start_is_the_old_spelling_of_from(tmp_path: Path) -> None:
-    old = run("simulate", "-o", tmp_path / "a", "--rounds", "20", "--start", "2026-11-01")
-    new = run("simulate", "-o", tmp_path / "b", "--rounds", "20", "--from", "2026-11-01")
+    old = cli("simulate", "-o", tmp_path / "a", "--rounds", "20", "--start", "2026-11-01")
+    new = cli("simulate", "-o", tmp_path / "b", "--rounds", "20", "--from", "2026-11-01")
     assert old.exit_code == new.exit_code == 0, old.output
     assert old.stderr == deprecation_note("--start", "DATE", new="--from") + "\n"
     days = [sorted(p.name for p in (tmp_path / n).iterdir() if p.is_dir()) for n in "ab"]
@@ -280,6 +275,6 @@ def test_start_is_the_old_spelling_of_from(tmp_path: Path) -> None:
     ],
 )
 def test_simulate_refuses_a_range_said_two_ways(tmp_path: Path, args: list[str], said: str) -> None:
-    refused = run("simulate", "-o", tmp_path / "x", "--rounds", "5", *args)
+    refused = cli("simulate", "-o", tmp_path / "x", "--rounds", "5", *args)
     assert refused.exit_code == 2 and said in refused.output
     assert not (tmp_path / "x").exists()

@@ -13,9 +13,7 @@ from auditor.contract import TABLES
 from auditor.findings.table import ID_COLUMNS
 from auditor.pipeline import find, run_audit, run_validation
 from auditor.simulator.simulate import simulate
-
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "sample_data"
+from tests.support.paths import SAMPLE
 
 # fault kind -> the check that must report it, on the round the key names
 ROUND_FAULTS = {

@@ -447,7 +447,7 @@ def clean_night(root: Path, seed: int, rounds: int) -> night.Surveillance:
     data = root / f"clean{seed}"
     simulate(data, rounds, seed=seed)
     validated = run_validation(data)
-    # A simulated night without faults has no finding (tests/test_simulated_audit.py):
+    # A simulated night without faults has no finding (tests/integration/test_simulated_audit.py):
     # the dealers' findings rates have nothing to test, and the audit is not rerun here.
     none = pl.DataFrame(schema={"round_id": pl.String()})
     cells = survey_cells(validated, none, root / f"cells{seed}")

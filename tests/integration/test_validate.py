@@ -16,7 +16,7 @@ from auditor.input import cross_rows as cross_rows_module
 from auditor.input.load import open_dataset, wider_integer_columns
 from auditor.input.validate import validate
 from auditor.pipeline import run_validation
-from tests.conftest import base_rows, contract_frame
+from tests.support.datasets import base_rows, contract_frame
 
 
 def quarantine_of(validated, table: str) -> pl.DataFrame:

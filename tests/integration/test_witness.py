@@ -17,9 +17,8 @@ from auditor import witness
 from auditor.cli import main
 from auditor.commands.explain import _show
 from auditor.packs.loaded import builtin_packs
-
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
+from tests.support.cli import AUDITOR
+from tests.support.paths import SAMPLE
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -24,14 +23,15 @@ from auditor.casework.build import case_rows
 from auditor.casework.runner import pack_of
 from auditor.errors import AuditorError
 from auditor.pipeline import all_checks
-from tests.integration.test_hostile_input import _write, damaged_rows
-from tests.integration.test_rule_cases import ALL_CASES, PACKS
+from tests.support.cases import ALL_CASES, PACKS
+from tests.support.cli import AUDITOR
+from tests.support.datasets import write_rows
+from tests.support.hostile import damaged_rows
+from tests.support.paths import SAMPLE
 from tests.support.witness import described, differences, memory_catalog
 
-AUDITOR = str(Path(sys.executable).with_name("auditor"))
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 CODES = sorted(check.code for check in all_checks())
-# Every check has its witness (tests/test_witness.py::test_every_check_has_a_witness).
+# Every check has its witness (tests/integration/test_witness.py::test_every_check_has_a_witness).
 WITNESSED = CODES
 BIG = int(os.environ.get("AUDITOR_WITNESS_ROUNDS", "0"))
 FAULTS = ["--faults", "0.05", "--shoe-faults", "0.3"]
@@ -116,7 +116,7 @@ def test_the_witness_finds_what_the_check_finds_on_the_yaml_cases(code, cases):
 @given(rows=damaged_rows())
 def test_the_witnesses_find_what_the_checks_find_on_hostile_datasets(tmp_path_factory, rows):
     root = tmp_path_factory.mktemp("hostile_witness")
-    _write(root / "data", rows)
+    write_rows(root / "data", rows)
     try:
         con = memory_catalog(root / "data")
     except AuditorError as refused:

@@ -12,12 +12,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from auditor.archive.store import add_run
-from auditor.cli import main
 from auditor.desk.users import add_user
 from auditor.pipeline import run_audit
+from tests.support.cli import cli
 
 PASSWORD = "correct horse battery staple"
 USERS = {"alice": "reviewer", "bob": "reviewer", "rita": "regulator", "adam": "admin"}
@@ -37,11 +35,8 @@ def build(root: Path, nights: int = 3, archived: int = 2, rounds: int = 300) -> 
     """`nights` simulated nights with faults, the first `archived` audited into an archive;
     a users file with a user of each role."""
     sim, archive = root / "sim", root / "archive"
-    dealt = CliRunner().invoke(
-        main,
-        ["simulate", "--out", str(sim), "--nights", str(nights), "--rounds", str(rounds),
-         "--seed", "5", "--faults", "0.05"],
-    )  # fmt: skip
+    dealt = cli("simulate", "--out", sim, "--nights", nights, "--rounds", rounds,
+                "--seed", 5, "--faults", 0.05)  # fmt: skip
     assert dealt.exit_code == 0, dealt.output
     days = sorted(p for p in sim.iterdir() if p.is_dir())
     for night in days[:archived]:

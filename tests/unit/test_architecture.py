@@ -1,7 +1,9 @@
 """The house: the pipeline's packages stand on floors, no import runs back up a floor or
 across between the two stages that run side by side, there is no import circle, no
 module outside the simulator outgrows one sitting's reading, and no module outside the
-packs names a ruleset, a jurisdiction or a citation style, or tests a string against one."""
+packs names a ruleset, a jurisdiction or a citation style, or tests a string against one.
+The tests' own house: no test module imports from another (what they share lives in
+tests/support/ and the conftest files)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import auditor
+from tests.support.paths import REPO
 
 PACKAGE = Path(auditor.__file__).parent
 
@@ -168,7 +171,7 @@ def test_no_module_outgrows_a_sitting(name: str) -> None:
     assert lines <= MAX_LINES, f"{name}: {lines} lines"
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"  # the repository's, not the package's
+README = REPO / "README.md"  # the repository's, not the package's
 FLOOR_NUMBERS = {
     "¼": Fraction(1, 4),
     "½": Fraction(1, 2),
@@ -179,13 +182,13 @@ FLOOR_NUMBERS = {
 
 def readme_floors() -> list[set[str]]:
     """The README's layout table as floors: each row's packages by its floor number, lower
-    floors first (`apart` rows left out)."""
+    floors first (the rows off the floors, `apart` and `tests`, left out)."""
     text = README.read_text(encoding="utf-8")
     table = text.split("| floor | package | what lives there |", 1)[1].split("\n\n", 1)[0]
     floors: dict[Fraction, set[str]] = {}
     for row in table.splitlines()[2:]:
         number, packages = (cell.strip() for cell in row.strip("|").split("|")[:2])
-        if number == "apart":
+        if number in ("apart", "tests"):
             continue
         whole = number.rstrip("".join(FLOOR_NUMBERS))
         value = Fraction(int(whole or 0)) + FLOOR_NUMBERS.get(number[-1], Fraction(0))
@@ -333,3 +336,65 @@ def test_the_ruleset_scanner_finds_a_planted_case(tmp_path: Path, planted: str) 
 def test_the_ruleset_scanner_leaves_other_strings_alone() -> None:
     clean = 'def f(bet, r):\n    return bet == "banker" and r.startswith("fr") and "§" in r\n'
     assert string_tests(clean, ruleset_words()) == []
+
+
+# ---- the tests' own house ------------------------------------------------------------------
+
+TESTS = REPO / "tests"
+
+
+def imported_test_modules(source: str, module: str) -> list[str]:
+    """The test modules (`test_*`) that `source`, the text of module `module` (dotted), imports
+    from or imports: absolute or relative, a module or a name of it."""
+    package = module.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            # `from package import test_x` imports a module too.
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        found += [n for n in names if n.rsplit(".", 1)[-1].startswith("test_")]
+    return sorted(set(found))
+
+
+def test_no_test_module_imports_from_another() -> None:
+    """What tests share is in tests/support/ or a conftest.py: a test module reached into by
+    another cannot be moved, split or renamed on its own, and its helpers are found by no one
+    looking for them."""
+    wrong = {}
+    for path in sorted(TESTS.rglob("*.py")):
+        module = ".".join(path.relative_to(REPO).with_suffix("").parts)
+        if found := imported_test_modules(path.read_text(encoding="utf-8"), module):
+            wrong[str(path.relative_to(REPO))] = found
+    assert wrong == {}
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "from tests.unit.test_money import X\n",
+        "from .test_money import X\n",
+        "from ..integration.test_query import Y\n",
+        "from tests.unit import test_money\n",
+        "from . import test_money\n",
+        "import tests.e2e.test_live\n",
+        "def f():\n    from tests.e2e.test_live import Z\n",
+    ],
+)
+def test_the_test_import_scanner_finds_a_planted_import(planted: str) -> None:
+    assert imported_test_modules(planted, "tests.unit.test_planted")
+
+
+def test_the_test_import_scanner_leaves_support_and_conftest_imports_alone() -> None:
+    clean = (
+        "from tests.support.cli import cli\nfrom tests.support import paths\n"
+        "from .conftest import x\nimport pytest\nfrom auditor.cli import main\n"
+    )
+    assert imported_test_modules(clean, "tests.unit.test_planted") == []

@@ -11,7 +11,7 @@ from auditor.cli import main
 from auditor.packs.cited import cite_rules, joined, rule_refs
 from auditor.packs.loaded import builtin_packs, load_packs
 from auditor.pipeline import all_checks
-from tests.integration.test_pack_from_folder import NEW, new_pack_text
+from tests.support.packs import NEW, new_pack_text
 
 CHECKS = {check.code: check for check in all_checks()}
 

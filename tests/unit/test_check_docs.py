@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from auditor.check_docs import DOCS_FILE, check_docs, docs_json
 from auditor.pipeline import all_checks
+from tests.support.paths import REPO
 
-SOURCE = Path(__file__).resolve().parents[2] / "auditor" / DOCS_FILE
+SOURCE = REPO / "auditor" / DOCS_FILE
 
 
 def test_the_shipped_documentation_is_the_pipelines():

@@ -17,8 +17,8 @@ import click
 import pytest
 
 from auditor.cli import main
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 HELP = {"-h", "--help"}
 # A fenced code block, then (in what is left) a code span, which may wrap a line.
 FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.MULTILINE | re.DOTALL)

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from auditor.cli import main
 from auditor.packs.lint import lint_folder
+from tests.support.paths import RULES
 
-RULES = Path(__file__).resolve().parents[2] / "rules"
 OWN = "yy-baccarat"
 CELL_4_STANDS = (
     '  - {banker: [4], player_third: [0, 1, 8, 9], action: stand, cite: "§11(c)(2)(iii) Table 1"}\n'

@@ -17,7 +17,7 @@ from auditor.output.traceability import matrix, traced
 from auditor.packs.loaded import builtin_packs, load_packs
 from auditor.packs.regulation import STYLES
 from auditor.report.sections import pack_texts, section_text
-from tests.integration.test_pack_from_folder import NEW, new_pack_text
+from tests.support.packs import NEW, new_pack_text
 
 
 def test_every_built_in_pack_declares_its_regulation():

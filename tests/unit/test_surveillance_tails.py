@@ -19,7 +19,7 @@ from auditor.surveillance.stats import (
     binomial_two_sided,
     chi_square,
 )
-from tests.conftest import DatasetWriter
+from tests.support.datasets import DatasetWriter
 
 
 def binomial_grid() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
