@@ -26,7 +26,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0"
 
 # Each public name and the module that defines it (and its name there), by name only:
-# the root package imports nothing of the floors above it (tests/test_architecture.py).
+# the root package imports nothing of the floors above it (tests/unit/test_architecture.py).
 _LAZY = {
     "audit": ("auditor.api", "audit"),
     "AuditOptions": ("auditor.api", "AuditOptions"),

@@ -1,7 +1,7 @@
 """Every check's documentation as data (`check_docs.json`), for the commands that only
 print it: `auditor rules` answers without importing the pipeline (polars, pandera, scipy),
 which would cost it seconds. The pipeline's own checks (`pipeline.all_checks`) are the
-source; `tests/test_check_docs.py` keeps the file equal to them and rewrites it when
+source; `tests/unit/test_check_docs.py` keeps the file equal to them and rewrites it when
 `AUDITOR_WRITE_CHECK_DOCS=1`.
 
 A check names the pack rules it applies (`rules`, by key) and what they are in words

@@ -6,7 +6,7 @@ Usage:
 Runs each command in its own process, --repeat times, and prints the median wall and
 CPU seconds: `--version`, `--help`, `rules`, `rules DRW001`, `audit --help`. Target:
 each under half a second on a quiet machine (they import neither the pipeline nor
-polars, pandera or scipy; `tests/test_check_docs.py` proves the imports). It asserts
+polars, pandera or scipy; `tests/unit/test_check_docs.py` proves the imports). It asserts
 nothing.
 """
 

@@ -3,7 +3,7 @@
 Each page comes from the check's own documentation (`auditor.check_docs.check_docs()`,
 what `auditor rules CODE` prints), the regulation sections it audits (the traceability
 matrix, `auditor rules CODE --by-section`) and its YAML cases (`tests/cases/CODE.yaml`,
-which `tests/test_rule_cases.py` runs through the whole pipeline). Nothing generated is
+which `tests/integration/test_rule_cases.py` runs through the whole pipeline). Nothing generated is
 written into the repository; `checks/index.md` lists every code.
 """
 
@@ -147,9 +147,9 @@ def _page(doc: CheckDoc, spec: dict, texts: dict[str, str], sections: list[str])
         "## Cases",
         "",
         f"`tests/cases/{doc.code}.yaml` holds the cases the test suite runs through the whole "
-        "pipeline on real Parquet (`tests/test_rule_cases.py`). A case that must pass is a "
-        "clean round: no finding of any code. A case that must fail breaks this check's rule "
-        "alone. What a case leaves out is correct by the rules.",
+        "pipeline on real Parquet (`tests/integration/test_rule_cases.py`). A case that must "
+        "pass is a clean round: no finding of any code. A case that must fail breaks this "
+        "check's rule alone. What a case leaves out is correct by the rules.",
         "",
     ]
     if spec.get("no_edge"):

@@ -9,7 +9,7 @@ one table's rows only (`auditor.input.partition`: a night is audited in groups o
 tables): each groups, windows, joins and reads the row before by a table's, shoe's or
 round's id, or joins a pack's own rows by ruleset, and never by a value two cases could
 share (a seat, a patron, a time), so a case among others yields what it yields alone
-(`tests/test_rule_cases.py` holds a few cases of checks that read across rows to it).
+(`tests/integration/test_rule_cases.py` holds a few cases of checks that read across rows to it).
 A finding that names no case's table is not split at all (`runner.py`). The prefix is
 taken out of every word of a case's findings and quarantine again, so that a message
 naming a table, shoe or round reads as it would in the case's own dataset.

@@ -8,8 +8,8 @@ times a read, seconds each time. One streaming pass copies each run of many smal
 (`scan.Run`) into one file of a temporary folder, in the files' own types and with each
 row's `_file` and `_row`; every later read takes that copy, so the price per file is paid
 once. Rows, provenance and so the findings and the quarantine are the same either way
-(`tests/test_many_files.py`). The copy takes about the table's size on disk, and lives as
-long as the dataset that reads it.
+(`tests/integration/test_many_files.py`). The copy takes about the table's size on disk,
+and lives as long as the dataset that reads it.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ only `quarantine`, to leave out the rows the audit did not audit.
 
 It is written from the regulation and the packs' macros, never translated from the
 check's polars expressions: two implementations of one rule, so that where they
-disagree one of them is wrong (`tests/test_witness_differential.py`).
+disagree one of them is wrong (`tests/integration/test_witness_differential.py`).
 
 This module reads its files with importlib.resources and imports nothing of the
 pipeline: `auditor rules CODE --sql` prints a witness without loading polars.

@@ -1,8 +1,9 @@
 """The regulations' tables, copied by hand from the texts, each value beside its section.
 
-Sections are those of `/work/shared/regulations/`: ma-baccarat (205 CMR), ma-midi-baccarat,
-md-mini-baccarat (COMAR 36.05.17) and ma-chemin-de-fer. Where a text is ambiguous the
-reading is the one INDEX.md's "Ambiguities" gives, named by its number.
+Sections are those of the regulation texts (`shared/regulations/` beside the repository):
+ma-baccarat (205 CMR), ma-midi-baccarat, md-mini-baccarat (COMAR 36.05.17) and
+ma-chemin-de-fer. Where a text is ambiguous the reading is the one INDEX.md's
+"Ambiguities" gives, named by its number.
 """
 
 from __future__ import annotations

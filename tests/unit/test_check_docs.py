@@ -1,0 +1,40 @@
+"""The checks' documentation shipped as data equals the pipeline's own checks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from auditor.check_docs import DOCS_FILE, check_docs, docs_json
+from auditor.pipeline import all_checks
+from tests.support.paths import REPO
+
+SOURCE = REPO / "auditor" / DOCS_FILE
+
+
+def test_the_shipped_documentation_is_the_pipelines():
+    expected = docs_json(all_checks())
+    if os.environ.get("AUDITOR_WRITE_CHECK_DOCS") == "1":
+        SOURCE.write_text(expected, encoding="utf-8")
+    assert docs_json(check_docs()) == expected, (
+        f"{DOCS_FILE} is stale: rerun this test with AUDITOR_WRITE_CHECK_DOCS=1"
+    )
+
+
+def test_rules_imports_none_of_the_pipeline(tmp_path):
+    """`auditor rules` prints text: it must not pay for polars, pandera or scipy."""
+    program = (
+        "import sys; from auditor.cli import main\n"
+        "try:\n    main(['rules', 'DRW001'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('polars', 'pandera', 'scipy', 'matplotlib') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,  # not the repository: `-c` imports from the working folder first
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]"
