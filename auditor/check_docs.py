@@ -1,8 +1,8 @@
 """Every check's documentation as data (`check_docs.json`), for the commands that only
 print it: `auditor rules` answers without importing the pipeline (polars, pandera, scipy),
 which would cost it seconds. The pipeline's own checks (`pipeline.all_checks`) are the
-source; `tests/unit/test_check_docs.py` keeps the file equal to them and rewrites it when
-`AUDITOR_WRITE_CHECK_DOCS=1`.
+source; `python -m auditor.tools.generate` writes the file from them, and
+`tests/unit/test_check_docs.py` and CI (`--check`) hold it equal to them.
 
 A check names the pack rules it applies (`rules`, by key) and what they are in words
 (`subject`); its `citation` here is rendered from the built-in packs. Under other packs

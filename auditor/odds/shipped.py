@@ -9,7 +9,7 @@ of a pack's citations or payouts changes nothing here. `outcomes.json` holds the
 enumerations of the built-in packs' rules for 1 to `SHIPPED_DECKS` decks, by point value,
 keyed by `ShoeRules.key()` (a digest of those rules); any other shoe is enumerated once
 per process. A test proves every shipped entry equals the enumeration; after a change
-to a built-in pack's drawing rules, `python -m auditor.odds.shipped` writes the file again.
+to a built-in pack's drawing rules, `python -m auditor.tools.generate` writes the file again.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from importlib.resources import files
-from pathlib import Path
 
 from auditor import contract
 from auditor.odds.shoe import (
@@ -103,16 +102,3 @@ def table(packs: list[RulePack]) -> dict[str, list[list[int]]]:
                     shoe = enumerate_rounds(pack, decks, either_draws=either_draws)
                     entries[key] = sorted([state_key(s), w] for s, w in shoe.weights.items())
     return dict(sorted(entries.items()))
-
-
-def main() -> None:
-    from auditor.packs.model import load_all
-
-    target = Path(__file__).with_name(DATA_FILE)
-    data = table(list(load_all().values()))
-    target.write_text(json.dumps(data, separators=(",", ":")) + "\n")
-    print(f"{len(data)} enumerations written to {target}")
-
-
-if __name__ == "__main__":
-    main()

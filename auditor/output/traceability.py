@@ -4,7 +4,7 @@ the logs can audit it, and the checks that do.
 Each pack names two files beside it (`regulation.sections`, `regulation.traceability`:
 `auditor.packs.regulation`), because the regulations folder does not ship:
 - the sections file is INDEX.md's section rows for the pack's ruleset, copied
-  mechanically (`python -m auditor.output.traceability PATH/TO/INDEX.md` rewrites the
+  mechanically (`python -m auditor.tools.generate` rewrites the
   built-in packs'; a test proves they match INDEX.md wherever that file is at hand);
 - the traceability file is kept by hand: per section, the check codes that audit it, or
   the reason none does yet. A section the logs cannot show keeps INDEX's reason and
@@ -18,20 +18,17 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import polars as pl
 
 from auditor.check_docs import check_docs
-from auditor.errors import ExitStatus
 from auditor.findings.check import Check
 from auditor.packs.cited_sections import citing_checks
 from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
-from auditor.packs.regulation_files import companion, section_rows, traced_rows
+from auditor.packs.regulation_files import section_rows, traced_rows
 
 VERDICTS = ("auditable", "partly", "not from logs")
 FROM_LOGS = ("auditable", "partly")
@@ -194,23 +191,3 @@ def matrix(packs: Mapping[str, RulePack] | None = None) -> pl.DataFrame:
             }
         )
     return pl.DataFrame(rows, schema=MATRIX_SCHEMA)
-
-
-def main(argv: Sequence[str]) -> int:
-    """Rewrite the built-in packs' sections files from an INDEX.md."""
-    if len(argv) != 1:
-        print("usage: python -m auditor.output.traceability PATH/TO/INDEX.md", file=sys.stderr)
-        return ExitStatus.UNUSABLE
-    sections = parse_index(Path(argv[0]).read_text(encoding="utf-8"))
-    for ruleset, pack in builtin_packs().items():
-        if pack.regulation is None or pack.regulation.sections is None:
-            continue
-        own = [s for s in sections if s.ruleset == ruleset]
-        target = Path(str(companion(pack, pack.regulation.sections)))
-        target.write_text(sections_json(own), encoding="utf-8")
-        print(f"{len(own)} sections written to {target}")
-    return ExitStatus.OK
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

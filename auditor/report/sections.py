@@ -5,8 +5,8 @@ in the file its pack names (`regulation.texts`, `auditor.packs.regulation`): one
 per numbered item of the regulation, keyed by its reference ("§11(c)(2)(iii)"), each
 holding that item's own text (a section's entry holds its heading). A finding's citation
 without its detail ("ID §11(c)(2)(iii)") finds its words among the packs loaded.
-`python -m auditor.report.sections PATH/TO/regulations` rewrites the built-in packs'
-files from the texts (each pack's `source`); a test proves they match wherever the
+`python -m auditor.tools.generate` rewrites the built-in packs' files from the
+texts (each pack's `source`); a test proves they match wherever the
 texts are at hand.
 
 The texts are PDF extractions in markdown: list markers and indentation are unreliable,
@@ -21,9 +21,7 @@ long-hand Banker rule lettered (a)-(j) needs both.
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +29,7 @@ from pathlib import Path
 from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
 from auditor.packs.regulation import CitationStyle
-from auditor.packs.regulation_files import companion, regulation_texts
+from auditor.packs.regulation_files import regulation_texts
 
 _PAREN = re.compile(r"^\(([a-z]+|\d+)\)\s*")
 _LINE_NUMBER = re.compile(r"^\d{1,2}(?:\s+|$)")
@@ -282,22 +280,3 @@ def _ancestors(key: str) -> list[str]:
 
 def _is_descendant(key: str, ancestor: str) -> bool:
     return key != ancestor and key.startswith(ancestor) and _is_prefix(ancestor, key)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """`python -m auditor.report.sections REGULATIONS_FOLDER`: rewrite the built-in packs'
-    texts files."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        sys.exit("usage: python -m auditor.report.sections PATH/TO/regulations")
-    packs = builtin_packs()
-    for ruleset, texts in build(Path(args[0]), packs).items():
-        regulation = packs[ruleset].regulation
-        assert regulation is not None and regulation.texts is not None  # what `build` keeps
-        target = Path(str(companion(packs[ruleset], regulation.texts)))
-        target.write_text(json.dumps(texts, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"{len(texts)} section texts written to {target}")
-
-
-if __name__ == "__main__":
-    main()

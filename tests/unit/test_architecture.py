@@ -57,7 +57,8 @@ FLOORS = (
     # The distributed engine runs audit's partition function and hands run_audit its finder;
     # the live audit runs the pipeline on each batch and closes the day into the archive;
     # the case runner (`auditor rules test`) runs the pipeline over a pack's YAML cases.
-    ("auditor.engines", "auditor.live", "auditor.casework"),
+    # The generator of the repository's generated files reads the pipeline's checks.
+    ("auditor.engines", "auditor.live", "auditor.casework", "auditor.tools"),
     # The library's entry point: the audit as the command line runs it, on either engine.
     ("auditor.api",),
     # Commands kept apart from the command line's module, which adds them.
