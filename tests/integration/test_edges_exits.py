@@ -424,7 +424,7 @@ ONE_GB = "SELECT repeat('x', 1000) AS s FROM range(1000000)"
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json"])
-def test_a_1gb_result_is_written_within_a_fraction_of_its_size(audited: Path, fmt: str) -> None:
+def test_a_1gb_result_is_written_without_being_held_whole(audited: Path, fmt: str) -> None:
     """Before, the whole result was fetched, converted and encoded at once: 3.1 GB of
     memory for this 1 GB result under --memory-limit 100MB. Streamed, about 0.3 GB, most
     of it the libraries' own."""
@@ -437,9 +437,10 @@ def test_a_1gb_result_is_written_within_a_fraction_of_its_size(audited: Path, fm
     child.returncode = os.waitstatus_to_exitcode(status)
     assert child.returncode == 0, child.stderr.read() if child.stderr else ""
     peak_bytes = usage.ru_maxrss * 1024  # kilobytes on Linux
-    # Less than the result itself: it was never held whole (about 0.3 GB on a quiet
-    # machine; up to 0.9 GB seen while the suite loads both cores).
-    assert peak_bytes < 2**30, f"peak {peak_bytes / 2**20:.0f} MiB"
+    # Held whole, the result and its encoding are over 2 GB (3.1 GB measured). Streamed:
+    # about 0.3 GB on a quiet machine, up to 1.15 GB seen while the suite loads both cores
+    # (DuckDB's threads run ahead of a writer starved of CPU), so the bound is 1.5 GiB.
+    assert peak_bytes < 1.5 * 2**30, f"peak {peak_bytes / 2**20:.0f} MiB"
 
 
 # ---- Ctrl-C in the audit's output phase is 130 -----------------------------------------
