@@ -9,7 +9,6 @@ import re
 from collections import Counter
 from fractions import Fraction
 from itertools import product
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -21,9 +20,9 @@ from auditor.odds.royal9 import COMBOS, hand_pairs, line_chances, posted
 from auditor.odds.shoe import State, enumerate_rounds, falling
 from auditor.odds.table_options import OddsError, TableOptions, parse_table_options
 from auditor.packs.model import load_all, load_pack, parse_pack
+from tests.support.paths import RULES
 
 MA = "ma-baccarat"
-RULES = Path(__file__).parents[1] / "rules"
 
 
 def row(report, bet: str, variant: str):
