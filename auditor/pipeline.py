@@ -9,6 +9,7 @@ import functools
 import tempfile
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +34,7 @@ from auditor.input.partition import (
     rounds_within,
     wagers_of,
 )
+from auditor.input.router import ROUTE_PREFIX, Routing
 from auditor.input.routing import partition_sources
 from auditor.input.shoe_options import in_force, shoe_options
 from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
@@ -89,14 +91,23 @@ def run_validation(
     partition_rounds: int | None = None,
     packs: LoadedPacks | None = None,
     id_buckets: IdBuckets | None = None,
+    route: bool = False,
+    route_folder: Path | None = None,
 ) -> ValidatedDataset:
     """Validation, holding no more ids at a time than three quarters of what a partition
     of `partition_rounds` rounds takes in memory (all at once if None): the row checks'
     batches and the quarantine are held beside them (at 30 million rounds the whole
     budget peaked at 2.0 GiB of a 2 GiB limit). `id_buckets` runs the id checks' buckets
-    (in this process if None; an engine's workers, `auditor.engines`)."""
+    (in this process if None; an engine's workers, `auditor.engines`). `route`: a night
+    not laid out table by table is routed into partitions of `partition_rounds` as it is
+    read, into `route_folder` (a temporary folder if None), for `find` to read in this
+    process."""
     budget = None if partition_rounds is None else partition_bytes(partition_rounds) * 3 // 4
-    return validate(open_dataset(dataset_path), progress, budget, packs, id_buckets)
+    routing = None
+    if route and partition_rounds is not None:
+        routing = Routing(partition_rounds, route_folder)
+    dataset = open_dataset(dataset_path)
+    return validate(dataset, progress, budget, packs, id_buckets, routing)
 
 
 def find(
@@ -110,16 +121,20 @@ def find(
     """Every finding of the audited rows, in the stable order of `findings.table.combine`.
 
     The audited rows are taken one partition (a group of whole tables) at a time; given
-    `tally`, each partition's rows held and surveillance counts are added to it. Routed
-    partitions (`input.routing`) are written to `route_dir` if given, else to a
-    temporary folder.
+    `tally`, each partition's rows held and surveillance counts are added to it. The
+    partitions are read from the files validation's read routed them into
+    (`input.router`), if it did; else, where the layout calls for it, routed first
+    (`input.routing`), to `route_dir` if given, else to a temporary folder.
     `with_procedures=False` leaves stage 5 out: the benchmark measures what it adds.
     The rows are audited under the packs they were validated against.
     """
     packs = validated.packs
     groups = partitions(validated.audited, partition_rounds)
+    # An input not laid out table by table is routed into files per partition: by
+    # validation's read if it routed these partitions, else first here.
+    routed = validated.routed
+    routed_in = routed.folder_for(groups, partition_rounds) if routed is not None else None
     found: list[pl.DataFrame] = []
-    # An input not laid out table by table is first routed into files per partition.
     with partition_sources(
         validated.dataset,
         validated.audited,
@@ -128,6 +143,7 @@ def find(
         route_dir,
         progress,
         budget_bytes=partition_bytes(partition_rounds),
+        routed_in=routed_in,
     ) as source:
         for index, partition in enumerate(groups):
             audited, whole = source(index)
@@ -338,15 +354,24 @@ def run_audit(
         partition_rounds = rounds_within(parse_size(DEFAULT_MEMORY_LIMIT))
     # OUTDIR is checked before any work and held until its set is in: a second run into
     # it is refused rather than clearing this one's staging folder.
-    with claim_outdir(out, dataset_path) as out:
-        validated = run_validation(dataset_path, progress, partition_rounds, packs, id_buckets)
-        # A killed run's working folder is left in the temporary folder: the next run's
+    with claim_outdir(out, dataset_path) as out, ExitStack() as routing:
+        # A killed run's working folders are left in the temporary folder: the next run's
         # removes those no live run claims (`output.leftovers`).
         scratch = Path(tempfile.gettempdir())
+        # Run here, the partitions are routed (where the layout calls for it) by validation's
+        # own read, into a claimed folder; an engine's workers read the dataset in place.
+        routes = None
+        if finder is None:
+            sweep(scratch, ROUTE_PREFIX)
+            routes = routing.enter_context(claimed_folder(scratch, ROUTE_PREFIX))
+        validated = run_validation(
+            dataset_path, progress, partition_rounds, packs, id_buckets, finder is None, routes
+        )
         sweep(scratch, SURVEY_PREFIX)
         with claimed_folder(scratch, SURVEY_PREFIX) as work:
             tally = Tally(Path(work) / "cells")
             findings = (finder or find)(validated, progress, partition_rounds, tally=tally)
+            routing.close()  # every partition read: its routed files go
             check_row_accounting(validated, tally.rows)
             # Statistics of the night beside the findings, never among them (CONTRACT): they
             # change neither findings.parquet nor the exit status.

@@ -80,14 +80,14 @@ def _table_ranges(path: Path) -> list[tuple[str | None, str | None]]:
 def route(
     dataset: Dataset,
     audited: Mapping[str, pl.LazyFrame],
-    quarantine: pl.DataFrame,
     groups: Sequence[Partition],
     folder: Path,
     progress: Callable[[str, int], None] | None = None,
     budget_bytes: int | None = None,
 ) -> None:
-    """Write each partition's audited rows of every table into `folder/TABLE/_part=N/`:
-    the tables keyed by `table_id` by their table, the wagers by their round's table.
+    """Write each partition's rows of every table into `folder/TABLE/_part=N/`, with their
+    provenance: the tables keyed by `table_id` by their table, the wagers by their audited
+    round's table. Quarantined rows are left out where they are read (`routed`).
 
     Batch by batch (`scan.run_batches`), so that memory holds one batch and the map of
     rounds to partitions, never a table: a streaming join and partitioned sink over the
@@ -95,19 +95,43 @@ def route(
     round's id hash (about `BYTES_PER_MAPPED_ROUND`); where the whole map would exceed
     `budget_bytes`, the wagers are routed in passes, each over the rounds of some
     partitions, and each pass reads the wagers' files again."""
-    parts = pl.DataFrame(
+    parts = partition_keys(groups)
+    batch_bytes = batch_budget(budget_bytes)
+    for name in TABLE_KEYED:
+        _route_table(dataset, name, folder, batch_bytes, progress, by_table(parts))
+    route_wagers(dataset, audited["rounds"], groups, folder, progress, budget_bytes)
+
+
+def route_wagers(
+    dataset: Dataset,
+    rounds: pl.LazyFrame,
+    groups: Sequence[Partition],
+    folder: Path,
+    progress: Callable[[str, int], None] | None = None,
+    budget_bytes: int | None = None,
+) -> None:
+    """The wagers' part of `route`, each to the partition of its round among `rounds`, in
+    as many passes over the wagers as keep the map of rounds within `budget_bytes`."""
+    parts = partition_keys(groups)
+    for chosen in passes(groups, budget_bytes):
+        round_parts = RoundMap.of(rounds, parts.filter(pl.col(ROUTE_KEY).is_in(chosen)))
+        _route_table(dataset, "wagers", folder, batch_budget(budget_bytes), progress, round_parts)
+
+
+def partition_keys(groups: Sequence[Partition]) -> pl.DataFrame:
+    """Each table of the partitions with its partition's number (`ROUTE_KEY`)."""
+    return pl.DataFrame(
         {
             "table_id": [t for group in groups for t in group.tables],
             ROUTE_KEY: [i for i, group in enumerate(groups) for _ in group.tables],
         },
         schema={"table_id": pl.String(), ROUTE_KEY: pl.Int32()},
     )
-    batch_bytes = (budget_bytes or DEFAULT_BUDGET_BYTES) // 4
-    for name in TABLE_KEYED:
-        _route_table(dataset, quarantine, name, folder, batch_bytes, progress, _by_table(parts))
-    for chosen in _passes(groups, budget_bytes):
-        round_parts = _RoundMap(audited["rounds"], parts.filter(pl.col(ROUTE_KEY).is_in(chosen)))
-        _route_table(dataset, quarantine, "wagers", folder, batch_bytes, progress, round_parts)
+
+
+def batch_budget(budget_bytes: int | None) -> int:
+    """What a batch being routed may hold, of the partitions' budget."""
+    return (budget_bytes or DEFAULT_BUDGET_BYTES) // 4
 
 
 # Routing holds a round's key per round of a pass (8 bytes, sorted in place; 18 at the
@@ -153,7 +177,7 @@ def memory_bytes(frame: pl.DataFrame) -> int:
 STRING_VIEW_BYTES = 16
 
 
-def _passes(groups: Sequence[Partition], budget_bytes: int | None) -> list[list[int]]:
+def passes(groups: Sequence[Partition], budget_bytes: int | None) -> list[list[int]]:
     """The partitions' numbers in passes whose rounds' map fits half of `budget_bytes`."""
     room = None if budget_bytes is None else max(1, budget_bytes // 2 // BYTES_PER_MAPPED_ROUND)
     passes: list[list[int]] = [[]]
@@ -171,7 +195,7 @@ def _passes(groups: Sequence[Partition], budget_bytes: int | None) -> list[list[
 Keyed = Callable[[pl.DataFrame], pl.DataFrame]
 
 
-def _by_table(parts: pl.DataFrame) -> Keyed:
+def by_table(parts: pl.DataFrame) -> Keyed:
     """Each row's partition looked up by its table (null for a table of no partition): a
     join would copy every column of the batch once more before `partition_by` does."""
     tables, numbers = parts["table_id"], parts[ROUTE_KEY]
@@ -183,37 +207,52 @@ def _round_hash() -> pl.Expr:
     return pl.col("round_id").hash(seed=0).alias(HASH)
 
 
-class _RoundMap:
+def partition_bits(parts: pl.DataFrame) -> int:
+    """The low bits of a round's key that hold its partition (`RoundMap`)."""
+    largest = parts[ROUTE_KEY].max()  # None when there are no partitions
+    return max(1, largest.bit_length() if isinstance(largest, int) else 0)
+
+
+def round_keys(rounds: pl.LazyFrame, parts: pl.DataFrame, bits: int) -> np.ndarray:
+    """The `RoundMap` keys of `rounds` (their `round_id` and `table_id`) whose table is
+    one of `parts`' (unsorted): the hash's high bits and the partition in one integer,
+    made as the rounds are read, so that the map is one column from the start."""
+    unit = 1 << bits
+    key = pl.col(HASH) // unit * unit + pl.col(ROUTE_KEY).cast(pl.UInt64)
+    return (
+        rounds.select(_round_hash(), "table_id")
+        .join(parts.lazy(), on="table_id")
+        .select(key.alias(HASH))
+        .collect()[HASH]
+        .to_numpy(writable=True)
+    )
+
+
+class RoundMap:
     """Each round of some partitions as one sorted 64-bit key: the high bits of its id's
-    hash, the low bits its partition. A batch of wagers finds its rounds by binary search
-    (no hash table of every round built for every batch), and the map holds 8 bytes a
-    round, sorted in place, whatever the ids' length.
+    hash, the low bits (`bits`) its partition (`round_keys`). A batch of wagers finds its
+    rounds by binary search (no hash table of every round built for every batch), and the
+    map holds 8 bytes a round, sorted in place, whatever the ids' length.
 
     Two rounds of different partitions may share a key's hash bits: their wagers go to
     each, and each partition keeps only the wagers of its own rounds
     (`partition.wagers_of` joins them on the ids themselves)."""
 
-    def __init__(self, rounds: pl.LazyFrame, parts: pl.DataFrame) -> None:
-        largest = parts[ROUTE_KEY].max()  # None when there are no partitions
-        self.bits = max(1, largest.bit_length() if isinstance(largest, int) else 0)
+    def __init__(self, keys: np.ndarray, bits: int) -> None:
+        self.bits = bits
         self.mask = np.uint64((1 << self.bits) - 1)
-        # The hash's high bits and the partition in one integer, made as the rounds are
-        # read: the map is one column from the start.
-        unit = 1 << self.bits
-        key = pl.col(HASH) // unit * unit + pl.col(ROUTE_KEY).cast(pl.UInt64)
-        keys = (
-            rounds.select(_round_hash(), "table_id")
-            .join(parts.lazy(), on="table_id")
-            .select(key.alias(HASH))
-            .collect()[HASH]
-            .to_numpy(writable=True)
-        )
         keys.sort()
         if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
             keys = np.unique(keys)  # two rounds of one partition sharing their hash bits
         self.keys = keys
         # Neighbours differing in the partition bits only: hash bits shared across partitions.
         self.shared = len(keys) > 1 and bool(((keys[1:] ^ keys[:-1]) <= self.mask).any())
+
+    @classmethod
+    def of(cls, rounds: pl.LazyFrame, parts: pl.DataFrame) -> RoundMap:
+        """The map of `rounds` whose table is one of `parts`'."""
+        bits = partition_bits(parts)
+        return cls(round_keys(rounds, parts, bits), bits)
 
     def __call__(self, batch: pl.DataFrame) -> pl.DataFrame:
         if len(self.keys) == 0:
@@ -257,49 +296,24 @@ def _search(keys: np.ndarray, wanted: np.ndarray, side: Literal["left", "right"]
 
 def _route_table(
     dataset: Dataset,
-    quarantine: pl.DataFrame,
     name: str,
     folder: Path,
     batch_bytes: int,
     progress: Callable[[str, int], None] | None,
     keyed: Keyed,
 ) -> None:
-    bad = quarantine.filter(pl.col("table") == name).select(
-        pl.col("file").alias(FILE_COLUMN), pl.col("row").alias(ROW_COLUMN)
-    )
-    with _Held(folder / name, batch_bytes // 4) as held:
-        _route_runs(dataset, bad, name, batch_bytes, progress, keyed, held)
+    with Held(folder / name, batch_bytes // 4) as held:
+        # Small files of one schema are read together, a batch's worth at a time: a batch
+        # per file would cost ten thousand small files ten thousand queries and samples.
+        for run in table_runs(dataset, name):
+            normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(run.first)]
+            for raw in run_batches(run, _batch_rows(run.first, batch_bytes)):
+                held.route(name, raw.select(normalize), keyed)
+                if progress:
+                    progress("routing", 0)
 
 
-def _route_runs(
-    dataset: Dataset,
-    bad: pl.DataFrame,
-    name: str,
-    batch_bytes: int,
-    progress: Callable[[str, int], None] | None,
-    keyed: Keyed,
-    held: _Held,
-) -> None:
-    # Small files of one schema are read together, a batch's worth at a time: a batch per
-    # file would cost ten thousand small files ten thousand queries and samples.
-    for run in table_runs(dataset, name):
-        normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(run.first)]
-        for raw in run_batches(run, _batch_rows(run.first, batch_bytes)):
-            batch = raw.select(normalize)
-            if bad.height:
-                batch = batch.join(bad, on=[FILE_COLUMN, ROW_COLUMN], how="anti")
-            rows = keyed(batch).select(*TABLES[name], ROUTE_KEY)
-            # Each part sized by its rows' share of the batch: measuring every part again
-            # walks the shoes' card lists once more.
-            row_bytes = memory_bytes(rows) / max(1, rows.height)
-            for (index,), part in rows.partition_by(ROUTE_KEY, as_dict=True).items():
-                if index is not None:  # a table of no partition
-                    held.add(index, part.drop(ROUTE_KEY), int(row_bytes * part.height))
-            if progress:
-                progress("routing", 0)
-
-
-class _Held:
+class Held:
     """Each partition's routed rows, held until they are worth a file of their own: a
     file per partition and batch cost about 4 ms each, thousands of them at 10 million
     rounds. Past `limit_bytes` in all, the largest partition's rows are written; each
@@ -319,7 +333,7 @@ class _Held:
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="auditor-route")
         self.writing: Future[None] | None = None
 
-    def __enter__(self) -> _Held:
+    def __enter__(self) -> Held:
         return self
 
     def __exit__(self, error: type[BaseException] | None, *_: object) -> None:
@@ -330,6 +344,22 @@ class _Held:
                 self._wait()
         finally:
             self.writer.shutdown(wait=True)  # after an error, its own error is the one told
+
+    def route(self, name: str, batch: pl.DataFrame, keyed: Keyed) -> None:
+        """A batch of table `name`'s rows in contract types with provenance, each to the
+        partition `keyed` finds for it (none: left out)."""
+        rows = keyed(batch)
+        order = [FILE_COLUMN, ROW_COLUMN, *TABLES[name], ROUTE_KEY]
+        # Selected only if out of order: a select of columns chunked unlike the key
+        # copies every column into one chunk first (a quarter of a second a million rows).
+        if rows.columns != order:
+            rows = rows.select(order)
+        # Each part sized by its rows' share of the batch: measuring every part again
+        # walks the shoes' card lists once more.
+        row_bytes = memory_bytes(rows) / max(1, rows.height)
+        for (index,), part in rows.partition_by(ROUTE_KEY, as_dict=True).items():
+            if index is not None:  # a table of no partition
+                self.add(index, part.drop(ROUTE_KEY), int(row_bytes * part.height))
 
     def add(self, index: int, rows: pl.DataFrame, size: int) -> None:
         """`rows` of partition `index`, `size` bytes in memory."""
@@ -349,7 +379,10 @@ class _Held:
         # Read once and removed: the fastest codec, not the smallest files. (Arrow IPC
         # was measured writing faster but read back slower, its reader on one thread.)
         path = target / f"{number:06d}.parquet"
-        self.writing = self.writer.submit(rows.write_parquet, path, compression="lz4")
+        # No statistics either: the partition reads each of its files whole.
+        self.writing = self.writer.submit(
+            rows.write_parquet, path, compression="lz4", statistics=False
+        )
 
     def _wait(self) -> None:
         """Until the file being written is, raising what its writing raised."""
@@ -358,17 +391,26 @@ class _Held:
             writing.result()
 
 
-def routed(folder: Path, index: int) -> dict[str, pl.LazyFrame]:
-    """Partition `index`'s rows of every table, as `route` wrote them (a table the
-    partition has no row of is an empty frame with the contract's columns)."""
+def routed(
+    folder: Path, index: int, quarantine: pl.DataFrame | None = None
+) -> dict[str, pl.LazyFrame]:
+    """Partition `index`'s rows of every table, as `route` wrote them, less those in
+    `quarantine` (a table the partition has no row of is an empty frame with the
+    contract's columns)."""
     frames = {}
     for name in (*TABLE_KEYED, "wagers"):
         files = sorted((folder / name / f"{ROUTE_KEY}={index}").glob("*.parquet"))
         if files:
-            frames[name] = pl.scan_parquet(files, hive_partitioning=False, glob=False)
+            frame = pl.scan_parquet(files, hive_partitioning=False, glob=False)
+            if quarantine is not None:
+                bad = quarantine.filter(pl.col("table") == name).select(
+                    pl.col("file").alias(FILE_COLUMN), pl.col("row").alias(ROW_COLUMN)
+                )
+                if bad.height:
+                    frame = frame.join(bad.lazy(), on=[FILE_COLUMN, ROW_COLUMN], how="anti")
+            frames[name] = frame.select(list(TABLES[name]))
         else:
             frames[name] = empty_frame(name).lazy()
-        frames[name] = frames[name].select(list(TABLES[name]))
     return frames
 
 
@@ -384,14 +426,19 @@ def partition_sources(
     folder: Path | None = None,
     progress: Callable[[str, int], None] | None = None,
     budget_bytes: int | None = None,
+    routed_in: Path | None = None,
 ) -> Iterator[PartitionSource]:
     """For partition `i`, the frames to read it from and whether they hold nothing else
-    (`whole`): the audited scans themselves, or, where the layout calls for it, the files
-    `route` wrote for it (in `folder`, else a temporary folder removed afterwards)."""
+    (`whole`): the files validation routed `groups` into (`routed_in`, `router`); else
+    the audited scans themselves, or, where the layout calls for it, the files `route`
+    writes for it (in `folder`, else a temporary folder removed afterwards)."""
+    if routed_in is not None:
+        yield lambda index: (routed(routed_in, index, quarantine), True)
+        return
     if not needs_routing(dataset, groups):
         yield lambda index: (audited, len(groups) == 1)
         return
     with tempfile.TemporaryDirectory(prefix="auditor-route-") as temporary:
         target = Path(folder) if folder is not None else Path(temporary)
-        route(dataset, audited, quarantine, groups, target, progress, budget_bytes)
-        yield lambda index: (routed(target, index), True)
+        route(dataset, audited, groups, target, progress, budget_bytes)
+        yield lambda index: (routed(target, index, quarantine), True)

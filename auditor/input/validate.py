@@ -47,6 +47,7 @@ from auditor.input.quarantine import (
     shortened_text,
 )
 from auditor.input.ranges import out_of_range
+from auditor.input.router import Routed, Router, Routing, router_for
 from auditor.input.scan import raw_scan, run_batches, scan_table, table_runs
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import RulePack
@@ -93,6 +94,8 @@ class ValidatedDataset:
     quarantine: pl.DataFrame
     counts: pl.DataFrame
     packs: LoadedPacks = field(default_factory=builtin_packs)
+    # The partitions validation's read routed into files of their own, if it did.
+    routed: Routed | None = None
 
 
 def validate(
@@ -101,13 +104,16 @@ def validate(
     id_budget_bytes: int | None = None,
     packs: LoadedPacks | None = None,
     id_buckets: IdBuckets | None = None,
+    routing: Routing | None = None,
 ) -> ValidatedDataset:
     """The dataset validated: the audited rows (lazy), the quarantine and the row counts.
     The cross-row checks hold about `id_budget_bytes` of ids at a time (all if None).
     `id_buckets` runs the id checks' buckets (in this process if None; an engine's workers
     otherwise, while this process checks the rows). A table in many small files is read
     from a copy in one file (`gather`), which the result's dataset holds: read the
-    audited rows while the result is held."""
+    audited rows while the result is held. Given `routing`, a night not laid out table by
+    table is routed into its partitions' files as it is read (`router`): the result's
+    `routed`, whose temporary folder (if it made one) lasts as long as the result."""
     # Read several times over from here on, the small files are read once.
     packs = builtin_packs() if packs is None else packs
     dataset = gather_small_files(dataset)
@@ -119,13 +125,17 @@ def validate(
         batch_ids, id_checks = BatchIds(dataset), None
     else:
         id_checks = start_id_checks(dataset, id_budget_bytes, id_buckets)
-    row_level = _cite_hand_rules(dataset, _row_checks(dataset, progress, batch_ids), packs)
-    cross = cross_row_checks(dataset, row_level, id_checks=id_checks, batch_ids=batch_ids)
-    quarantine = _dependents(dataset, concat_quarantine([row_level, cross]))
-    quarantine = _sort_quarantine(quarantine)
-    audited = {t: audited_scan(dataset, t, quarantine) for t in TABLES}
-    counts = _row_counts(dataset, quarantine)
-    return ValidatedDataset(dataset, audited, quarantine, counts, packs)
+    with router_for(dataset, routing) as router:
+        row_level = _row_checks(dataset, progress, batch_ids, router)
+        row_level = _cite_hand_rules(dataset, row_level, packs)
+        cross = cross_row_checks(dataset, row_level, id_checks=id_checks, batch_ids=batch_ids)
+        batch_ids = None  # its ids let go before any wagers are routed
+        quarantine = _dependents(dataset, concat_quarantine([row_level, cross]))
+        quarantine = _sort_quarantine(quarantine)
+        audited = {t: audited_scan(dataset, t, quarantine) for t in TABLES}
+        counts = _row_counts(dataset, quarantine)
+        routed = router.finish(audited["rounds"], progress) if router is not None else None
+    return ValidatedDataset(dataset, audited, quarantine, counts, packs, routed)
 
 
 def _cite_hand_rules(
@@ -203,10 +213,13 @@ class _Batch:
 
 
 def _row_checks(
-    dataset: Dataset, progress: ProgressCallback | None, batch_ids: BatchIds | None
+    dataset: Dataset,
+    progress: ProgressCallback | None,
+    batch_ids: BatchIds | None,
+    router: Router | None,
 ) -> pl.DataFrame:
     found = []
-    for batch in _read_ahead(_batches(dataset, batch_ids)):
+    for batch in _read_ahead(_batches(dataset, batch_ids, router)):
         failures = _pandera_failures(batch.source, batch.rows)
         if batch.overflows.height:
             # An overflowing integer reads as null; report the overflow, not a missing value.
@@ -221,10 +234,13 @@ def _row_checks(
     return concat_quarantine(found)
 
 
-def _batches(dataset: Dataset, batch_ids: BatchIds | None) -> Iterator[_Batch]:
+def _batches(
+    dataset: Dataset, batch_ids: BatchIds | None, router: Router | None
+) -> Iterator[_Batch]:
     # Small files of one schema share a batch: each row keeps its own `_file` and `_row`,
     # and every check below reads the schema, never the file. Each batch is given to the
-    # id checks here, in the reading thread, while the batch before is checked.
+    # id checks and the router here, in the reading thread, while the batch before is
+    # checked.
     for table in dataset.tables():
         for run in table_runs(dataset, table):
             source = run.first
@@ -233,6 +249,8 @@ def _batches(dataset: Dataset, batch_ids: BatchIds | None) -> Iterator[_Batch]:
                 rows = raw.select(normalize)
                 if batch_ids is not None:
                     batch_ids.add(table, rows)
+                if router is not None:
+                    router.add(table, rows)
                 overflows = concat_quarantine(
                     [_overflows(source, raw), out_of_range(source.table, raw)]
                 )

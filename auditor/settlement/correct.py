@@ -37,6 +37,7 @@ Rules applied (CONTRACT, "Meanings that the auditor must apply"; INDEX readings)
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -68,6 +69,25 @@ FRAMES = {
     "side": pl.col("bet") == "royal9",
     "rollover": (pl.col("bet") == "house_money") | (cents("rollover").fill_null(0) > 0),
 }
+# The round terms that are text. `side` joins them to its wagers (Royal 9 reads the
+# table's seats and paytable); `main` and `rollover` read none of them to settle or flag
+# a wager, and their flagged wagers alone are given their round's table and shoe, which
+# a finding names (`Settled.complete`): joined to every wager, the text cost a third of
+# the stage (measured at 2 million rounds).
+ROUND_TEXT = ("table_id", "shoe_id", "royal9_paytable")
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The settled frames of `FRAMES`, `main` and `rollover` without their round's text
+    (`ROUND_TEXT`), which `complete` adds to the rows it is given."""
+
+    frames: dict[str, pl.LazyFrame]
+    text: pl.DataFrame
+
+    def complete(self, wagers: pl.LazyFrame) -> pl.LazyFrame:
+        """`wagers` of `main` or `rollover` with their round's table and shoe."""
+        return wagers.join(self.text.lazy(), on=ROUND_ROW, how="left", maintain_order="left")
 
 
 def settle(
@@ -79,7 +99,23 @@ def settle(
     tables: PackTables | None = None,
 ) -> dict[str, pl.LazyFrame]:
     """The wagers with their round's terms, their table's options and their correct
-    settlement, in the frames of `FRAMES`."""
+    settlement, in the frames of `FRAMES`, every column of each."""
+    settled = settled_frames(wagers, replayed, options, packs, royal9_seats, tables)
+    return {
+        name: frame if name == "side" else settled.complete(frame)
+        for name, frame in settled.frames.items()
+    }
+
+
+def settled_frames(
+    wagers: pl.LazyFrame,
+    replayed: pl.LazyFrame,
+    options: pl.LazyFrame,
+    packs: Mapping[str, RulePack],
+    royal9_seats: pl.LazyFrame | None = None,
+    tables: PackTables | None = None,
+) -> Settled:
+    """`settle`'s frames, `main` and `rollover` without their round's text."""
     tables = tables or pack_tables(packs)
     wagers, replayed = numbered(wagers, replayed)
     # The round terms are held once, in round order: the frames read them by each
@@ -90,10 +126,14 @@ def settle(
     # pick their wagers against the Bank out of the wagers.
     against = against_bank(wagers, rounds, tables)
     rounds = rounds.join(against, on=ROUND_ROW, how="left", maintain_order="left")
-    terms = [name for name in rounds.columns if name != ROUND_ROW]
     frames = {}
     for name, chosen in FRAMES.items():
-        frame = with_round(wager_terms(wagers.filter(chosen)), rounds, terms).with_columns(
+        coded = wager_terms(wagers.filter(chosen))
+        if name == "side":
+            terms = [column for column in rounds.columns if column != ROUND_ROW]
+        else:
+            terms = [column for column in rounds.columns if column not in (ROUND_ROW, *ROUND_TEXT)]
+        frame = with_round(coded, rounds, terms).with_columns(
             tables.bet_key().alias("pack_bet_row"),
             tables.r("banker_payout_covered").alias("_covered_basis"),
             (pl.col("amount_c") + pl.col("rollover_c")).alias("stake_c"),
@@ -107,14 +147,20 @@ def settle(
                 for column, dtype in (*ROYAL9_COLUMNS, *NO_CARDS)
             )
         frames[name] = _settled(frame, tables)
-    return frames
+    text = rounds.select(ROUND_ROW, "table_id", "shoe_id", "royal9_paytable")
+    return Settled(frames, text)
 
 
 def _with_royal9_hands(frame: pl.LazyFrame, replayed: pl.LazyFrame) -> pl.LazyFrame:
     """The first two cards of each hand of each Royal 9 wager's round (`royal9_hands`),
-    worked out per round and joined by the round's number."""
-    hands = replayed.select(ROUND_ROW, *royal9_hands()).collect()
-    return with_round(frame, hands, [name for name in hands.columns if name != ROUND_ROW])
+    worked out for those rounds alone (a few tables offer Royal 9, and the cards are
+    text) and joined by the round's number."""
+    hands = (
+        replayed.join(frame.select(ROUND_ROW), on=ROUND_ROW, how="semi")
+        .select(ROUND_ROW, *royal9_hands())
+        .collect()
+    )
+    return frame.join(hands.lazy(), on=ROUND_ROW, how="left", maintain_order="left")
 
 
 NO_CARDS = (("_player_first_two", pl.String), ("_banker_first_two", pl.String))

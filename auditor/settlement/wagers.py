@@ -39,7 +39,7 @@ from auditor.money import dollars, usd
 from auditor.packs.model import RulePack
 from auditor.packs.tables import pack_tables
 from auditor.settlement.commission import COMMISSION_CHECKS, commission_enrich
-from auditor.settlement.correct import VOID, WIN, settle
+from auditor.settlement.correct import VOID, WIN, settled_frames
 from auditor.settlement.payout_words import payout_enrich
 from auditor.settlement.permit import PERMIT_CHECKS, permit_columns, permit_enrich
 from auditor.settlement.rollover import ROLLOVER_CHECKS, rollovers
@@ -70,17 +70,21 @@ def wager_findings(
     there only the rollovers are.
     """
     tables = pack_tables(packs)
-    frames = settle(wagers, replayed, options, packs, royal9_seats, tables)
+    settled = settled_frames(wagers, replayed, options, packs, royal9_seats, tables)
+    frames = settled.frames
 
     def words(flagged: pl.LazyFrame) -> pl.LazyFrame:
         return permit_enrich(commission_enrich(payout_enrich(flagged, tables), tables), tables)
 
+    def named(flagged: pl.LazyFrame) -> pl.LazyFrame:
+        return words(settled.complete(flagged))
+
     wager_checks = CheckSet()
     wager_checks.checks = WAGER_CHECKS.checks + COMMISSION_CHECKS.checks + PERMIT_CHECKS.checks
     return [
-        wager_checks.emit(permit_columns(frames["main"], tables), ID_EXPRS, words),
+        wager_checks.emit(permit_columns(frames["main"], tables), ID_EXPRS, named),
         wager_checks.emit(permit_columns(frames["side"], tables), ID_EXPRS, words),
-        ROLLOVER_CHECKS.emit(rollovers(frames["rollover"], tables), ID_EXPRS, words),
+        ROLLOVER_CHECKS.emit(rollovers(frames["rollover"], tables), ID_EXPRS, named),
     ]
 
 
