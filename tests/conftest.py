@@ -98,6 +98,7 @@ def across_archive(tmp_path_factory: pytest.TempPathFactory) -> Archived:
 # order, where xdist would otherwise start the groups with the most tests first): a long
 # group started last would leave the other worker idle at the end.
 LONG_GROUPS = (
+    "tests/integration/test_witness_differential.py",  # every witness on whole nights
     "planted_month",
     "tests/integration/test_surveillance.py",
     "archive_month",
