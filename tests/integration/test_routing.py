@@ -308,6 +308,38 @@ def test_a_run_killed_while_routing_leaves_nothing_a_later_run_reads(layouts, tm
     assert pl.read_parquet(tmp_path / "out" / "findings.parquet").height == expected.height
 
 
+def test_the_ids_give_up_what_routing_holds_beside_them(layouts, monkeypatch):
+    """One budget for validation's ids and the router's map and unwritten rows: routing
+    by time, the ids are held to what the router leaves; table by table, to all of it."""
+    clustered, by_time = layouts
+    from auditor.input import validate as validation
+
+    budgets: list[int | None] = []
+    buckets_for = validation.buckets_for
+
+    def recorded(dataset, budget):
+        budgets.append(budget)
+        return buckets_for(dataset, budget)
+
+    monkeypatch.setattr(validation, "buckets_for", recorded)
+    held: list[int] = []
+    router_init = router.Router.__init__
+
+    def kept(self, *args, **kwargs) -> None:
+        router_init(self, *args, **kwargs)
+        held.append(self.bytes_held)
+
+    monkeypatch.setattr(router.Router, "__init__", kept)
+    budget = partition_bytes(8_000) * 3 // 4
+    routing = router.Routing(8_000)
+    validate(open_dataset(by_time), None, budget, routing=routing)
+    assert len(held) == 1 and 0 < held[0] < budget
+    assert budgets[0] == budget - held[0]
+    budgets.clear()
+    validate(open_dataset(clustered), None, budget, routing=routing)
+    assert budgets[0] == budget and len(held) == 1
+
+
 def test_a_night_table_by_table_is_not_routed_by_validation(layouts):
     clustered, _ = layouts
     assert run_validation(clustered, partition_rounds=8_000, route=True).routed is None
