@@ -51,7 +51,7 @@ from auditor.input.scan import scan_table
 # beside its ids (`pipeline.run_validation`), which give up what the map and the rows not
 # yet written take (`Router.bytes_held`). A sixteenth: at 10 million rounds by time a
 # quarter took the run to 2.07 GB under a 2 GB limit, where routing the wagers after
-# validation peaked at 1.93 GB in the same time (101 s either way).
+# validation peaked at 1.97 GB in the same time (101 s either way).
 MAP_SHARE = 16
 # The prefix of the temporary folder the routed files are written to when no folder is
 # given (`pipeline.run_audit` gives a claimed one, which a later run sweeps if killed).
