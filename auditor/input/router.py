@@ -39,6 +39,7 @@ from auditor.input.routing import (
     RoundMap,
     batch_budget,
     by_table,
+    held_budget,
     needs_routing,
     partition_bits,
     partition_keys,
@@ -129,7 +130,7 @@ class Router:
         # One map of every round as the rounds are read, or the wagers routed afterwards.
         rounds = sum(group.rounds for group in groups)
         self.wagers_now = rounds * BYTES_PER_MAPPED_ROUND <= map_bytes
-        self.held_limit = batch_budget(self.budget_bytes) // 4
+        self.held_limit = held_budget(batch_budget(self.budget_bytes))
         # What routing holds while validation reads: the map of rounds, if it is made,
         # and a table's rows not yet written.
         self.bytes_held = self.held_limit + (

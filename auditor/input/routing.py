@@ -134,6 +134,11 @@ def batch_budget(budget_bytes: int | None) -> int:
     return (budget_bytes or DEFAULT_BUDGET_BYTES) // 4
 
 
+def held_budget(batch_bytes: int) -> int:
+    """What the rows routed but not yet written may hold (`Held`), of a batch's budget."""
+    return batch_bytes // 4
+
+
 # Routing holds a round's key per round of a pass (8 bytes, sorted in place; 18 at the
 # peak while the map is read, measured at 30 million rounds) and a batch of rows with its
 # copies: four times a row's size in memory, and at least 1,000 bytes (a wager's batch
@@ -302,7 +307,7 @@ def _route_table(
     progress: Callable[[str, int], None] | None,
     keyed: Keyed,
 ) -> None:
-    with Held(folder / name, batch_bytes // 4) as held:
+    with Held(folder / name, held_budget(batch_bytes)) as held:
         # Small files of one schema are read together, a batch's worth at a time: a batch
         # per file would cost ten thousand small files ten thousand queries and samples.
         for run in table_runs(dataset, name):

@@ -30,7 +30,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
@@ -56,20 +56,54 @@ class Generated:
     missing: str = ""
 
 
+def check_docs_path() -> PurePosixPath:
+    from auditor.check_docs import DOCS_FILE
+
+    return PurePosixPath("auditor") / DOCS_FILE
+
+
+def outcomes_path() -> PurePosixPath:
+    from auditor.odds.shipped import DATA_FILE
+
+    return PurePosixPath("auditor") / "odds" / DATA_FILE
+
+
+def regulation_targets() -> list[tuple[str, PurePosixPath, bool]]:
+    """Each built-in pack's regulation files in the repository: (ruleset, path, whether it
+    is the sections file rather than the texts file)."""
+    from auditor.packs.loaded import builtin_packs
+
+    targets = []
+    for ruleset, pack in builtin_packs().items():
+        regulation = pack.regulation
+        if regulation is None:
+            continue
+        for name in (regulation.sections, regulation.texts):
+            if name is not None:
+                # Named relative to the pack's own folder, rules/ in the repository.
+                path = PurePosixPath("rules") / name
+                targets.append((ruleset, path, name == regulation.sections))
+    return targets
+
+
+def generated_paths() -> set[PurePosixPath]:
+    """Where every generated file lies in the repository, without making any."""
+    return {check_docs_path(), outcomes_path(), *(p for _, p, _ in regulation_targets())}
+
+
 def check_docs_file() -> Generated:
-    from auditor.check_docs import DOCS_FILE, docs_json
+    from auditor.check_docs import docs_json
     from auditor.pipeline import all_checks
 
-    return Generated(PurePosixPath("auditor") / DOCS_FILE, docs_json(all_checks()))
+    return Generated(check_docs_path(), docs_json(all_checks()))
 
 
 def outcomes_file() -> Generated:
-    from auditor.odds.shipped import DATA_FILE, table
+    from auditor.odds.shipped import table
     from auditor.packs.model import load_all
 
     data = table(list(load_all().values()))
-    text = json.dumps(data, separators=(",", ":")) + "\n"
-    return Generated(PurePosixPath("auditor") / "odds" / DATA_FILE, text)
+    return Generated(outcomes_path(), json.dumps(data, separators=(",", ":")) + "\n")
 
 
 def regulation_files(regulations: Path | None) -> list[Generated]:
@@ -78,45 +112,25 @@ def regulation_files(regulations: Path | None) -> list[Generated]:
     from auditor.packs.loaded import builtin_packs
     from auditor.report.sections import build
 
-    packs = builtin_packs()
-    targets = []
-    for ruleset, pack in packs.items():
-        regulation = pack.regulation
-        if regulation is None:
-            continue
-        for name in (regulation.sections, regulation.texts):
-            if name is not None:
-                targets.append((ruleset, name, name == regulation.sections))
+    targets = regulation_targets()
     index = None if regulations is None else regulations / "INDEX.md"
     if regulations is None or index is None or not index.is_file():
         missing = f"the regulations folder with its INDEX.md ({regulations or 'not given'})"
-        return [Generated(_in_rules(name), None, missing) for _, name, _ in targets]
+        return [Generated(path, None, missing) for _, path, _ in targets]
     sections = parse_index(index.read_text(encoding="utf-8"))
-    texts = build(regulations, packs)
+    texts = build(regulations, builtin_packs())
     made = []
-    for ruleset, name, is_sections in targets:
+    for ruleset, path, is_sections in targets:
         if is_sections:
             text = sections_json(s for s in sections if s.ruleset == ruleset)
         else:
             text = json.dumps(texts[ruleset], indent=0, ensure_ascii=False) + "\n"
-        made.append(Generated(_in_rules(name), text))
+        made.append(Generated(path, text))
     return made
 
 
-def _in_rules(name: str) -> PurePosixPath:
-    # A built-in pack names its files relative to its own folder, rules/ in the repository.
-    return PurePosixPath("rules") / name
-
-
-GENERATORS: tuple[Callable[[Path | None], list[Generated]], ...] = (
-    lambda _: [check_docs_file()],
-    lambda _: [outcomes_file()],
-    regulation_files,
-)
-
-
 def generated_files(regulations: Path | None) -> list[Generated]:
-    return [made for generator in GENERATORS for made in generator(regulations)]
+    return [check_docs_file(), outcomes_file(), *regulation_files(regulations)]
 
 
 def repository_root(root: Path) -> Path:
@@ -144,6 +158,8 @@ def refuse_other_code(root: Path) -> None:
 
 
 def _differing_sources(root: Path) -> Iterator[PurePosixPath]:
+    # A stale generated file is what --check reports, not a reason to refuse to run.
+    generated = generated_paths()
     for package, folder in PACKAGE_FOLDERS.items():
         try:
             installed = files(package)
@@ -158,7 +174,9 @@ def _differing_sources(root: Path) -> Iterator[PurePosixPath]:
             if package == "auditor" and relative.parts[0] in ("rules", "schemas"):
                 continue  # the mapped packages, compared as their own
             in_repository = root / folder / relative
-            if not in_repository.is_file() or _digest(in_repository) != digest:
+            if PurePosixPath(folder) / relative in generated:
+                continue
+            if not in_repository.is_file() or _digest(in_repository.read_bytes()) != digest:
                 yield PurePosixPath(folder) / relative
 
 
@@ -171,19 +189,12 @@ def _digests(
             continue
         if child.is_dir():
             yield from _digests(child, prefix / child.name)
-        elif child.name.endswith(SOURCE_SUFFIXES) and not _is_generated(prefix / child.name):
-            yield prefix / child.name, hashlib.sha256(child.read_bytes()).hexdigest()
+        elif child.name.endswith(SOURCE_SUFFIXES):
+            yield prefix / child.name, _digest(child.read_bytes())
 
 
-def _is_generated(relative: PurePosixPath) -> bool:
-    # A stale generated file is what --check reports, not a reason to refuse to run.
-    return relative.name in ("check_docs.json", "outcomes.json") or relative.name.endswith(
-        (".sections.json", ".texts.json")
-    )
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def write_in_repository(root: Path, relative: PurePosixPath, text: str) -> None:
