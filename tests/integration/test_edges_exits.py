@@ -437,10 +437,11 @@ def test_a_1gb_result_is_written_without_being_held_whole(audited: Path, fmt: st
     child.returncode = os.waitstatus_to_exitcode(status)
     assert child.returncode == 0, child.stderr.read() if child.stderr else ""
     peak_bytes = usage.ru_maxrss * 1024  # kilobytes on Linux
-    # Held whole, the result and its encoding are over 2 GB (3.1 GB measured). Streamed:
-    # about 0.3 GB on a quiet machine, up to 1.15 GB seen while the suite loads both cores
-    # (DuckDB's threads run ahead of a writer starved of CPU), so the bound is 1.5 GiB.
-    assert peak_bytes < 1.5 * 2**30, f"peak {peak_bytes / 2**20:.0f} MiB"
+    # Held whole, the result and its encoding take 3.0-3.1 GB (measured). Streamed: about
+    # 0.3 GB on a quiet machine or under a CPU or memory load made on purpose, but up to
+    # 1.6 GB seen inside the whole suite on two cores, memory the allocators of DuckDB,
+    # Arrow and polars keep after a batch is freed. The bound sits between the two.
+    assert peak_bytes < 2.5 * 2**30, f"peak {peak_bytes / 2**20:.0f} MiB"
 
 
 # ---- Ctrl-C in the audit's output phase is 130 -----------------------------------------
