@@ -16,10 +16,12 @@ from auditor.errors import AuditorError
 def _close_at(_ctx, _param, value: str | None):
     if value is None:
         return None
-    try:
-        return datetime.strptime(value, "%H:%M").time()
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a time of day as HH:MM") from None
+    for layout in ("%H:%M", "%H:%M:%S"):
+        try:
+            return datetime.strptime(value, layout).time()
+        except ValueError:
+            continue
+    raise click.BadParameter(f"{value!r} is not a time of day as HH:MM or HH:MM:SS")
 
 
 def _zone(_ctx, _param, value: str | None):
@@ -62,7 +64,7 @@ def _zone(_ctx, _param, value: str | None):
 )
 @click.option(
     "--close-at",
-    metavar="HH:MM",
+    metavar="HH:MM[:SS]",
     callback=_close_at,
     help="Close each gaming day ended by this time of day in --zone.",
 )

@@ -104,8 +104,8 @@ def test_only_a_live_days_own_dataset_names_its_close():
 def test_a_watcher_closes_the_day_by_itself_at_close_at_in_its_zone(tmp_path):
     zone = ZoneInfo("Asia/Kathmandu")  # UTC+05:45: a close time read as UTC would miss
     now = datetime.now(zone)
-    # The next whole minute in the zone's clock, at least a few seconds ahead.
-    close = (now + timedelta(seconds=65)).replace(second=0, microsecond=0)
+    # A whole second of the zone's clock, far enough ahead for the watcher to start.
+    close = (now + timedelta(seconds=12)).replace(microsecond=0)
     # The gaming day that ends last before that close (noon to noon UTC): closed at it,
     # never at the close time the day before, which came before the day ended.
     day = ((close.astimezone(UTC) - timedelta(hours=12)).date() - timedelta(days=1)).isoformat()
@@ -113,7 +113,7 @@ def test_a_watcher_closes_the_day_by_itself_at_close_at_in_its_zone(tmp_path):
     out = tmp_path / "watch.jsonl"
     watcher = subprocess.Popen(
         [AUDITOR, "watch", str(landing), "--archive", str(archive), "--settle", "0.2",
-         "--poll", "0.2", "--close-at", close.strftime("%H:%M"), "--zone", zone.key],
+         "--poll", "0.2", "--close-at", close.strftime("%H:%M:%S"), "--zone", zone.key],
         stdout=out.open("w"), stderr=out.with_suffix(".err").open("w"),
     )  # fmt: skip
     marker = archive / "live" / day / "closed.json"
