@@ -30,17 +30,18 @@ def thousands(magnitude: pl.Expr) -> pl.Expr:
     """A non-negative integer's digits grouped by thousands ("1,234"), as a polars
     expression: by arithmetic, a branch per number of groups, which costs a quarter less
     than a regular expression over every value."""
+    # Each group's three digits are one expression, shared by every branch: the findings'
+    # messages build this hundreds of times an audit, and building it is what costs there.
+    padded = [
+        (magnitude // 1000**g % 1000).cast(pl.String).str.zfill(3) for g in range(_MOST_GROUPS)
+    ]
     grouped = magnitude.cast(pl.String)
     for groups in range(1, _MOST_GROUPS):
         scale = 1000**groups
         head = (magnitude // scale).cast(pl.String)
-        tails = [
-            (magnitude // 1000**g % 1000).cast(pl.String).str.zfill(3)
-            for g in range(groups - 1, -1, -1)
-        ]
         grouped = (
             pl.when(magnitude >= scale)
-            .then(pl.concat_str(head, *tails, separator=","))
+            .then(pl.concat_str(head, *padded[groups - 1 :: -1], separator=","))
             .otherwise(grouped)
         )
     return grouped
