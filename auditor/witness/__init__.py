@@ -99,13 +99,43 @@ def proves(code: str) -> str | None:
 
 
 def view_statement(with_codes: Iterable[str] | None = None) -> str:
-    """`CREATE VIEW witness_findings`: the union of every witness, in code order."""
+    """`CREATE VIEW witness_findings`: the union of every witness, in code order.
+
+    Witnesses that include the same shared statements are one member of the union: the
+    shared WITH clause written once, each witness's own part a subquery inside it. DuckDB
+    binds a CTE once however often it is named, where written into each witness it was
+    bound again for each (the catalog's CREATE took 0.56 s, most of an audit's catalog);
+    the rows are those of each witness's statement, and a test holds them equal."""
     chosen = codes() if with_codes is None else sorted(with_codes)
-    selects = [f"SELECT * FROM (\n{statement(code)}\n)" for code in chosen]
-    if not selects:
+    if not chosen:
         empty = ", ".join(f"CAST(NULL AS VARCHAR) AS {c}" for c in COLUMNS[:-1])
         selects = [f"SELECT {empty}, CAST(NULL AS DECIMAL(18, 2)) AS impact LIMIT 0"]
+        return f"CREATE VIEW {VIEW} AS\n" + selects[0]
+    groups: dict[str, list[str]] = {}
+    for code in chosen:
+        shared, own = _split(code)
+        groups.setdefault(shared, []).append(own)
+    selects = []
+    for shared, owns in groups.items():
+        members = "\nUNION ALL BY NAME\n".join(f"SELECT * FROM (\n{own}\n)" for own in owns)
+        selects.append(f"SELECT * FROM (\n{shared}\n{members}\n)" if shared else members)
     return f"CREATE VIEW {VIEW} AS\n" + "\nUNION ALL BY NAME\n".join(selects)
+
+
+def _split(code: str) -> tuple[str, str]:
+    """A witness's statement as the shared statements it includes (their WITH clause, or
+    "" when it includes none) and its own part, a query of its own: the CTEs it adds
+    after the shared ones begin a WITH clause of their own."""
+    entry = _folder().joinpath(f"{code}.sql")
+    lines = entry.read_text(encoding="utf-8").splitlines(True)
+    last = max((i for i, line in enumerate(lines) if line.startswith(INCLUDE)), default=-1)
+    if last < 0:
+        return "", statement(code) or ""
+    shared = "".join(_included(line) for line in lines[: last + 1] if line.startswith(INCLUDE))
+    own = "".join(lines[last + 1 :]).strip().rstrip(";").rstrip()
+    if own.startswith(","):
+        own = "WITH " + own[1:].lstrip()
+    return shared.rstrip("\n"), own
 
 
 def narrowed(code: str, finding: Mapping[str, object]) -> str | None:

@@ -32,6 +32,7 @@ def memory_catalog(dataset_path: Path) -> duckdb.DuckDBPyConnection:
         # The run's record is no part of what a witness reads.
         if "FROM runs" not in statement and "FROM traceability" not in statement:
             con.execute(statement)
+    con.execute(witness.view_statement())
     return con
 
 
@@ -43,6 +44,30 @@ def differences(con: duckdb.DuckDBPyConnection, code: str) -> tuple[list, list]:
     missing = con.execute(f"{found} EXCEPT ALL {witnessed} ORDER BY ALL").fetchall()
     extra = con.execute(f"{witnessed} EXCEPT ALL {found} ORDER BY ALL").fetchall()
     return missing, extra
+
+
+def differences_of_every_code(
+    con: duckdb.DuckDBPyConnection, view: str = witness.VIEW
+) -> dict[str, tuple[list, list]]:
+    """`differences` of every code at once, through the catalog's `witness_findings`
+    view: the rule is one of the columns compared, so the rows missing or extra over all
+    codes are each code's own. Only the codes that differ are keys."""
+    # One statement, each side named twice as a CTE and so bound and run once: the view
+    # is every witness, and binding it costs more than these small datasets' rows.
+    rows = con.execute(
+        f"WITH found AS (SELECT {COLUMNS} FROM findings), "
+        f"witnessed AS (SELECT {COLUMNS} FROM {view}) "
+        "SELECT 'missing', * FROM (FROM found EXCEPT ALL FROM witnessed) "
+        "UNION ALL SELECT 'extra', * FROM (FROM witnessed EXCEPT ALL FROM found) ORDER BY ALL"
+    ).fetchall()
+    missing = [row[1:] for row in rows if row[0] == "missing"]
+    extra = [row[1:] for row in rows if row[0] == "extra"]
+    by_code: dict[str, tuple[list, list]] = {}
+    for row in missing:
+        by_code.setdefault(row[0], ([], []))[0].append(row)
+    for row in extra:
+        by_code.setdefault(row[0], ([], []))[1].append(row)
+    return by_code
 
 
 def described(code: str, where: str, missing: list, extra: list, shown: int = 5) -> str:
