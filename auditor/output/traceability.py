@@ -164,7 +164,24 @@ MATRIX_SCHEMA = {
 }
 
 
+# The matrices built, by the identity of the packs they were built from (the packs kept,
+# so an id is never another pack's): every audit's catalog holds the matrix, and a process
+# that audits night after night (`auditor watch`, a re-audit) would build it again each time.
+_BUILT: dict[tuple[tuple[str, int], ...] | None, tuple[object, pl.DataFrame]] = {}
+
+
 def matrix(packs: Mapping[str, RulePack] | None = None) -> pl.DataFrame:
+    """The traceability matrix of `packs` (`build_matrix`), built once per set of packs."""
+    key = None if packs is None else tuple((name, id(pack)) for name, pack in packs.items())
+    kept = _BUILT.get(key)
+    if kept is None:
+        if len(_BUILT) >= 8:
+            _BUILT.clear()
+        kept = _BUILT[key] = (dict(packs or {}), build_matrix(packs))
+    return kept[1]
+
+
+def build_matrix(packs: Mapping[str, RulePack] | None = None) -> pl.DataFrame:
     """One row per section of the packs' regulations: verdict, the check codes that audit
     it and, where no check does, the reason (INDEX's for sections the logs cannot show).
     A check audits the sections its findings cite (`packs.cited_sections`) and those the

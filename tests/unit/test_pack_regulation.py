@@ -85,3 +85,20 @@ def test_a_pack_without_a_regulation_block_audits_on_its_own_sections(tmp_path):
     found = section_text(f"{NEW} §21(a)", pack_texts(packs))
     assert found is not None and found.text == ("(a) The words of §21(a).",)
     assert not [key for key in traced(packs) if key[0] == NEW]
+
+
+def test_the_matrix_is_built_once_per_set_of_packs(tmp_path):
+    """The catalog of every audit holds the matrix: built once per set of packs loaded,
+    and never the matrix of other packs."""
+    built_in = builtin_packs()
+    assert matrix(built_in) is matrix(built_in)
+    assert matrix(built_in).equals(matrix())
+    with_new = load_packs(_pack_with_its_regulation(tmp_path))
+    assert with_new.keys() > built_in.keys()
+    mine = matrix(with_new)
+    assert mine is not matrix(built_in)
+    assert mine.filter(citation=f"{NEW} §21(a)").height == 1
+    assert matrix(built_in).filter(citation=f"{NEW} §21(a)").height == 0
+    # A second load of the same folder is other pack objects: a matrix of its own, equal.
+    again = load_packs(_pack_with_its_regulation(tmp_path / "again"))
+    assert matrix(again) is not mine and matrix(again).equals(mine)
