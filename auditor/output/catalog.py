@@ -405,6 +405,11 @@ DESCRIPTIONS = {
         "player_third NULL when the Player stood",
     ),
     "moment_text": ("MACRO", "moment_text(instant): a moment as findings write it, in UTC"),
+    "quarantine_id": (
+        "MACRO",
+        "quarantine_id(id): an id as the quarantine's row_key names it (past 1,000 "
+        "characters, its first 64 and its length)",
+    ),
     "rule_pack": (
         "MACRO",
         "rule_pack(ruleset): the ruleset's rule pack as JSON, section texts left out",

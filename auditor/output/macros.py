@@ -20,6 +20,9 @@ step from `RulePack`, never typed a second time.
   to the microsecond where it holds a fraction ('2026-11-24 20:01:05 UTC');
 - `usd_text(dollars)`, `usd_cents_text(cents)`: an amount as the findings write it
   ('$1,234.50', '-$0.25');
+- `quarantine_id(id)`: an id as the quarantine's `row_key` names it: itself, or past the
+  contract's bound (1,000 characters) its first 64 characters and its length, as every
+  such row is quarantined; a witness leaves a quarantined row out by it;
 - `rule_pack(ruleset)`: the ruleset's whole pack as JSON, its section texts left out
   (`rule_pack(ruleset)->>'$.procedures.void_ends_shoe.value'`): what a check's witness
   (`auditor.witness`) reads of a pack beyond the macros above.
@@ -37,6 +40,7 @@ import duckdb
 
 from auditor.packs.game import PLAYER_STOOD, THIRD_CARDS, Game, game
 from auditor.packs.model import RulePack
+from auditor.schemas import MAX_ID_CHARS, SHOWN_CHARS
 
 
 def sql_literal(value: object) -> str:
@@ -89,6 +93,9 @@ def macro_statements(packs: Mapping[str, RulePack]) -> list[str]:
         "|| lpad(CAST(abs(CAST(cents AS BIGINT)) % 100 AS VARCHAR), 2, '0')",
         "CREATE MACRO usd_text(dollars) AS "
         "usd_cents_text(CAST(round(CAST(dollars AS DECIMAL(18, 2)) * 100) AS BIGINT))",
+        # `quarantine.shortened` in DuckDB's spelling (`schemas.shown_past_bound`).
+        f"CREATE MACRO quarantine_id(id) AS CASE WHEN length(id) > {MAX_ID_CHARS} "
+        f"THEN left(id, {SHOWN_CHARS}) || '… (' || length(id) || ' characters)' ELSE id END",
     ]
 
 

@@ -25,7 +25,7 @@ from auditor.errors import AuditorError
 from auditor.pipeline import all_checks
 from tests.support.cases import ALL_CASES, PACKS
 from tests.support.cli import AUDITOR
-from tests.support.datasets import write_rows
+from tests.support.datasets import base_rows, write_rows
 from tests.support.hostile import damaged_rows
 from tests.support.paths import SAMPLE
 from tests.support.witness import (
@@ -156,3 +156,26 @@ def test_the_witnesses_find_what_the_checks_find_on_hostile_datasets(tmp_path_fa
         for code, (missing, extra) in differences_of_every_code(con).items()
     ]
     assert not problems, "\n".join(problems)
+
+
+def test_a_row_quarantined_under_an_id_past_the_bound_is_left_out_by_the_witnesses(tmp_path):
+    """The quarantine names an id past the contract's 1,000 characters by its start and
+    length; a witness leaves the row out by that name (`quarantine_id`), or it would
+    find the faults of a shoe the audit did not audit (a hostile dataset showed it)."""
+    rows = base_rows()
+    past_bound = "S" * 5_000
+    rows["shoes"][0] |= {"shoe_id": past_bound, "decks": -1}
+    for one_round in rows["rounds"]:
+        one_round["shoe_id"] = past_bound
+    write_rows(tmp_path / "data", rows)
+    con = memory_catalog(tmp_path / "data")
+    named = con.execute(
+        "SELECT DISTINCT row_key FROM quarantine WHERE \"table\" = 'shoes'"
+    ).fetchall()
+    assert named == [("S" * 64 + "… (5000 characters)",)]
+    assert con.execute("SELECT quarantine_id(?)", [past_bound]).fetchall() == named
+    assert con.execute("SELECT quarantine_id('S1')").fetchone() == ("S1",)
+    # Read by the id as logged, the quarantined shoe's decks would be SHO001's finding.
+    as_logged = witness.statement("SHO001").replace("quarantine_id(s.shoe_id)", "s.shoe_id")
+    assert con.execute(f"SELECT count(*) FROM ({as_logged})").fetchone() == (1,)
+    assert differences_of_every_code(con) == {}

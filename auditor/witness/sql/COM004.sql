@@ -6,7 +6,7 @@
 WITH audited AS (
   SELECT c.collection_id, c.shoe_id, c.amount, o.commission_collection
   FROM commission_collections c JOIN shoe_rules o ON o.shoe_id = c.shoe_id
-  WHERE c.collection_id NOT IN (SELECT row_key FROM quarantine
+  WHERE quarantine_id(c.collection_id) NOT IN (SELECT row_key FROM quarantine
                                 WHERE "table" = 'commission_collections')
 )
 SELECT 'COM004' AS rule, NULL::VARCHAR AS table_id, shoe_id, NULL::VARCHAR AS round_id,

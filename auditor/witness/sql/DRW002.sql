@@ -7,7 +7,7 @@ WITH audited AS (
          point_count(r.player_cards[1:2]) AS player_two,
          point_count(r.banker_cards[1:2]) AS banker_two
   FROM rounds r JOIN shoe_rules o ON o.shoe_id = r.shoe_id
-  WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+  WHERE quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
 )
 SELECT 'DRW002' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, round_id,
        NULL::VARCHAR AS wager_id, NULL::VARCHAR AS discriminator,

@@ -9,7 +9,7 @@ WITH audited AS (
          CASE WHEN len(r.player_cards) >= 3 THEN card_value(r.player_cards[3]) END
            AS player_third
   FROM rounds r JOIN shoe_rules o ON o.shoe_id = r.shoe_id
-  WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+  WHERE quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
 )
 SELECT 'DRW003' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, round_id,
        NULL::VARCHAR AS wager_id, NULL::VARCHAR AS discriminator,

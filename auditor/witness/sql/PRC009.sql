@@ -11,7 +11,7 @@ WITH audited_shoes AS (
          lead(s.opened_at) OVER (PARTITION BY s.table_id ORDER BY s.opened_at, s.shoe_id)
            AS next_open
   FROM shoes s
-  WHERE s.shoe_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
+  WHERE quarantine_id(s.shoe_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
 ),
 marker_shoes AS (
   SELECT a.shoe_id, a.next_open, o.commission_rounding,
@@ -32,8 +32,8 @@ owed AS (
          sum(CAST(round(w.payout * 100) AS BIGINT)) AS won_cents
   FROM wagers w JOIN rounds r ON r.round_id = w.round_id
        JOIN marker_shoes m ON m.shoe_id = r.shoe_id
-  WHERE w.wager_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
-    AND r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+  WHERE quarantine_id(w.wager_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
+    AND quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
     AND w.commission > 0
   GROUP BY r.shoe_id, w.seat, w.patron_id
 ),
@@ -43,7 +43,7 @@ collected AS (
                     FILTER (WHERE m.next_open IS NULL OR c.collected_at < m.next_open), 0)
            AS in_time_cents
   FROM commission_collections c JOIN marker_shoes m ON m.shoe_id = c.shoe_id
-  WHERE c.collection_id NOT IN (SELECT row_key FROM quarantine
+  WHERE quarantine_id(c.collection_id) NOT IN (SELECT row_key FROM quarantine
                                 WHERE "table" = 'commission_collections')
   GROUP BY c.shoe_id, c.seat, c.patron_id
 ),

@@ -9,8 +9,8 @@ WITH audited AS (
   SELECT r.round_id, r.discarded_after, r.discarded_after[1][1] AS first_rank,
          rule_pack(o.ruleset) AS pack
   FROM rounds r JOIN shoe_rules o ON o.shoe_id = r.shoe_id
-  WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
-    AND r.shoe_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
+  WHERE quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+    AND quarantine_id(r.shoe_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
     AND len(r.discarded_after) > 0
 ),
 allowed AS (

@@ -16,7 +16,7 @@
   SELECT s.table_id, s.seat, s.combo, o.ruleset, o.offered_from,
          rule_pack(o.ruleset)->'$.payouts.royal9.seat_combinations' AS rules
   FROM royal9_seats s JOIN offering o ON o.table_id = s.table_id
-  WHERE s.table_id || '/' || s.seat || '/' || s.combo
+  WHERE quarantine_id(s.table_id) || '/' || s.seat || '/' || quarantine_id(s.combo)
         NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'royal9_seats')
     AND rule_pack(o.ruleset)->>'$.payouts.royal9.seat_combinations.cite' IS NOT NULL
 ), at_two_chairs AS (

@@ -5,7 +5,7 @@
 WITH audited AS (
   SELECT r.round_id, r.kind, r.banker_cards AS cards, r.banker_total AS announced
   FROM rounds r
-  WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+  WHERE quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
 )
 SELECT 'TOT002' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, round_id,
        NULL::VARCHAR AS wager_id, NULL::VARCHAR AS discriminator,

@@ -12,7 +12,7 @@ WITH audited AS (
          CASE WHEN len(r.player_cards) >= 3 THEN card_value(r.player_cards[3]) END
            AS player_third
   FROM rounds r JOIN shoe_rules o ON o.shoe_id = r.shoe_id
-  WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+  WHERE quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
 ),
 judged AS (
   SELECT *,

@@ -8,7 +8,7 @@ WITH audited AS (
          point_count(r.player_cards) AS player_final, len(r.player_cards) AS player_count,
          point_count(r.banker_cards) AS banker_final, len(r.banker_cards) AS banker_count
   FROM rounds r JOIN shoe_rules o ON o.shoe_id = r.shoe_id
-  WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+  WHERE quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
 ),
 events AS (
   SELECT a.*, e.name,

@@ -5,7 +5,7 @@ WITH audited AS (
   SELECT r.round_id, r.kind, r.dealt_at, r.no_more_bets_at,
          rule_pack(o.ruleset)->'$.procedures.no_more_bets_announced' AS announce_rule
   FROM rounds r JOIN shoe_rules o ON o.shoe_id = r.shoe_id
-  WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+  WHERE quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
 ),
 written AS (
   SELECT *, moment_text(dealt_at) AS dealt_text, moment_text(no_more_bets_at) AS announced_text

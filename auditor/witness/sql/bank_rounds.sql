@@ -40,15 +40,15 @@ bank_table_rounds AS (
               ELSE 'tie' END AS outcome
   FROM rounds r JOIN shoe_rules o ON o.shoe_id = r.shoe_id
        JOIN terms t ON t.ruleset = o.ruleset
-  WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
-    AND r.shoe_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
+  WHERE quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+    AND quarantine_id(r.shoe_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
 ),
 bank_wagers AS (
   SELECT w.wager_id, w.round_id, w.seat, w.bet, w."call",
          CAST(round(w.amount * 100) AS BIGINT) AS amount_cents, t.banker_seat, t.ruleset,
          t.suivi_calls
   FROM wagers w JOIN bank_table_rounds t ON t.round_id = w.round_id
-  WHERE w.wager_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
+  WHERE quarantine_id(w.wager_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
     AND w.bet IN ('banker', 'player')
 ),
 bankers AS (

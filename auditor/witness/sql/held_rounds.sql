@@ -30,6 +30,6 @@ held AS (
                             WHEN 'banker_seat' THEN r.banker_seat END AS holder_seat
   FROM rounds r JOIN shoe_rules o ON o.shoe_id = r.shoe_id
        JOIN terms t ON t.ruleset = o.ruleset
-  WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
-    AND r.shoe_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
+  WHERE quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+    AND quarantine_id(r.shoe_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
 )

@@ -9,8 +9,8 @@ WITH audited AS (
          o.house_money, o.dragon_bonus_paytable, o.royal9_paytable
   FROM wagers w JOIN rounds r ON r.round_id = w.round_id
        JOIN shoe_rules o ON o.shoe_id = r.shoe_id
-  WHERE w.wager_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
-    AND r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+  WHERE quarantine_id(w.wager_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
+    AND quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
 ),
 -- What the wager checks read of each ruleset's pack, once per ruleset rather than on
 -- every wager.

@@ -55,8 +55,8 @@ audited AS (
            AND len(r.banker_cards) >= 2 AS banker_natural
   FROM wagers w JOIN rounds r ON r.round_id = w.round_id
        JOIN shoe_rules o ON o.shoe_id = r.shoe_id JOIN packs k ON k.ruleset = o.ruleset
-  WHERE w.wager_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
-    AND r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+  WHERE quarantine_id(w.wager_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'wagers')
+    AND quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
 ),
 -- The round as it should have been dealt: where a Natural was given a third card and the
 -- pack settles such a round on each hand's first two cards (naturals.drawn_in_error).

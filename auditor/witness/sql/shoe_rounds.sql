@@ -12,7 +12,7 @@
            || r.banker_cards[2:2] || r.player_cards[3:] || r.banker_cards[3:] AS hand_cards,
          coalesce(r.discarded_after, []) AS discards
   FROM rounds r JOIN judged j ON j.shoe_id = r.shoe_id
-  WHERE r.round_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
+  WHERE quarantine_id(r.round_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'rounds')
 ),
 shoe_rounds AS (
   SELECT d.*, d.hand_cards || d.discards AS cards, j.burn_count,

@@ -13,7 +13,7 @@ WITH audited AS (
          s.cover_from_back, s.burn_card, s.burn_count, o.ruleset, o.decks AS table_decks,
          o.automated_shuffler, o.royal9_paytable, rule_pack(o.ruleset) AS pack
   FROM shoes s JOIN shoe_rules o ON o.shoe_id = s.shoe_id
-  WHERE s.shoe_id NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
+  WHERE quarantine_id(s.shoe_id) NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'shoes')
     AND o.ruleset IS NOT NULL
 ),
 batched AS (

@@ -8,7 +8,7 @@ WITH submitted AS (
          'effective_from=' || strftime(t.effective_from AT TIME ZONE 'UTC',
                                        '%Y-%m-%dT%H:%M:%S.%fZ') AS row_discriminator
   FROM tables t
-  WHERE t.table_id || '/' || strftime(t.effective_from AT TIME ZONE 'UTC',
+  WHERE quarantine_id(t.table_id) || '/' || strftime(t.effective_from AT TIME ZONE 'UTC',
                                       '%Y-%m-%d %H:%M:%S.%f+00:00')
         NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'tables')
 )
