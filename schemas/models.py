@@ -80,12 +80,15 @@ MAX_ID_CHARS = 1_000
 # A value past the bound is shown (in the quarantine, in a message) by its first
 # characters and its length, never whole.
 SHOWN_CHARS = 64
+# Its start and its length; polars' `format` and DuckDB's read the same placeholders, so the
+# catalog's `quarantine_id` macro writes it from this one template too.
+SHOWN_PAST_BOUND = "{}… ({} characters)"
 
 
 def shown_past_bound(start: pl.Expr, length: pl.Expr) -> pl.Expr:
     """How a value longer than `MAX_ID_CHARS` is shown, from its first `SHOWN_CHARS`
     characters and its length: `DDDD… (104857600 characters)`."""
-    return pl.format("{}… ({} characters)", start, length)
+    return pl.format(SHOWN_PAST_BOUND, start, length)
 
 
 def money_columns(table: str) -> list[str]:

@@ -40,7 +40,7 @@ import duckdb
 
 from auditor.packs.game import PLAYER_STOOD, THIRD_CARDS, Game, game
 from auditor.packs.model import RulePack
-from auditor.schemas import MAX_ID_CHARS, SHOWN_CHARS
+from auditor.schemas import MAX_ID_CHARS, SHOWN_CHARS, SHOWN_PAST_BOUND
 
 
 def sql_literal(value: object) -> str:
@@ -93,9 +93,10 @@ def macro_statements(packs: Mapping[str, RulePack]) -> list[str]:
         "|| lpad(CAST(abs(CAST(cents AS BIGINT)) % 100 AS VARCHAR), 2, '0')",
         "CREATE MACRO usd_text(dollars) AS "
         "usd_cents_text(CAST(round(CAST(dollars AS DECIMAL(18, 2)) * 100) AS BIGINT))",
-        # `quarantine.shortened` in DuckDB's spelling (`schemas.shown_past_bound`).
+        # `quarantine.shortened` in DuckDB's spelling, from its template.
         f"CREATE MACRO quarantine_id(id) AS CASE WHEN length(id) > {MAX_ID_CHARS} "
-        f"THEN left(id, {SHOWN_CHARS}) || '… (' || length(id) || ' characters)' ELSE id END",
+        f"THEN format({sql_literal(SHOWN_PAST_BOUND)}, left(id, {SHOWN_CHARS}), length(id)) "
+        "ELSE id END",
     ]
 
 
