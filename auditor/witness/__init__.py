@@ -109,8 +109,9 @@ def view_statement(with_codes: Iterable[str] | None = None) -> str:
     chosen = codes() if with_codes is None else sorted(with_codes)
     if not chosen:
         empty = ", ".join(f"CAST(NULL AS VARCHAR) AS {c}" for c in COLUMNS[:-1])
-        selects = [f"SELECT {empty}, CAST(NULL AS DECIMAL(18, 2)) AS impact LIMIT 0"]
-        return f"CREATE VIEW {VIEW} AS\n" + selects[0]
+        return (
+            f"CREATE VIEW {VIEW} AS\nSELECT {empty}, CAST(NULL AS DECIMAL(18, 2)) AS impact LIMIT 0"
+        )
     groups: dict[str, list[str]] = {}
     for code in chosen:
         shared, own = _split(code)

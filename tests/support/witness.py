@@ -60,13 +60,10 @@ def differences_of_every_code(
         "SELECT 'missing', * FROM (FROM found EXCEPT ALL FROM witnessed) "
         "UNION ALL SELECT 'extra', * FROM (FROM witnessed EXCEPT ALL FROM found) ORDER BY ALL"
     ).fetchall()
-    missing = [row[1:] for row in rows if row[0] == "missing"]
-    extra = [row[1:] for row in rows if row[0] == "extra"]
     by_code: dict[str, tuple[list, list]] = {}
-    for row in missing:
-        by_code.setdefault(row[0], ([], []))[0].append(row)
-    for row in extra:
-        by_code.setdefault(row[0], ([], []))[1].append(row)
+    for side, *row in rows:
+        missing, extra = by_code.setdefault(row[0], ([], []))
+        (missing if side == "missing" else extra).append(tuple(row))
     return by_code
 
 
