@@ -247,10 +247,13 @@ def pay_every_dragon_bonus(night_dir: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def faulted(tmp_path_factory) -> dict:
+    return faulted_night(tmp_path_factory.mktemp("surveillance"), ROUNDS)
+
+
+def faulted_night(root: Path, rounds: int) -> dict:
     """A clean simulated night with a stacked shoe and a paid patron, audited."""
-    root = tmp_path_factory.mktemp("surveillance")
     data = root / "night"
-    simulate(data, ROUNDS, seed=3)
+    simulate(data, rounds, seed=3)
     shoe, _ = stack_a_shoe(data)
     paid = pay_every_dragon_bonus(data)
     out = root / "out"
@@ -328,13 +331,9 @@ def test_tests_built_bucket_by_bucket_equal_the_night_at_once(tmp_path, monkeypa
     budget that splits the 61 tables' cells in three cut the big night's 47,000 patron
     cells into 2,365 buckets (a minute); this night's stacked shoe and paid patron still
     raise alerts, over more than a thousand tests."""
-    data = tmp_path / "night"
-    simulate(data, BUCKETED_ROUNDS, seed=3)
-    stack_a_shoe(data)
-    pay_every_dragon_bonus(data)
-    audited = run_audit(data, tmp_path / "out", report=False)
-    validated = run_validation(data)
-    findings = audited.findings
+    small = faulted_night(tmp_path, BUCKETED_ROUNDS)
+    validated = run_validation(small["data"])
+    findings = small["results"].findings
     cells = survey_cells(
         validated, findings, tmp_path / "cells", partition_rounds=BUCKETED_ROUNDS // 4
     )
@@ -352,7 +351,7 @@ def test_tests_built_bucket_by_bucket_equal_the_night_at_once(tmp_path, monkeypa
     assert_frame_equal(split.tests.collect(), expected, check_exact=False, rel_tol=1e-12)
     assert_frame_equal(split.alerts, once.alerts, check_exact=False, rel_tol=1e-12)
     assert_frame_equal(
-        split.tests.collect(), pl.read_parquet(tmp_path / "out" / "surveillance.parquet"),
+        split.tests.collect(), pl.read_parquet(small["out"] / "surveillance.parquet"),
         check_exact=False, rel_tol=1e-12,
     )  # fmt: skip
 
