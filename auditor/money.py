@@ -11,9 +11,6 @@ from decimal import Decimal
 
 import polars as pl
 
-# Thousands groups a grouped number may have: an Int64 has at most seven.
-_MOST_GROUPS = 7
-
 
 def cents(column: str) -> pl.Expr:
     """A money column of the contract (Decimal(18,2) dollars) as exact Int64 cents: its
@@ -28,23 +25,18 @@ def dollars(cents_expr: pl.Expr) -> pl.Expr:
 
 def thousands(magnitude: pl.Expr) -> pl.Expr:
     """A non-negative integer's digits grouped by thousands ("1,234"), as a polars
-    expression: by arithmetic, a branch per number of groups, which costs a quarter less
-    than a regular expression over every value."""
-    # Each group's three digits are one expression, shared by every branch: the findings'
-    # messages build this hundreds of times an audit, and building it is what costs there.
-    padded = [
-        (magnitude // 1000**g % 1000).cast(pl.String).str.zfill(3) for g in range(_MOST_GROUPS)
-    ]
-    grouped = magnitude.cast(pl.String)
-    for groups in range(1, _MOST_GROUPS):
-        scale = 1000**groups
-        head = (magnitude // scale).cast(pl.String)
-        grouped = (
-            pl.when(magnitude >= scale)
-            .then(pl.concat_str(head, *padded[groups - 1 :: -1], separator=","))
-            .otherwise(grouped)
-        )
-    return grouped
+    expression: its digits reversed, a comma after every three, the reversal undone."""
+    # A handful of nodes, not a branch per number of groups: the findings' messages write
+    # money hundreds of times an audit, and polars converts every copy of the expression
+    # before it runs one. Arithmetic branches ran in half the time over 200,000 values,
+    # but made every audit a third slower to plan; money is written for the flagged rows.
+    return (
+        magnitude.cast(pl.String)
+        .str.reverse()
+        .str.replace_all(r"(\d{3})", "${1},")
+        .str.strip_suffix(",")
+        .str.reverse()
+    )
 
 
 def usd(cents_expr: pl.Expr) -> pl.Expr:
