@@ -26,6 +26,7 @@ import polars as pl
 from auditor.check_docs import check_docs
 from auditor.findings.check import Check
 from auditor.packs.cited_sections import citing_checks
+from auditor.packs.kept import per_packs
 from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
 from auditor.packs.regulation_files import section_rows, traced_rows
@@ -164,21 +165,10 @@ MATRIX_SCHEMA = {
 }
 
 
-# The matrices built, by the identity of the packs they were built from (the packs kept,
-# so an id is never another pack's): every audit's catalog holds the matrix, and a process
-# that audits night after night (`auditor watch`, a re-audit) would build it again each time.
-_BUILT: dict[tuple[tuple[str, int], ...] | None, tuple[object, pl.DataFrame]] = {}
-
-
 def matrix(packs: Mapping[str, RulePack] | None = None) -> pl.DataFrame:
-    """The traceability matrix of `packs` (`build_matrix`), built once per set of packs."""
-    key = None if packs is None else tuple((name, id(pack)) for name, pack in packs.items())
-    kept = _BUILT.get(key)
-    if kept is None:
-        if len(_BUILT) >= 8:
-            _BUILT.clear()
-        kept = _BUILT[key] = (dict(packs or {}), build_matrix(packs))
-    return kept[1]
+    """The traceability matrix of `packs` (`build_matrix`), built once per set of packs:
+    every audit's catalog holds it."""
+    return _kept_matrix(packs)
 
 
 def build_matrix(packs: Mapping[str, RulePack] | None = None) -> pl.DataFrame:
@@ -208,3 +198,6 @@ def build_matrix(packs: Mapping[str, RulePack] | None = None) -> pl.DataFrame:
             }
         )
     return pl.DataFrame(rows, schema=MATRIX_SCHEMA)
+
+
+_kept_matrix = per_packs(build_matrix)

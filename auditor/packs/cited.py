@@ -12,12 +12,14 @@ nothing in that pack.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
+from auditor.packs.kept import per_packs
 from auditor.packs.model import RulePack
 
 _MISSING = object()
@@ -122,6 +124,17 @@ def joined(refs: Sequence[str]) -> str:
 def cite_rules(subject: str, rules: Sequence[str], packs: Mapping[str, RulePack]) -> str:
     """The citation a reader sees: the subject in words, then each pack that has any of
     the rules with its references ("the vigorish (ruleset §13(c), §13(e); ...)")."""
+    return _citer(packs)(subject, tuple(rules))
+
+
+@per_packs
+def _citer(packs: Mapping[str, RulePack]) -> Callable[[str, tuple[str, ...]], str]:
+    """`cite_rules` under `packs`, each subject and rules worked out once: every audit's
+    catalog cites every check, and its report cites each finding's."""
+    return functools.cache(functools.partial(_cite, packs=packs))
+
+
+def _cite(subject: str, rules: tuple[str, ...], packs: Mapping[str, RulePack]) -> str:
     parts = []
     for pack in packs.values():
         refs = dict.fromkeys(ref for key in rules for ref in rule_refs(pack, key))

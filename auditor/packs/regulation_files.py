@@ -24,6 +24,7 @@ import yaml
 
 from auditor.errors import InputError, RulesetError
 from auditor.packs import yamlload
+from auditor.packs.kept import per_packs
 from auditor.packs.model import RulePack, available_rulesets, load_pack
 from auditor.regular_files import read_regular_text
 
@@ -128,8 +129,10 @@ def section_texts(pack: RulePack) -> dict[str, str]:
     return {**(_parsed(pack, "texts") or {}), **pack.sections}
 
 
+@per_packs
 def regulation_texts(packs: Mapping[str, RulePack]) -> dict[str, str]:
-    """Every pack's section texts, keyed as a finding cites them ("ruleset ref")."""
+    """Every pack's section texts, keyed as a finding cites them ("ruleset ref"): built
+    once per set of packs (each finding's evidence looks its section up in them)."""
     return {
         pack.cite(ref): words
         for pack in packs.values()

@@ -16,6 +16,7 @@ from auditor.errors import RulesetError
 from auditor.output.traceability import matrix, traced
 from auditor.packs.loaded import builtin_packs, load_packs
 from auditor.packs.regulation import STYLES
+from auditor.pipeline import all_checks
 from auditor.report.sections import pack_texts, section_text
 from tests.support.packs import NEW, new_pack_text
 
@@ -102,3 +103,24 @@ def test_the_matrix_is_built_once_per_set_of_packs(tmp_path):
     # A second load of the same folder is other pack objects: a matrix of its own, equal.
     again = load_packs(_pack_with_its_regulation(tmp_path / "again"))
     assert matrix(again) is not mine and matrix(again).equals(mine)
+
+
+def test_citations_and_texts_are_kept_per_set_of_packs(tmp_path):
+    """The checks' citations and the regulation's texts are worked out once per set of
+    packs, and a set never reads another's: the new pack's words and sections reach its
+    own set only, however often the built-in set was read before."""
+    built_in = builtin_packs()
+    com002 = next(c for c in all_checks() if c.code == "COM002")
+    assert pack_texts(built_in) is pack_texts(built_in)
+    before = com002.cites(built_in)
+    assert NEW not in before
+    with_new = load_packs(_pack_with_its_regulation(tmp_path))
+    assert f"{NEW} §21(a)" in pack_texts(with_new)
+    assert f"{NEW} §21(a)" not in pack_texts(built_in)
+    assert NEW in com002.cites(with_new) and com002.cites(built_in) == before
+    # Nine sets in turn: the first is let go (a bounded number kept), and read again,
+    # built again alike.
+    first = pack_texts(with_new)
+    for n in range(8):
+        pack_texts(load_packs(_pack_with_its_regulation(tmp_path / str(n))))
+    assert pack_texts(with_new) is not first and pack_texts(with_new) == first
