@@ -20,7 +20,7 @@ from auditor.output.sandboxed_query import Catalog
 from auditor.packs.model import RulePack
 from auditor.report import data
 from auditor.report.decided import Step, draw_steps, replayed
-from auditor.report.sections import SectionText, pack_texts, section_text
+from auditor.report.sections import SectionText, cited_section
 
 SUITS = {"S": ("♠", False), "H": ("♥", True), "D": ("♦", True), "C": ("♣", False)}
 RANK_NAMES = {"T": "10"}
@@ -314,7 +314,7 @@ class Sources:
 
 def build(f: Mapping[str, Any], src: Sources) -> Evidence:
     finding = dict(f)
-    text = section_text(finding["citation"] or "", pack_texts(src.packs))
+    text = cited_section(finding["citation"] or "", src.packs)
     ev = Evidence(finding, src.checks.get(finding["rule"]), text)
     r = src.rounds.get(finding["round_id"]) if finding.get("round_id") else None
     if r is not None:

@@ -21,11 +21,13 @@ long-hand Banker rule lettered (a)-(j) needs both.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.packs.kept import per_packs
 from auditor.packs.loaded import builtin_packs
 from auditor.packs.model import RulePack
 from auditor.packs.regulation import CitationStyle
@@ -225,6 +227,17 @@ def pack_texts(packs: Mapping[str, RulePack]) -> dict[str, str]:
     """The section texts of `packs`: each pack's texts file and the `sections` it
     writes itself, keyed as citations are."""
     return regulation_texts(packs)
+
+
+def cited_section(citation: str, packs: Mapping[str, RulePack]) -> SectionText | None:
+    """`section_text` of `citation` in `packs`' texts: each citation looked up once per
+    set of packs (a night's findings cite a few dozen sections, each many times)."""
+    return _lookup(packs)(citation)
+
+
+@per_packs
+def _lookup(packs: Mapping[str, RulePack]) -> Callable[[str], SectionText | None]:
+    return functools.cache(functools.partial(section_text, texts=pack_texts(packs)))
 
 
 def _is_prefix(key: str, citation: str) -> bool:

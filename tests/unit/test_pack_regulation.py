@@ -17,7 +17,7 @@ from auditor.output.traceability import matrix, traced
 from auditor.packs.loaded import builtin_packs, load_packs
 from auditor.packs.regulation import STYLES
 from auditor.pipeline import all_checks
-from auditor.report.sections import pack_texts, section_text
+from auditor.report.sections import cited_section, pack_texts, section_text
 from tests.support.packs import NEW, new_pack_text
 
 
@@ -118,6 +118,10 @@ def test_citations_and_texts_are_kept_per_set_of_packs(tmp_path):
     assert f"{NEW} §21(a)" in pack_texts(with_new)
     assert f"{NEW} §21(a)" not in pack_texts(built_in)
     assert NEW in com002.cites(with_new) and com002.cites(built_in) == before
+    assert cited_section(f"{NEW} §21(a)", built_in) is None
+    found = cited_section(f"{NEW} §21(a)", with_new)
+    assert found is not None and found.text == ("(a) The words of §21(a).",)
+    assert cited_section(f"{NEW} §21(a)", with_new) is found
     # Nine sets in turn: the first is let go (a bounded number kept), and read again,
     # built again alike.
     first = pack_texts(with_new)
