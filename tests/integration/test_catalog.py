@@ -16,6 +16,7 @@ import duckdb
 import polars as pl
 import pytest
 
+from auditor import witness
 from auditor.contract import TABLES
 from auditor.input.shoe_options import shoe_options
 from auditor.output.sandboxed_query import open_catalog, query
@@ -449,6 +450,32 @@ def test_the_duckdb_1x_cli_reads_the_catalog(sample_out: Path) -> None:
     for (rule,) in rules:
         assert f"\n{rule}," in result.stdout
     assert "0.25,false" in result.stdout
+
+
+def test_the_duckdb_1x_cli_runs_every_witness_as_the_findings_say(simulated) -> None:
+    """The proofs run where a regulator runs them: on a faulted night of every ruleset,
+    the 1.x client's `witness_findings` is every finding, to the cent. (DuckDB 1.x binds
+    `->>` looser than IS NULL and casts a CASE's other branch too; written for 2.0 alone,
+    nine witnesses failed there.)"""
+    _, out = simulated
+    columns = ", ".join(witness.COLUMNS)
+    sql = f"""
+        WITH found AS (SELECT {columns} FROM findings),
+             witnessed AS (SELECT {columns} FROM witness_findings)
+        SELECT (SELECT count(*) FROM (FROM found EXCEPT ALL FROM witnessed)) AS missing,
+               (SELECT count(*) FROM (FROM witnessed EXCEPT ALL FROM found)) AS extra,
+               (SELECT count(DISTINCT rule) FROM found) AS codes;
+    """
+    result = subprocess.run(
+        [duckdb_cli(), "-readonly", "-csv", str(out / "audit.duckdb"), "-c", sql],
+        capture_output=True,
+        text=True,
+        cwd=out.parent,
+    )
+    assert result.returncode == 0, result.stderr
+    missing, extra, codes = map(int, result.stdout.strip().splitlines()[-1].split(","))
+    assert (missing, extra) == (0, 0)
+    assert codes >= 20  # the night's faults reach the witnesses that failed there
 
 
 def test_the_1x_cli_refuses_duckdb_2_default_files(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ marker_shoes AS (
                                   || o.commission_percent || '"') AS BIGINT) AS step_cents
   FROM audited_shoes a JOIN shoe_rules o ON o.shoe_id = a.shoe_id
   WHERE o.commission_collection = 'marker'
-    AND rule_pack(o.ruleset)->>'$.procedures.marker_collected_before_next_shoe.cite'
+    AND (rule_pack(o.ruleset)->>'$.procedures.marker_collected_before_next_shoe.cite')
         IS NOT NULL
     AND coalesce(CAST(rule_pack(o.ruleset)->>'$.procedures.marker_collected_before_next_shoe.value'
                       AS BOOLEAN), true)

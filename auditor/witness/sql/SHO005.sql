@@ -5,7 +5,7 @@
 , valued AS (
   SELECT j.*,
          (SELECT CASE WHEN v.value = 'face' THEN TRY_CAST(j.burn_card[1] AS INT)
-                      ELSE CAST(v.value AS INT) END
+                      ELSE TRY_CAST(v.value AS INT) END
           FROM (SELECT unnest(from_json(j.pack->'$.burn_values',
                                         '[{"ranks": "VARCHAR", "value": "VARCHAR"}]')) AS v)
           WHERE contains(v.ranks, j.burn_card[1]) AND len(j.burn_card[1]) = 1) AS burn_value

@@ -8,6 +8,6 @@ SELECT 'SHO006' AS rule, NULL::VARCHAR AS table_id, shoe_id, NULL::VARCHAR AS ro
        coalesce(card_sequence[1], 'no card') AS logged, NULL::DECIMAL(18, 2) AS impact
 FROM judged
 WHERE card_sequence IS NOT NULL
-  AND pack->>'$.procedures.burn.cite' IS NOT NULL
+  AND (pack->>'$.procedures.burn.cite') IS NOT NULL
   AND coalesce(CAST(pack->>'$.procedures.burn.value' AS BOOLEAN), true)
   AND card_sequence[1] IS DISTINCT FROM burn_card

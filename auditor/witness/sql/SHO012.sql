@@ -16,7 +16,7 @@
          min(r.round_no) FILTER (WHERE r.cover_card_drawn) AS logged_no
   FROM judged j JOIN shoe_rounds r ON r.shoe_id = j.shoe_id
   WHERE j.sequence_length IS NOT NULL AND j.cover_from_back IS NOT NULL
-    AND j.pack->>'$.procedures.last_hand_after_cover.cite' IS NOT NULL
+    AND (j.pack->>'$.procedures.last_hand_after_cover.cite') IS NOT NULL
   GROUP BY j.shoe_id
 )
 SELECT 'SHO012' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, r.round_id,

@@ -12,7 +12,7 @@
          j.sequence_length - 1 - j.burn_count - r.hands_end AS cards_left
   FROM shoe_rounds r JOIN judged j ON j.shoe_id = r.shoe_id
   WHERE r.kind = 'void' AND j.sequence_length IS NOT NULL
-    AND j.pack->>'$.procedures.void_ends_shoe.cite' IS NOT NULL
+    AND (j.pack->>'$.procedures.void_ends_shoe.cite') IS NOT NULL
     AND coalesce(CAST(j.pack->>'$.procedures.void_ends_shoe.value' AS BOOLEAN), true)
 )
 SELECT 'SHO013' AS rule, NULL::VARCHAR AS table_id, NULL::VARCHAR AS shoe_id, round_id,

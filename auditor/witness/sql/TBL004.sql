@@ -18,7 +18,7 @@
   FROM royal9_seats s JOIN offering o ON o.table_id = s.table_id
   WHERE quarantine_id(s.table_id) || '/' || s.seat || '/' || quarantine_id(s.combo)
         NOT IN (SELECT row_key FROM quarantine WHERE "table" = 'royal9_seats')
-    AND rule_pack(o.ruleset)->>'$.payouts.royal9.seat_combinations.cite' IS NOT NULL
+    AND (rule_pack(o.ruleset)->>'$.payouts.royal9.seat_combinations.cite') IS NOT NULL
 ), at_two_chairs AS (
   SELECT table_id, offered_from, ruleset, combo || ' posted at chairs '
            || array_to_string(list_sort(list_distinct(list(seat))), ', ') AS problem,
@@ -31,7 +31,7 @@
            AS problem,
          'at most ' || any_value(rules->>'$.per_seat') || ' per chair' AS expected,
          'chair=' || seat AS discriminator
-  FROM posted WHERE rules->>'$.per_seat' IS NOT NULL
+  FROM posted WHERE (rules->>'$.per_seat') IS NOT NULL
   GROUP BY table_id, offered_from, ruleset, seat
   HAVING count(DISTINCT combo) > CAST(any_value(rules->>'$.per_seat') AS INTEGER)
 ), suited AS (

@@ -22,15 +22,15 @@ WITH terms AS (
            AS each_at_most_bank,
          coalesce(CAST(p->>'$.wagers_against_bank.total_at_most_bank' AS BOOLEAN), false)
            AS total_at_most_bank,
-         p->>'$.suivi.cite' IS NOT NULL AS suivi_rule,
+         (p->>'$.suivi.cite') IS NOT NULL AS suivi_rule,
          CAST(p->'$.suivi.qualifying_calls' AS VARCHAR[]) AS suivi_calls,
          coalesce(CAST(p->>'$.suivi.skip_ties' AS BOOLEAN), true) AS suivi_skips_ties,
          coalesce(CAST(p->>'$.suivi.new_bank_resets' AS BOOLEAN), false) AS new_bank_resets,
-         p->>'$.bank_bid_logged.cite' IS NOT NULL
+         (p->>'$.bank_bid_logged.cite') IS NOT NULL
            AND coalesce(CAST(p->>'$.bank_bid_logged.value' AS BOOLEAN), true) AS bid_logged_rule
   FROM (SELECT ruleset, rule_pack(ruleset)->'$.procedures' AS p
         FROM (SELECT DISTINCT ruleset FROM shoe_rules WHERE ruleset IS NOT NULL))
-  WHERE p->>'$.bank_stake.cite' IS NOT NULL
+  WHERE (p->>'$.bank_stake.cite') IS NOT NULL
 ),
 bank_table_rounds AS (
   SELECT r.round_id, r.shoe_id, r.round_no, r.kind, r.banker_seat,

@@ -9,14 +9,14 @@ WITH terms AS (
   SELECT ruleset,
          p->>'$.deals.seat_column' AS seat_column,
          p->>'$.pass_on_banker_loss.seat_column' AS pass_seat_column,
-         p->>'$.last_hand_after_cover.cite' IS NOT NULL
+         (p->>'$.last_hand_after_cover.cite') IS NOT NULL
            AND coalesce(CAST(p->>'$.last_hand_after_cover.value' AS BOOLEAN), true)
            AS last_hand_rule,
          CAST(p->>'$.last_hand_after_cover.hands_after' AS INTEGER) AS hands_after,
          CAST(p->'$.last_hand_after_cover.counted_kinds' AS VARCHAR[]) AS counted_kinds,
-         p->>'$.void_ends_shoe.cite' IS NOT NULL
+         (p->>'$.void_ends_shoe.cite') IS NOT NULL
            AND coalesce(CAST(p->>'$.void_ends_shoe.value' AS BOOLEAN), true) AS void_ends_shoe,
-         p->>'$.free_hands.cite' IS NOT NULL
+         (p->>'$.free_hands.cite') IS NOT NULL
            AND coalesce(CAST(p->>'$.free_hands.value' AS BOOLEAN), true) AS free_hands_rule
   FROM (SELECT ruleset, rule_pack(ruleset)->'$.procedures' AS p
         FROM (SELECT DISTINCT ruleset FROM shoe_rules WHERE ruleset IS NOT NULL))

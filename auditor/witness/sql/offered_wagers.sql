@@ -20,7 +20,7 @@ terms AS (
            AS royal9_stake,
          CAST(rule_pack(ruleset)->'$.limits.royal9.decks' AS INTEGER[]) AS royal9_decks,
          CAST(rule_pack(ruleset)->'$.limits.royal9.seats' AS INTEGER[]) AS royal9_seats,
-         rule_pack(ruleset)->>'$.procedures.no_wager_after_no_more_bets.cite' IS NOT NULL
+         (rule_pack(ruleset)->>'$.procedures.no_wager_after_no_more_bets.cite') IS NOT NULL
            AND coalesce(CAST(rule_pack(ruleset)->>'$.procedures.no_wager_after_no_more_bets.value'
                              AS BOOLEAN), true) AS no_wager_after_no_more_bets
   FROM (SELECT DISTINCT ruleset FROM audited WHERE ruleset IS NOT NULL)

@@ -216,7 +216,7 @@ due AS (
                        WHEN own_natural AND other_natural AND margin < 0 THEN 'lose'
                        WHEN own_natural THEN 'win'
                        WHEN other_natural THEN 'lose'
-                       WHEN dragon_table->'win_by'->>CAST(margin AS VARCHAR) IS NOT NULL
+                       WHEN (dragon_table->'win_by'->>CAST(margin AS VARCHAR)) IS NOT NULL
                          THEN 'win'
                        ELSE 'lose' END END
               WHEN bet IN ('dragon7', 'panda8') THEN

@@ -25,10 +25,10 @@ batched AS (
 ),
 in_force AS (
   SELECT *,
-         CASE WHEN halves AND pack->>'$.limits.automated_shuffler.total_decks.cite' IS NOT NULL
+         CASE WHEN halves AND (pack->>'$.limits.automated_shuffler.total_decks.cite') IS NOT NULL
               THEN (CAST(pack->>'$.limits.automated_shuffler.total_decks.min' AS INT) + 1) // 2
               ELSE CAST(pack->>'$.limits.decks.min' AS INT) END AS fewest_decks,
-         CASE WHEN halves AND pack->>'$.limits.automated_shuffler.total_decks.cite' IS NOT NULL
+         CASE WHEN halves AND (pack->>'$.limits.automated_shuffler.total_decks.cite') IS NOT NULL
               THEN CAST(pack->>'$.limits.automated_shuffler.total_decks.max' AS INT) // 2
               ELSE CAST(pack->>'$.limits.decks.max' AS INT) END AS most_decks,
          CAST(pack->'$.limits.royal9.decks' AS INTEGER[]) AS royal9_decks,
