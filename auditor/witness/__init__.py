@@ -98,8 +98,10 @@ def proves(code: str) -> str | None:
     return None
 
 
-def view_statement(with_codes: Iterable[str] | None = None) -> str:
-    """`CREATE VIEW witness_findings`: the union of every witness, in code order.
+def view_statement(with_codes: Iterable[str] | None = None, deferred: bool = False) -> str:
+    """`CREATE VIEW witness_findings`: the union of every witness, in code order;
+    `deferred`, bound when first read rather than when created (DuckDB 2.0's
+    `WITH (DEFER_BINDING)`, which the 1.x client reads as any other view).
 
     Witnesses that include the same shared statements are one member of the union: the
     shared WITH clause written once, each witness's own part a subquery inside it. DuckDB
@@ -107,11 +109,10 @@ def view_statement(with_codes: Iterable[str] | None = None) -> str:
     bound again for each (the catalog's CREATE took 0.56 s, most of an audit's catalog);
     the rows are those of each witness's statement, and a test holds them equal."""
     chosen = codes() if with_codes is None else sorted(with_codes)
+    create = f"CREATE VIEW {VIEW}{' WITH (DEFER_BINDING)' if deferred else ''} AS\n"
     if not chosen:
         empty = ", ".join(f"CAST(NULL AS VARCHAR) AS {c}" for c in COLUMNS[:-1])
-        return (
-            f"CREATE VIEW {VIEW} AS\nSELECT {empty}, CAST(NULL AS DECIMAL(18, 2)) AS impact LIMIT 0"
-        )
+        return f"{create}SELECT {empty}, CAST(NULL AS DECIMAL(18, 2)) AS impact LIMIT 0"
     groups: dict[str, list[str]] = {}
     for code in chosen:
         shared, own = _split(code)
@@ -120,7 +121,7 @@ def view_statement(with_codes: Iterable[str] | None = None) -> str:
     for shared, owns in groups.items():
         members = "\nUNION ALL BY NAME\n".join(f"SELECT * FROM (\n{own}\n)" for own in owns)
         selects.append(f"SELECT * FROM (\n{shared}\n{members}\n)" if shared else members)
-    return f"CREATE VIEW {VIEW} AS\n" + "\nUNION ALL BY NAME\n".join(selects)
+    return create + "\nUNION ALL BY NAME\n".join(selects)
 
 
 def _split(code: str) -> tuple[str, str]:
