@@ -222,20 +222,20 @@ def _sentence(words: str) -> str:  # only the first letter: "every KS" -> "Every
     return words[:1].upper() + words[1:]
 
 
-def _logged_cards(
-    shoe: Mapping[str, Any], rounds: pl.DataFrame
-) -> list[tuple[str | None, str, str | None]]:
+# Each card the logs say left a shoe: (card, where, round id).
+Logged = list[tuple[str | None, str, str | None]]
+
+
+def _logged_cards(shoe: Mapping[str, Any], rounds: pl.DataFrame) -> Logged:
     """Each card the logs say left the shoe, in order: (card, where, round id)."""
-    logged: list[tuple[str | None, str, str | None]] = [(shoe.get("burn_card"), "burn card", None)]
+    logged: Logged = [(shoe.get("burn_card"), "burn card", None)]
     logged += [(None, "burned face down", None)] * max(0, int(shoe.get("burn_count") or 0))
     for r in rounds.iter_rows(named=True):
         logged += [(c, where, r["round_id"]) for c, where in _round_slots(r)]
     return logged
 
 
-def _centre(
-    focus: Focus, logged: list[tuple[str | None, str, str | None]], lines: list[RecoLine]
-) -> tuple[int | None, str]:
+def _centre(focus: Focus, logged: Logged, lines: list[RecoLine]) -> tuple[int | None, str]:
     """The line to centre the window on (0-based), and how the note names it."""
     mismatches = [i for i, line in enumerate(lines) if line.mismatch]
     if focus.round_id is not None:
@@ -256,12 +256,30 @@ def _centre(
     return None, ""
 
 
+def shoe_lines(shoe: Mapping[str, Any], rounds: pl.DataFrame) -> tuple[Logged, list[RecoLine]]:
+    """The cards the logs say left the shoe, and every line of its reconciliation: the
+    same for each finding of the shoe (`reconcile` shows the part around its own)."""
+    sequence = shoe.get("card_sequence") or []
+    logged = _logged_cards(shoe, rounds)
+    lines = []
+    for i in range(max(len(sequence), len(logged))):
+        seq = sequence[i] if i < len(sequence) else None
+        code, where, _ = logged[i] if i < len(logged) else (None, "still in the shoe", None)
+        # Cards behind the last round stay in the shoe: only a logged card can differ.
+        mismatch = code is not None and seq != code
+        lines.append(RecoLine(i + 1, seq, code, where, mismatch))
+    return logged, lines
+
+
 def reconcile(
-    shoe: Mapping[str, Any], rounds: pl.DataFrame, focus: Focus | str | None = None
+    shoe: Mapping[str, Any],
+    rounds: pl.DataFrame,
+    focus: Focus | str | None = None,
+    lined: tuple[Logged, list[RecoLine]] | None = None,
 ) -> tuple[list[RecoLine] | None, str | None]:
     """The shoe's card sequence beside the cards the logs say left it, around the cards
     `focus` names (a round id names that round's cards); around the first card out of
-    place without one."""
+    place without one. `lined`: the shoe's `shoe_lines`, when a caller keeps them."""
     sequence = shoe.get("card_sequence")
     if sequence is None:
         return (
@@ -272,14 +290,7 @@ def reconcile(
     if isinstance(focus, str):
         focus = Focus(round_id=focus)
     focus = focus or Focus()
-    logged = _logged_cards(shoe, rounds)
-    lines = []
-    for i in range(max(len(sequence), len(logged))):
-        seq = sequence[i] if i < len(sequence) else None
-        code, where, _ = logged[i] if i < len(logged) else (None, "still in the shoe", None)
-        # Cards behind the last round stay in the shoe: only a logged card can differ.
-        mismatch = code is not None and seq != code
-        lines.append(RecoLine(i + 1, seq, code, where, mismatch))
+    logged, lines = lined or shoe_lines(shoe, rounds)
     if focus.card is not None:
         copies = [line for line in lines if focus.card in (line.sequence, line.logged)]
         return copies, f"{_sentence(focus.what)} in the sequence and in the logs."
@@ -310,6 +321,8 @@ class Sources:
     checks: Mapping[str, dict[str, Any]]
     packs: Mapping[str, RulePack]
     decided: dict[str, dict[str, Any]]  # round_id -> what the replay decided (`decided`)
+    # shoe_id -> its `shoe_lines`, made for the shoe's first finding, read by the others
+    lined: dict[str, tuple[Logged, list[RecoLine]]] = field(default_factory=dict)
 
 
 def build(f: Mapping[str, Any], src: Sources) -> Evidence:
@@ -334,7 +347,10 @@ def build(f: Mapping[str, Any], src: Sources) -> Evidence:
         focus = focus_of(finding, ev.shoe)
         if focus is not None:
             rounds = src.shoe_rounds.get(shoe_id, pl.DataFrame())
-            ev.reconciliation, ev.reconciliation_note = reconcile(ev.shoe, rounds, focus)
+            lined = src.lined.get(shoe_id)
+            if lined is None and ev.shoe.get("card_sequence") is not None:
+                lined = src.lined[shoe_id] = shoe_lines(ev.shoe, rounds)
+            ev.reconciliation, ev.reconciliation_note = reconcile(ev.shoe, rounds, focus, lined)
     if finding.get("table_id") and not finding.get("shoe_id") and not finding.get("round_id"):
         ev.options = src.options.get(finding["table_id"], [])
     return ev
