@@ -237,7 +237,11 @@ def cited_section(citation: str, packs: Mapping[str, RulePack]) -> SectionText |
 
 @per_packs
 def _lookup(packs: Mapping[str, RulePack]) -> Callable[[str], SectionText | None]:
-    return functools.cache(functools.partial(section_text, texts=pack_texts(packs)))
+    # Bounded: the desk renders the findings of archives it did not write, whose
+    # citations are whatever their catalogs hold.
+    return functools.lru_cache(maxsize=4096)(
+        functools.partial(section_text, texts=pack_texts(packs))
+    )
 
 
 def _is_prefix(key: str, citation: str) -> bool:
