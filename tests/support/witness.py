@@ -57,18 +57,25 @@ def differences_of_every_code(
     return _compared(con, "FROM findings", f"FROM {view}")
 
 
+def comparison(findings: str = "FROM findings", witnessed: str = f"FROM {witness.VIEW}") -> str:
+    """The statement comparing them: a row ('missing' or 'extra', then the columns) for
+    each row of one side the other lacks; none when they agree. Plain SQL, so that the
+    DuckDB command line runs it as it is."""
+    # One statement, each side named twice as a CTE and so bound and run once: a witness
+    # run twice, once for each side, was most of what comparing it on whole nights took.
+    return (
+        f"WITH found AS (SELECT {COLUMNS} {findings}), "
+        f"witnessed AS (SELECT {COLUMNS} {witnessed}) "
+        "SELECT 'missing' AS side, * FROM (FROM found EXCEPT ALL FROM witnessed) "
+        "UNION ALL SELECT 'extra', * FROM (FROM witnessed EXCEPT ALL FROM found) ORDER BY ALL"
+    )
+
+
 def _compared(
     con: duckdb.DuckDBPyConnection, findings: str, witnessed: str
 ) -> dict[str, tuple[list, list]]:
     """The rows of `findings` missing from `witnessed` and the reverse, by code."""
-    # One statement, each side named twice as a CTE and so bound and run once: a witness
-    # run twice, once for each side, was most of what comparing it on whole nights took.
-    rows = con.execute(
-        f"WITH found AS (SELECT {COLUMNS} {findings}), "
-        f"witnessed AS (SELECT {COLUMNS} {witnessed}) "
-        "SELECT 'missing', * FROM (FROM found EXCEPT ALL FROM witnessed) "
-        "UNION ALL SELECT 'extra', * FROM (FROM witnessed EXCEPT ALL FROM found) ORDER BY ALL"
-    ).fetchall()
+    rows = con.execute(comparison(findings, witnessed)).fetchall()
     by_code: dict[str, tuple[list, list]] = {}
     for side, *row in rows:
         missing, extra = by_code.setdefault(row[0], ([], []))
