@@ -23,9 +23,9 @@ magnitude out there:
 
 The tails come from `scipy.special` (the regularized incomplete beta function gives the
 binomial's exactly as `scipy.stats.binom` computes them; the chi-square with 2 degrees of
-freedom has the closed form exp(-x/2)), imported by the functions that call it:
-`scipy.stats` alone takes about a second to import, which every audit would pay. Only the
-hypergeometric tail, run on nights with findings, still takes it from `scipy.stats`.
+freedom has the closed form exp(-x/2); the hypergeometric's is the compiled function
+`scipy.stats.hypergeom.sf` itself calls), imported by the functions that call it:
+`scipy.stats` alone takes about half a second to import, which every audit would pay.
 """
 
 from __future__ import annotations
@@ -102,14 +102,36 @@ def hypergeometric_upper(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(z, p) of at least k marked items in `draws` taken from `population` holding
     `marked`: a dealer's rounds with findings, when findings fall on rounds at random."""
-    from scipy import stats
-
     k, draws = np.asarray(k, dtype=float), np.asarray(draws, dtype=float)
     mean = draws * marked / population
     var = mean * (1 - marked / population) * (population - draws) / max(population - 1, 1)
     sd = np.sqrt(var)
     z = np.divide(k - mean, sd, out=np.zeros_like(k), where=sd > 0)
-    return z, np.asarray(stats.hypergeom.sf(k - 1, population, marked, draws))
+    return z, hypergeometric_sf(k - 1, population, marked, draws)
+
+
+def hypergeometric_sf(k: np.ndarray, population: int, marked: int, draws: np.ndarray) -> np.ndarray:
+    """P(X > k) for X hypergeometric: `scipy.stats.hypergeom.sf(k, population, marked,
+    draws)`, value for value, from the compiled tail that function calls (a private name
+    of `scipy.special`: where a scipy lacks it, `scipy.stats` itself is asked)."""
+    try:
+        from scipy.special._ufuncs import _hypergeom_sf
+    except ImportError:  # pragma: no cover - every scipy this project supports has it
+        from scipy import stats
+
+        return np.asarray(stats.hypergeom.sf(k, population, marked, draws), dtype=float)
+    k, draws = np.asarray(k, dtype=float), np.asarray(draws, dtype=float)
+    # scipy.stats' own bounds around the tail: its support, and NaN for impossible shapes.
+    lowest = np.maximum(draws - (population - marked), 0)
+    highest = np.minimum(marked, draws)
+    shape = population > 0 and 0 <= marked <= population
+    possible = shape & (draws >= 0) & (draws <= population) & (draws == np.floor(draws))
+    inside = possible & (k >= lowest) & (k < highest) & np.isfinite(k)
+    below = possible & ((k < lowest) | np.isneginf(k))
+    with np.errstate(all="ignore"):
+        tail = np.clip(_hypergeom_sf(k, float(marked), draws, float(population)), 0.0, 1.0)
+    sf = np.where(inside, tail, np.where(below, 1.0, 0.0))
+    return np.where(possible & ~np.isnan(k), sf, np.nan)
 
 
 def bernstein_upper(

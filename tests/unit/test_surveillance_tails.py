@@ -1,13 +1,15 @@
 """The tails surveillance's p-values come from, against `scipy.stats`: the same values,
-computed without importing `scipy.stats` (about a second of every audit's time)."""
+computed without importing `scipy.stats` (about half a second of every audit process)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -18,8 +20,9 @@ from auditor.surveillance.stats import (
     binomial_sf,
     binomial_two_sided,
     chi_square,
+    hypergeometric_sf,
 )
-from tests.support.datasets import DatasetWriter
+from tests.support.datasets import DatasetWriter, base_rows
 
 
 def binomial_grid() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -79,13 +82,15 @@ def test_benjamini_hochberg_equals_scipys_step(values) -> None:
     )
 
 
-def test_a_clean_night_is_audited_without_importing_scipy_stats(
+def test_a_night_with_findings_is_audited_without_importing_scipy_stats(
     write_dataset: DatasetWriter, tmp_path: Path
 ) -> None:
     """Run as a user runs it, in a process of its own (this one has imported scipy.stats):
-    a night without findings runs every surveillance test but the dealers' findings
-    rate, the one tail still taken from scipy.stats."""
-    dataset = write_dataset()
+    a night with findings runs every surveillance test, the dealers' findings rate
+    (the hypergeometric tail) too."""
+    rows = base_rows()
+    rows["wagers"][1]["payout"] = Decimal("20.20")  # a win paid twice: a finding
+    dataset = write_dataset(rows)
     script = (
         "import sys\n"
         "from auditor.cli import main\n"
@@ -98,5 +103,33 @@ def test_a_clean_night_is_audited_without_importing_scipy_stats(
     ran = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
     )
-    assert ran.stdout.split()[-3:] == ["exit", "0", "False"], ran.stdout + ran.stderr
-    assert (tmp_path / "out" / "surveillance.parquet").exists()
+    # Exit 1: the audit ran and found what was planted.
+    assert ran.stdout.split()[-3:] == ["exit", "1", "False"], ran.stdout + ran.stderr
+    findings = pl.read_parquet(tmp_path / "out" / "findings.parquet")
+    assert findings.height > 0
+    surveillance = pl.read_parquet(tmp_path / "out" / "surveillance.parquet")
+    assert "dealer" in surveillance["level"].to_list()
+
+
+def test_the_hypergeometric_tail_equals_scipy_stats_value_for_value() -> None:
+    """Counts over the whole support, past both ends and not whole; draws from none to
+    the whole population and past it; populations from a shoe's to a large night's."""
+    rng = np.random.default_rng(11)
+    for population in (1, 7, 80, 5_000, 2_000_000):
+        for marked in sorted({0, 1, population // 3, population - 1, population}):
+            draws = np.floor(rng.uniform(-0.1, 1.1, 2_000) * (population + 1))
+            draws[:3] = (0.0, float(population), 2.5)
+            k = np.floor(rng.uniform(-0.1, 1.1, 2_000) * (np.maximum(draws, 0) + 2)) - 1
+            k[3:6] = (-np.inf, np.inf, np.nan)
+            k[6] = 0.5
+            np.testing.assert_array_equal(
+                hypergeometric_sf(k, population, marked, draws),
+                stats.hypergeom.sf(k, population, marked, draws),
+                err_msg=f"population {population}, marked {marked}",
+            )
+
+
+def test_the_hypergeometric_tail_moves_with_the_count() -> None:
+    """The comparison above can fail: one marked round more is less likely."""
+    one_more = hypergeometric_sf(np.array([10.0, 11.0]), 1000, 100, np.array([50.0, 50.0]))
+    assert 0 < one_more[1] < one_more[0] < 1
