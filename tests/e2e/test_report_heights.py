@@ -116,7 +116,7 @@ def _report(busy: Busy, kind: str, pdf: bool = False) -> Path:
     target = busy.root / "reports" / f"{kind.replace(' ', '-')}.{'pdf' if pdf else 'html'}"
     target.parent.mkdir(exist_ok=True)
     arguments = ["report", *_reports(busy)[kind], "--out", str(target)]
-    if not pdf:  # in this process: the command as `auditor report` runs it, without its start
+    if not pdf:  # the command run in this process: no second start-up of its imports
         written = cli(*arguments)
         assert written.exit_code == 0, written.output
         return target
