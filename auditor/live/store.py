@@ -89,6 +89,10 @@ class LiveStore:
     def record_batch(self, record: dict) -> None:
         append_lines(self.root / BATCHES, [record])
 
+    def batched(self) -> set[str]:
+        """Every file a batch has audited."""
+        return {path for record in read_lines(self.root / BATCHES) for path in record["files"]}
+
     def reported(self, day: str) -> dict[str, dict]:
         """Each finding reported for the day, as last reported (withdrawn ones included,
         with their change)."""

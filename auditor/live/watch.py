@@ -87,6 +87,19 @@ class Watch:
         self.day_tables: dict[str, DayTables] = {}  # what each open day's files name
         for record in self.store.files():
             self.read[record["path"]] = record
+        # Files read that no batch has audited yet (the day could not be audited as it
+        # stood, or a watch was stopped between reading and auditing), with the tables
+        # they touch (None: the whole day): the day's next batch takes them with its own.
+        self.unaudited: dict[str, tuple[list[str], set[str] | None]] = {}
+        batched = self.store.batched()
+        unbatched = [
+            r for path, r in sorted(self.read.items())
+            if r.get("status") == "read" and r.get("day") is not None and path not in batched
+        ]  # fmt: skip
+        for day in self.open_days():
+            files = [r["path"] for r in unbatched if r["day"] in (day, STANDING)]
+            if files:
+                self.unaudited[day] = (files, None)
 
     # ---- what the archive holds ---------------------------------------------------------
 
@@ -275,6 +288,10 @@ class Watch:
         from auditor.live.batch import LOCATED_TABLE, as_records, audit_so_far
 
         started = clock.monotonic()
+        if day in self.unaudited:
+            earlier, earlier_tables = self.unaudited.pop(day)
+            files = sorted({*earlier, *files})
+            tables = None if tables is None or earlier_tables is None else tables | earlier_tables
         if tables is not None and not tables:
             self.store.record_batch({"day": day, "files": files, "ended_at": now_text()})
             return  # wagers whose rounds have not landed: audited when they do
@@ -284,9 +301,11 @@ class Watch:
         try:
             audited = audit_so_far(dataset, self.options.packs, self.when)
         except AuditorError as error:
-            # The day's files as they stand cannot be audited (a file of another schema):
-            # said, and tried again with the next batch.
+            # The day's files as they stand cannot be audited (a file of another schema, a
+            # shoe landed before any round of the day): said, and the files tried again
+            # with the day's next batch.
             self.say(f"gaming day {day}: not audited this time: {error}")
+            self.unaudited[day] = (files, tables)
             return
         found, reported = as_records(audited.final), self.store.reported(day)
         if tables is not None:

@@ -128,6 +128,50 @@ def test_a_file_changed_after_it_was_read_is_said_and_not_read_again(tmp_path):
     assert again.read[f"shoes/{DAY_FOLDER}/0.parquet"]["status"] == "changed"
 
 
+def audited_files(archive: Path) -> set[str]:
+    """The files the watch's batches have audited, as batches.jsonl records them."""
+    batches = archive / "live" / "batches.jsonl"
+    lines = batches.read_text().splitlines() if batches.exists() else []
+    return {path for line in lines if line for path in json.loads(line)["files"]}
+
+
+def landed_files(landing: Path) -> set[str]:
+    return {p.relative_to(landing).as_posix() for p in landing.rglob("*.parquet")}
+
+
+def test_files_a_batch_could_not_audit_go_with_the_days_next_batch(tmp_path):
+    """A shoe landed before any round of its day: the day cannot be audited yet, and the
+    shoe's file is audited and recorded with the batch its rounds bring."""
+    landing = landing_with_sample(tmp_path)
+    held: dict[Path, bytes] = {}
+    for name in ("rounds", "wagers", "commission_collections"):
+        path = landing / name / DAY_FOLDER / "0.parquet"
+        held[path] = path.read_bytes()
+        path.unlink()
+    said: list[str] = []
+    watch = make_watch(tmp_path, landing, said)
+    watch.tick(close_due=False)
+    assert any("not audited this time" in line for line in said)
+    assert f"shoes/{DAY_FOLDER}/0.parquet" not in audited_files(tmp_path / "archive")
+    for path, data in held.items():
+        path.write_bytes(data)
+    watch.tick(close_due=False)
+    assert audited_files(tmp_path / "archive") == landed_files(landing)
+    assert "not audited this time" not in said[-1] and "new files audited" in said[-1]
+
+
+def test_files_read_by_a_watch_stopped_before_its_batch_go_with_the_next(tmp_path):
+    """A watch that read files and stopped before auditing them: the next watch's first
+    batch audits the day and records them."""
+    landing = landing_with_sample(tmp_path)
+    stopped = make_watch(tmp_path, landing, [])
+    assert set(stopped.take_new_files()) == {"2026-11-24", "standing"}
+    assert audited_files(tmp_path / "archive") == set()
+    again = make_watch(tmp_path, landing, [])
+    again.catch_up()
+    assert audited_files(tmp_path / "archive") == landed_files(landing)
+
+
 def test_the_landing_folder_and_the_archive_must_be_apart(tmp_path):
     (tmp_path / "landing").mkdir()
     with pytest.raises(WatchError):

@@ -50,7 +50,7 @@ ORDER = "period_from, period_to, q_value, p_value, level, key, statistic"
 
 def surveilled(catalog: Catalog) -> bool:
     """Whether any period has been surveilled (the catalog then has both views)."""
-    present = data.relations(catalog.con)
+    present = data.relations(catalog.con, VIEWS)
     return all(view in present for view in VIEWS)
 
 
