@@ -1,12 +1,17 @@
 """What every layer of the suite shares: the hypothesis profiles, the fixtures any test
-may ask for (a hand-built dataset, an FTP server, a browser), and how the suite is spread
-over pytest-xdist's workers (the groups and the order below)."""
+may ask for (a hand-built dataset, an FTP server, a browser), what keeps the fast tier
+fast (a process started unmarked fails), and how the suite is spread over pytest-xdist's
+workers (the groups and the order below)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -80,6 +85,56 @@ def across_archive(tmp_path_factory: pytest.TempPathFactory) -> Archived:
     """The archive across five nights (tests/support/archives.py), read by the reports
     across nights in process and in the browser, never written."""
     return across_nights(tmp_path_factory.mktemp("across"))
+
+
+# ---- the fast tier ------------------------------------------------------------------------------
+#
+# `pytest -m "not e2e"` runs in minutes because its tests run in this process: each start of
+# the auditor, Python or DuckDB as a process of its own costs a second of imports before it
+# does anything. A test that needs one (a kill, a signal, a terminal, the installed script)
+# is end to end and marked so where it stands; one that starts such a process unmarked
+# fails here, saying so, before the process starts.
+OWN_PROGRAMS = ("auditor", "duckdb", "python", "python3", Path(sys.executable).name)
+_running_unmarked: list[pytest.Item] = []  # the test under way, when not marked e2e
+
+
+def started_program(args: Any) -> str:
+    """The name of the program a `subprocess.Popen(args)` starts."""
+    if isinstance(args, str | bytes):
+        first = args.split()[0] if args.split() else ""
+    elif isinstance(args, os.PathLike):
+        first = args
+    else:
+        first = next(iter(args), "")
+    return Path(os.fsdecode(first)).name if first else ""
+
+
+def _refusing_own_programs(start: Callable[..., None]) -> Callable[..., None]:
+    def checked(self: subprocess.Popen, args: Any, *more: Any, **options: Any) -> None:
+        if _running_unmarked and started_program(args) in OWN_PROGRAMS:
+            raise AssertionError(
+                f"{_running_unmarked[-1].nodeid} starts {started_program(args)} as a process "
+                "of its own: mark the test `@pytest.mark.e2e` (the fast tier runs in process)"
+            )
+        start(self, args, *more, **options)
+
+    return checked
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    subprocess.Popen.__init__ = _refusing_own_programs(subprocess.Popen.__init__)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    unmarked = item.get_closest_marker("e2e") is None
+    if unmarked:
+        _running_unmarked.append(item)
+    try:
+        yield
+    finally:
+        if unmarked:
+            _running_unmarked.remove(item)
 
 
 # ---- spreading the suite over the workers ------------------------------------------------------

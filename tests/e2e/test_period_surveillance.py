@@ -135,7 +135,6 @@ def test_a_reaudit_replaces_the_superseded_counts(planted: tuple[Path, list]) ->
     assert len(old) == 1 and len(new) == 1  # the first night's run gave way to its re-audit
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_clean_months_raise_no_more_alerts_than_the_rate(tmp_path: Path, seed: int) -> None:
     archived_month(tmp_path, 500, seed, None)

@@ -146,6 +146,7 @@ def _add_process(archive: Path, outdir: Path) -> subprocess.Popen:
     )
 
 
+@pytest.mark.e2e
 def test_two_adds_at_once_both_land(nights, tmp_path):
     archive = tmp_path / "archive"
     adds = [_add_process(archive, nights[name]) for name in ("first", "second")]
@@ -156,6 +157,7 @@ def test_two_adds_at_once_both_land(nights, tmp_path):
     assert cli("verify", archive).exit_code == 0
 
 
+@pytest.mark.e2e
 def test_a_killed_add_leaves_the_archive_as_it_was(nights, tmp_path):
     archive = tmp_path / "archive"
     assert cli("archive", "add", archive, nights["first"]).exit_code == 0

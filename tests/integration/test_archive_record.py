@@ -142,6 +142,7 @@ def test_links_where_runs_or_run_json_belong_are_refused(archive: Path, tmp_path
     assert code == 1 and "runs: a link or file" in output
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", ["archive.duckdb", "reviews.jsonl"])
 def test_a_fifo_in_the_archive_is_refused_not_opened(archive: Path, name: str) -> None:
     (archive / name).unlink()

@@ -424,6 +424,7 @@ def duckdb_cli() -> str:
     return found
 
 
+@pytest.mark.e2e
 def test_the_duckdb_1x_cli_reads_the_catalog(sample_out: Path) -> None:
     cli = duckdb_cli()
     version = subprocess.run([cli, "--version"], capture_output=True, text=True, check=True)
@@ -452,6 +453,7 @@ def test_the_duckdb_1x_cli_reads_the_catalog(sample_out: Path) -> None:
     assert "0.25,false" in result.stdout
 
 
+@pytest.mark.e2e
 def test_the_duckdb_1x_cli_runs_every_witness_as_the_findings_say(simulated) -> None:
     """The proofs run where a regulator runs them: on a faulted night of every ruleset,
     the 1.x client's `witness_findings` is every finding, to the cent. (DuckDB 1.x binds
@@ -472,6 +474,7 @@ def test_the_duckdb_1x_cli_runs_every_witness_as_the_findings_say(simulated) -> 
     assert codes >= 20  # the night's faults reach the witnesses that failed there
 
 
+@pytest.mark.e2e
 def test_the_1x_cli_refuses_duckdb_2_default_files(tmp_path: Path) -> None:
     # Why the catalog pins its storage version: without it the same client refuses it.
     default = tmp_path / "default.duckdb"

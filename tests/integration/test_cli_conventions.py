@@ -230,6 +230,7 @@ def on_a_terminal(command: list[str], tmp_path: Path, columns: int = 80) -> tupl
     return process.wait(), shown.decode(errors="replace"), stderr
 
 
+@pytest.mark.e2e
 def test_parquet_to_a_terminal_is_refused_and_to_a_pipe_written(runs: Path, tmp_path: Path) -> None:
     command = ["query", str(runs / "a_out"), "SELECT 42 AS a", "--format", "parquet"]
     status, shown, stderr = on_a_terminal(command, tmp_path)
@@ -240,6 +241,7 @@ def test_parquet_to_a_terminal_is_refused_and_to_a_pipe_written(runs: Path, tmp_
     assert pl.read_parquet(io.BytesIO(piped.stdout))["a"].to_list() == [42]
 
 
+@pytest.mark.e2e
 def test_a_pipe_gets_whole_lines_and_a_terminal_its_width(tmp_path: Path) -> None:
     piped = outside(["rules"], tmp_path, capture_output=True, text=True)
     assert piped.returncode == 0
@@ -253,6 +255,7 @@ def test_a_pipe_gets_whole_lines_and_a_terminal_its_width(tmp_path: Path) -> Non
     assert max(len(line) for line in plain.splitlines()) <= 80
 
 
+@pytest.mark.e2e
 def test_a_reader_that_stops_ends_the_command_quietly(tmp_path: Path) -> None:
     for command in (["rules", "--format", "csv"], ["rules"]):
         reader, writer = os.pipe()

@@ -138,6 +138,7 @@ def _command(path: tuple[str, ...]) -> click.Command:
     return command
 
 
+@pytest.mark.e2e
 def test_python_m_auditor_is_the_command_line(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "auditor", "--version"],
@@ -163,6 +164,7 @@ def test_python_m_auditor_is_the_command_line(tmp_path):
     assert wrong.returncode == 2 and "No such command" in wrong.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_shell_completion_as_the_readme_says(tmp_path, shell):
     auditor = os.path.join(os.path.dirname(sys.executable), "auditor")
@@ -174,6 +176,7 @@ def test_shell_completion_as_the_readme_says(tmp_path, shell):
     assert refused.returncode != 0 and "_AUDITOR_COMPLETE" not in refused.stdout
 
 
+@pytest.mark.e2e
 def test_shell_completion_completes_commands_and_options(tmp_path):
     auditor = os.path.join(os.path.dirname(sys.executable), "auditor")
     env = {**os.environ, "_AUDITOR_COMPLETE": "bash_complete", "COMP_WORDS": "auditor au"}

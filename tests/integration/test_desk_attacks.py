@@ -226,6 +226,7 @@ def test_every_response_carries_the_security_headers(app, path: str) -> None:
 # ---- a real server: 200 requests while two reviewers write --------------------------------------
 
 
+@pytest.mark.e2e
 def test_200_concurrent_requests_while_two_reviewers_write(app, desked: Desked) -> None:
     with running(app) as base:
         readers = []
@@ -287,6 +288,7 @@ def test_200_concurrent_requests_while_two_reviewers_write(app, desked: Desked) 
 # ---- auditor serve ----------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_serve_prints_its_address_answers_and_stops_on_ctrl_c(desked: Desked) -> None:
     port = free_port()
     server = subprocess.Popen(
@@ -309,6 +311,7 @@ def test_serve_prints_its_address_answers_and_stops_on_ctrl_c(desked: Desked) ->
             server.wait()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "options",
     [["--host", "0.0.0.0"], ["--host", "192.0.2.1"], ["--tls-cert", "missing.pem"],
@@ -324,6 +327,7 @@ def test_serve_refuses_an_open_address_without_tls_and_bad_files(desked, options
     assert refused.stdout == ""
 
 
+@pytest.mark.e2e
 def test_serve_refuses_a_folder_that_is_not_an_archive(desked: Desked, tmp_path: Path) -> None:
     refused = subprocess.run(
         [AUDITOR, "serve", str(tmp_path), "--users", str(desked.users), "--port", "0"],
@@ -332,6 +336,7 @@ def test_serve_refuses_a_folder_that_is_not_an_archive(desked: Desked, tmp_path:
     assert refused.returncode == 2 and refused.stdout == ""
 
 
+@pytest.mark.e2e
 def test_serve_over_tls_answers_https_with_secure_cookies(desked: Desked, tmp_path: Path) -> None:
     """The address another machine would reach: served over TLS with a certificate a
     client checks, and the cookies marked Secure so they never cross plain HTTP."""

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import duckdb
+import pytest
 from starlette.testclient import TestClient
 
 from auditor.archive.catalog import (
@@ -90,6 +91,7 @@ def test_a_finding_reported_live_shows_in_the_queue_and_leaves_when_withdrawn(tm
     assert client.get(f"/findings/{gone}").status_code == 404
 
 
+@pytest.mark.e2e
 def test_a_review_of_a_live_finding_is_on_the_closed_runs_finding(tmp_path):
     desked, watch, day = watching(tmp_path, archived=0)
     watch.tick(close_due=False)
@@ -137,6 +139,7 @@ def test_a_review_of_a_live_finding_is_on_the_closed_runs_finding(tmp_path):
     assert json.loads(status.stdout) == [{"status": "explained", "last_run_id": run_id}]
 
 
+@pytest.mark.e2e
 def test_findings_live_in_the_catalog_are_those_the_desk_shows_live(tmp_path):
     desked, watch, day = watching(tmp_path, archived=1)
     watch.tick(close_due=False)

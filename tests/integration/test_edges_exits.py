@@ -70,6 +70,7 @@ def _fail_now(how: str, tmp_path: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("how", "error"),
     [("panic", "PanicException"), ("memory", "MemoryError"), ("defect", "ZeroDivisionError")],
@@ -85,6 +86,7 @@ def test_a_panic_or_memory_error_exits_3_with_its_traceback(
     assert details.parent == tmp_path and "Traceback" in details.read_text()
 
 
+@pytest.mark.e2e
 def test_an_exit_of_its_own_keeps_its_status(tmp_path: Path) -> None:
     done = _fail_now("exit", tmp_path)
     assert done.returncode == 5 and "internal error" not in done.stderr
@@ -423,6 +425,7 @@ def test_a_stopped_query_leaves_the_file_it_would_replace(audited: Path, tmp_pat
 ONE_GB = "SELECT repeat('x', 1000) AS s FROM range(1000000)"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fmt", ["csv", "json"])
 def test_a_1gb_result_is_written_without_being_held_whole(audited: Path, fmt: str) -> None:
     """Before, the whole result was fetched, converted and encoded at once: 3.1 GB of
@@ -483,6 +486,7 @@ def _interrupt_output_phase(dataset: Path, out: Path, delay: float) -> tuple[int
     return audit.returncode, err
 
 
+@pytest.mark.e2e
 def test_ctrl_c_in_the_output_phase_exits_130_every_time(night: Path, tmp_path: Path) -> None:
     signalled = 0
     for attempt, delay in enumerate(SIGINT_DELAYS):

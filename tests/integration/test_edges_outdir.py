@@ -139,6 +139,7 @@ def _audit_process(dataset: Path, out: Path, cwd: Path) -> subprocess.Popen:
     return subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+@pytest.mark.e2e
 def test_a_second_run_into_a_busy_outdir_is_refused_naming_the_holder(tmp_path):
     out = tmp_path / "out"
     first = _audit_process(SAMPLE, out, tmp_path)
@@ -158,6 +159,7 @@ def test_a_second_run_into_a_busy_outdir_is_refused_naming_the_holder(tmp_path):
     assert not lock.exists(), "the lock file goes with its holder"
 
 
+@pytest.mark.e2e
 def test_a_lock_left_by_a_killed_run_does_not_block_the_next(tmp_path):
     out = tmp_path / "out"
     first = _audit_process(SAMPLE, out, tmp_path)

@@ -271,6 +271,7 @@ def claimed_by(process: subprocess.Popen, parent: Path, prefix: str, besides: Pa
     pytest.fail(f"the run ended (status {process.returncode}) before it claimed a folder")
 
 
+@pytest.mark.e2e
 def test_a_killed_audits_working_folder_is_swept_by_the_next_audit(tmp_path: Path) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()
@@ -294,6 +295,7 @@ def test_a_killed_audits_working_folder_is_swept_by_the_next_audit(tmp_path: Pat
     assert not list(scratch.glob(f"{SURVEY_PREFIX}*"))
 
 
+@pytest.mark.e2e
 def test_a_killed_surveils_working_folder_is_swept_by_the_next_surveil(
     outdir: Path, tmp_path: Path
 ) -> None:

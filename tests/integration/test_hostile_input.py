@@ -42,6 +42,7 @@ def audit_or_refuse(root: Path, out: Path, written: dict[str, int]) -> None:
     assert_every_row_accounted(results, written)
 
 
+@pytest.mark.e2e
 @given(rows=damaged_rows())
 def test_damaged_values_never_crash_and_never_lose_a_row(tmp_path_factory, rows):
     root = tmp_path_factory.mktemp("hostile")
@@ -49,6 +50,7 @@ def test_damaged_values_never_crash_and_never_lose_a_row(tmp_path_factory, rows)
     audit_or_refuse(root / "data", root / "out", written)
 
 
+@pytest.mark.e2e
 @given(
     seat_types=st.lists(st.sampled_from([pl.Int8, pl.Int16, pl.Int64, pl.UInt8]), min_size=2),
     money_as=st.sampled_from(["decimal", "float", "cents"]),

@@ -391,6 +391,7 @@ def _special(path: Path, kind: str) -> str:
     return f"is a symlink to {path.with_name('nowhere.parquet')}, which does not exist"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["fifo", "device", "dangling"])
 def test_a_table_file_that_is_not_a_regular_file_says_what_it_is(write_dataset, tmp_path, kind):
     root = write_dataset()
@@ -400,6 +401,7 @@ def test_a_table_file_that_is_not_a_regular_file_says_what_it_is(write_dataset, 
     assert "is missing" not in message
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["fifo", "device", "dangling"])
 def test_a_file_in_a_table_folder_that_is_not_a_regular_file_says_what_it_is(
     write_dataset, tmp_path, kind
@@ -411,6 +413,7 @@ def test_a_file_in_a_table_folder_that_is_not_a_regular_file_says_what_it_is(
     refused_by_subprocess(root, tmp_path, str(folder / "part-1.parquet"), words)
 
 
+@pytest.mark.e2e
 def test_a_table_name_that_is_a_fifo_rather_than_a_folder_is_refused(write_dataset, tmp_path):
     root = write_dataset()
     (root / "wagers.parquet").unlink()

@@ -196,6 +196,7 @@ def kill_mid_write(archive: Path, batch: Path) -> bool:
     return True
 
 
+@pytest.mark.e2e
 def test_a_killed_batch_is_all_or_nothing_and_entered_once(archive, night, tmp_path) -> None:
     batch = big_batch(night, tmp_path / "big.csv")
     before = ledger(archive).read_bytes()

@@ -172,6 +172,7 @@ def test_files_read_by_a_watch_stopped_before_its_batch_go_with_the_next(tmp_pat
     assert audited_files(tmp_path / "archive") == landed_files(landing)
 
 
+@pytest.mark.e2e
 def test_the_landing_folder_and_the_archive_must_be_apart(tmp_path):
     (tmp_path / "landing").mkdir()
     with pytest.raises(WatchError):
@@ -218,6 +219,7 @@ def test_a_day_closes_at_the_first_close_time_after_it_ends():
     assert due(["2026-11-24"], time(6, 0), zone, early) == []
 
 
+@pytest.mark.e2e
 def test_on_finding_runs_without_a_shell_and_its_failure_never_stops(tmp_path, capsys):
     said: list[str] = []
     target = tmp_path / "got.json"

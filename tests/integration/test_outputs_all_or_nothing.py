@@ -83,6 +83,7 @@ def _kill_when(process: subprocess.Popen, ready, delay: float) -> None:
     process.wait()
 
 
+@pytest.mark.e2e
 def test_a_killed_run_leaves_one_complete_set(tmp_path, second_night):
     out = tmp_path / "out"
     run_audit(SAMPLE, out)

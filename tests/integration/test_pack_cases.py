@@ -48,6 +48,7 @@ def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.e2e
 def test_a_copied_pack_passes_its_own_cases(pack_folder: Path) -> None:
     done = run(pack_folder)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -60,6 +61,7 @@ def test_a_copied_pack_passes_its_own_cases(pack_folder: Path) -> None:
     assert lines[-1].endswith(" s")
 
 
+@pytest.mark.e2e
 def test_a_case_broken_on_purpose_fails_with_its_difference(pack_folder: Path) -> None:
     path = pack_folder / "cases" / "TBL001.yaml"
     spec = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -117,6 +117,7 @@ def billion_laughs(levels: int = 10) -> str:
     return "\n".join(rows) + "\n"
 
 
+@pytest.mark.e2e
 def test_a_billion_laughs_is_refused_at_the_alias_past_the_bound(tmp_path):
     text = f"ruleset: {OWN}\n" + billion_laughs()
     folder = folder_of(tmp_path, {f"{OWN}.yaml": text})
@@ -136,6 +137,7 @@ def test_an_alias_within_the_bound_is_read(tmp_path):
     accepted_by_both(folder_of(tmp_path, {f"{OWN}.yaml": own_pack()}), tmp_path)
 
 
+@pytest.mark.e2e
 def test_nesting_3000_deep_is_refused(tmp_path):
     text = own_pack() + "nested: " + "[" * 3000 + "]" * 3000 + "\n"
     folder = folder_of(tmp_path, {f"{OWN}.yaml": text})

@@ -26,6 +26,7 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "data"
 
 
+@pytest.mark.e2e
 def test_audit_from_python_writes_the_findings_the_command_line_writes(
     night: Path, tmp_path: Path
 ) -> None:
@@ -124,6 +125,7 @@ def test_the_public_names_are_importable_and_listed() -> None:
         auditor.no_such_name  # noqa: B018
 
 
+@pytest.mark.e2e
 def test_import_auditor_imports_no_pipeline() -> None:
     probe = "import sys, auditor; auditor.__all__; print('polars' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

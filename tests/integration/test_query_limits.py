@@ -226,6 +226,7 @@ def test_a_dataset_folder_swapped_for_a_link_is_not_admitted(tmp_path: Path, lea
 # ---- 2. limits -----------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_a_statement_past_the_timeout_stops_with_exit_2(out: Path, tmp_path: Path) -> None:
     started = time.monotonic()
     finished = subprocess.run(
@@ -274,6 +275,7 @@ def test_the_memory_limit_reaches_duckdb(out: Path) -> None:
 # ---- 3. Ctrl-C -------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_ctrl_c_stops_a_running_statement_with_exit_130(out: Path, tmp_path: Path) -> None:
     process = subprocess.Popen(
         [*auditor_command(), "query", str(out), ENDLESS, "--timeout", "0"],

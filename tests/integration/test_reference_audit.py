@@ -36,6 +36,10 @@ from tests.support.datasets import contract_frame, write_rows
 from tests.support.hostile import damaged_rows
 from tests.support.paths import CASES, TESTS
 
+# At volume: the second auditor over 200,000 simulated rounds and more
+# (`pytest -m "not e2e"` leaves it out).
+pytestmark = pytest.mark.e2e
+
 Key = tuple[str, str, str | None, Decimal | None]
 REFERENCE = TESTS / "reference"
 # Two seeds, each two simulated nights of 100,000 rounds together at tables of all four
@@ -123,7 +127,6 @@ def test_reference_commission(won: int, percent: int, rounding: bool, owed: int)
 # ---- data-driven differentials --------------------------------------------------------
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("seeds", list(SIMULATED))
 def test_engine_and_reference_agree_on_simulated_faults(tmp_path_factory, seeds: str) -> None:
     rounds = 0

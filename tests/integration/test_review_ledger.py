@@ -208,6 +208,7 @@ APPENDER = textwrap.dedent(
 )
 
 
+@pytest.mark.e2e
 def test_two_processes_appending_at_once_both_land(archive: Path) -> None:
     times = 25
     writers = [

@@ -26,6 +26,13 @@ from auditor.input.validate import STAGES, validate
 from auditor.pipeline import Tally, check_row_accounting, find, run_audit, run_validation
 from auditor.simulator.simulate import simulate
 
+# A night of the floor's twelve tables (a thousand rounds each), partitions of about two
+# tables and row groups of a fraction of one: what routing does at scale, at a size a test
+# runs in seconds.
+ROUNDS = 12_000
+PARTITION_ROUNDS = 2_400
+ROW_GROUP = 600
+
 TIME_KEYS = {
     "tables": "effective_from",
     "shoes": "opened_at",
@@ -39,11 +46,11 @@ def layouts(tmp_path_factory) -> tuple[Path, Path]:
     """The same night twice: as the simulator writes it (table by table), and as a
     nightly export by time would, in four files per table, each holding every table."""
     clustered = tmp_path_factory.mktemp("clustered")
-    simulate(clustered, rounds=40_000, seed=3, fault_rate=0.05, shoe_fault_rate=0.3)
+    simulate(clustered, rounds=ROUNDS, seed=3, fault_rate=0.05, shoe_fault_rate=0.3)
     # Table by table in small row groups, as an export by table would be.
     for table in ("shoes", "rounds", "wagers"):
         path = clustered / f"{table}.parquet"
-        pl.read_parquet(path).write_parquet(path, row_group_size=2_000)
+        pl.read_parquet(path).write_parquet(path, row_group_size=ROW_GROUP)
     by_time = tmp_path_factory.mktemp("by_time")
     rounds = pl.read_parquet(clustered / "rounds.parquet")
     dealt = rounds.select("round_id", "dealt_at")
@@ -56,7 +63,7 @@ def layouts(tmp_path_factory) -> tuple[Path, Path]:
         folder = by_time / table
         folder.mkdir()
         for index, part in enumerate(frame.iter_slices(n_rows=max(1, -(-frame.height // 4)))):
-            part.write_parquet(folder / f"part-{index}.parquet", row_group_size=2_000)
+            part.write_parquet(folder / f"part-{index}.parquet", row_group_size=ROW_GROUP)
     return clustered, by_time
 
 
@@ -64,16 +71,18 @@ def test_only_the_time_ordered_layout_is_routed(layouts):
     clustered, by_time = layouts
     for path, expected in ((clustered, False), (by_time, True)):
         validated = run_validation(path)
-        groups = partitions(validated.audited, 8_000)
+        groups = partitions(validated.audited, PARTITION_ROUNDS)
         assert len(groups) > 2
         assert needs_routing(validated.dataset, groups) is expected
 
 
 def test_routed_partitions_find_exactly_what_the_clustered_layout_finds(layouts, tmp_path):
     clustered, by_time = layouts
-    expected = find(run_validation(clustered), partition_rounds=8_000, route_dir=tmp_path / "a")
+    expected = find(
+        run_validation(clustered), partition_rounds=PARTITION_ROUNDS, route_dir=tmp_path / "a"
+    )
     assert not (tmp_path / "a").exists(), "a clustered layout is read in place"
-    got = find(run_validation(by_time), partition_rounds=8_000, route_dir=tmp_path / "b")
+    got = find(run_validation(by_time), partition_rounds=PARTITION_ROUNDS, route_dir=tmp_path / "b")
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == sorted(
         ["tables", "shoes", "rounds", "wagers", "commission_collections", "royal9_seats"]
     )
@@ -86,7 +95,7 @@ def test_surveillance_counts_the_same_night_in_either_layout(layouts):
     nights = []
     for path in (clustered, by_time):
         tally = Tally()
-        find(run_validation(path), partition_rounds=8_000, tally=tally)
+        find(run_validation(path), partition_rounds=PARTITION_ROUNDS, tally=tally)
         nights.append(tally.night_cells())
     for name, key in (("rounds", "shoe_id"), ("patrons", "patron_id"), ("tables", "table_id")):
         one, other = (getattr(n, name).sort(key, pl.all(), nulls_last=True) for n in nights)
@@ -98,7 +107,7 @@ def test_every_long_stage_reports_progress(layouts, tmp_path):
     """The stages in the order they run, each named, the rows and rounds all counted."""
     _, by_time = layouts
     seen: list[tuple[str, int]] = []
-    run_audit(by_time, tmp_path / "out", lambda stage, n: seen.append((stage, n)), 8_000)
+    run_audit(by_time, tmp_path / "out", lambda stage, n: seen.append((stage, n)), PARTITION_ROUNDS)
     stages = list(dict.fromkeys(stage for stage, _ in seen))
     tables = [s for s in stages if s not in STAGES]
     assert {"tables", "rounds", "wagers"} <= set(tables)
@@ -113,9 +122,9 @@ def test_routing_in_passes_writes_the_same_rows(layouts, tmp_path):
     map of some partitions' rounds only: every partition gets the same rows."""
     _, by_time = layouts
     validated = run_validation(by_time)
-    groups = partitions(validated.audited, 8_000)
+    groups = partitions(validated.audited, PARTITION_ROUNDS)
     args = (validated.dataset, validated.audited, groups)
-    small = 400_000  # the map of 5,000 rounds at a time
+    small = 120_000  # the map of 1,500 rounds at a time
     assert len(routing.passes(groups, small)) > 2
     route(*args, tmp_path / "one")
     route(*args, tmp_path / "passes", budget_bytes=small)
@@ -133,12 +142,12 @@ def test_rounds_sharing_a_hash_still_get_exactly_their_own_wagers(layouts, tmp_p
     share one (forced here: five hashes for every round), their wagers go to each, and
     each partition keeps its own only: the same findings, every row counted once."""
     clustered, by_time = layouts
-    expected = find(run_validation(clustered), partition_rounds=8_000)
+    expected = find(run_validation(clustered), partition_rounds=PARTITION_ROUNDS)
     coarse = (pl.col("round_id").hash(seed=0) % 5).alias(routing.HASH)
     monkeypatch.setattr(routing, "_round_hash", lambda: coarse)
     validated = run_validation(by_time)
     tally = Tally()
-    got = find(validated, partition_rounds=8_000, tally=tally, route_dir=tmp_path / "r")
+    got = find(validated, partition_rounds=PARTITION_ROUNDS, tally=tally, route_dir=tmp_path / "r")
     assert got.equals(expected)
     check_row_accounting(validated, tally.rows)
     assert len(list((tmp_path / "r" / "wagers").glob("*/*.parquet"))) > 2
@@ -153,7 +162,7 @@ def broken_by_time(layouts, tmp_path_factory) -> Path:
     broken = tmp_path_factory.mktemp("broken_by_time")
     rounds = pl.read_parquet(by_time / "rounds" / "*.parquet")
     round_ids = rounds.get_column("round_id")
-    bad_cards, twice = round_ids.gather([10, 5_000, 20_000]), round_ids.gather([7, 30_000])
+    bad_cards, twice = round_ids.gather([10, 1_500, 6_000]), round_ids.gather([7, 9_000])
     for table in ("tables", "shoes", "rounds", "wagers", "commission_collections", "royal9_seats"):
         (broken / table).mkdir()
         for path in sorted((by_time / table).glob("*.parquet")):
@@ -172,7 +181,7 @@ def broken_by_time(layouts, tmp_path_factory) -> Path:
                     pl.lit("no-such-round").alias("round_id"),
                 )
                 frame = pl.concat([frame, orphans])
-            frame.write_parquet(broken / table / path.name, row_group_size=2_000)
+            frame.write_parquet(broken / table / path.name, row_group_size=ROW_GROUP)
     return broken
 
 
@@ -180,8 +189,8 @@ def test_validation_routes_its_read_and_finds_what_routing_afterwards_finds(brok
     """Routed by validation's own read, before the quarantine is known, the partitions
     give the findings, rows held and counts that routing the audited rows afterwards
     gives; the files are validation's, and nothing is routed again."""
-    routed = run_validation(broken_by_time, partition_rounds=8_000, route=True)
-    afterwards = run_validation(broken_by_time, partition_rounds=8_000)
+    routed = run_validation(broken_by_time, partition_rounds=PARTITION_ROUNDS, route=True)
+    afterwards = run_validation(broken_by_time, partition_rounds=PARTITION_ROUNDS)
     assert routed.routed is not None and afterwards.routed is None
     assert len(routed.routed.groups) > 2
     assert routed.quarantine.equals(afterwards.quarantine)
@@ -189,7 +198,7 @@ def test_validation_routes_its_read_and_finds_what_routing_afterwards_finds(brok
     results = []
     for validated in (routed, afterwards):
         tally = Tally()
-        results.append((find(validated, partition_rounds=8_000, tally=tally), tally))
+        results.append((find(validated, partition_rounds=PARTITION_ROUNDS, tally=tally), tally))
     (got, got_tally), (expected, expected_tally) = results
     assert expected.height > 100
     assert got.equals(expected)
@@ -200,11 +209,11 @@ def test_validation_routes_its_read_and_finds_what_routing_afterwards_finds(brok
 def test_validation_routes_the_partitions_the_routing_pass_would(broken_by_time, tmp_path):
     """Partition by partition, validation's routed files read as the routing pass's over
     the audited rows: the same rows in the same order, the quarantined ones left out."""
-    validated = run_validation(broken_by_time, partition_rounds=8_000, route=True)
+    validated = run_validation(broken_by_time, partition_rounds=PARTITION_ROUNDS, route=True)
     assert validated.routed is not None
     groups = list(validated.routed.groups)
     # Counted before the quarantine, the rounds differ; the tables are the same.
-    tables = [group.tables for group in partitions(validated.audited, 8_000)]
+    tables = [group.tables for group in partitions(validated.audited, PARTITION_ROUNDS)]
     assert [group.tables for group in groups] == tables
     route(validated.dataset, validated.audited, groups, tmp_path / "pass")
     quarantine = validated.quarantine
@@ -218,7 +227,7 @@ def test_validation_routes_the_partitions_the_routing_pass_would(broken_by_time,
 def test_quarantined_rows_are_routed_and_left_out_where_read(broken_by_time):
     """Routed before the quarantine is known, a quarantined round is in its partition's
     files; read, no partition holds it, and every audited round is held once."""
-    validated = run_validation(broken_by_time, partition_rounds=8_000, route=True)
+    validated = run_validation(broken_by_time, partition_rounds=PARTITION_ROUNDS, route=True)
     assert validated.routed is not None
     folder, groups = validated.routed.folder, validated.routed.groups
     bad = validated.quarantine.filter(pl.col("table") == "rounds")
@@ -241,7 +250,7 @@ def test_validation_routes_the_wagers_afterwards_when_the_map_would_not_fit(
     """Where the map of every round would pass what validation's ids leave of the budget,
     validation routes the tables keyed by table as it reads them, and the wagers by the
     audited rounds once its ids are let go, in passes within a partition's budget."""
-    expected = find(run_validation(broken_by_time), partition_rounds=8_000)
+    expected = find(run_validation(broken_by_time), partition_rounds=PARTITION_ROUNDS)
     afterwards: list[int] = []
     route_wagers = router.route_wagers
 
@@ -250,15 +259,15 @@ def test_validation_routes_the_wagers_afterwards_when_the_map_would_not_fit(
         route_wagers(*args, **kwargs)
 
     monkeypatch.setattr(router, "route_wagers", counted)
-    budget = partition_bytes(8_000) * 3 // 4
+    budget = partition_bytes(PARTITION_ROUNDS) * 3 // 4
     for map_bytes, routed_afterwards in ((1_000, True), (None, False)):
         afterwards.clear()
-        routing = router.Routing(8_000, map_bytes=map_bytes)
+        routing = router.Routing(PARTITION_ROUNDS, map_bytes=map_bytes)
         validated = validate(open_dataset(broken_by_time), None, budget, routing=routing)
         assert validated.routed is not None
         assert bool(afterwards) is routed_afterwards
         tally = Tally()
-        assert find(validated, partition_rounds=8_000, tally=tally).equals(expected)
+        assert find(validated, partition_rounds=PARTITION_ROUNDS, tally=tally).equals(expected)
         check_row_accounting(validated, tally.rows)
 
 
@@ -266,18 +275,21 @@ def test_partitions_other_than_those_routed_are_routed_again(broken_by_time, tmp
     """Where the audited rows' partitions are not those validation routed (other tables,
     as a quarantine moving a table across a bound makes them, or another size), the
     night is routed again, and the findings are the same."""
-    validated = run_validation(broken_by_time, partition_rounds=8_000, route=True)
+    validated = run_validation(broken_by_time, partition_rounds=PARTITION_ROUNDS, route=True)
     assert validated.routed is not None
-    expected = find(validated, partition_rounds=8_000, route_dir=tmp_path / "unused")
+    expected = find(validated, partition_rounds=PARTITION_ROUNDS, route_dir=tmp_path / "unused")
     assert not (tmp_path / "unused").exists()
     first, second, *rest = validated.routed.groups
     merged = Partition(first.tables + second.tables, first.rounds + second.rounds)
     moved = replace(validated, routed=replace(validated.routed, groups=(merged, *rest)))
-    assert moved.routed is not None and moved.routed.folder_for(rest, 8_000) is None
-    assert find(moved, partition_rounds=8_000, route_dir=tmp_path / "again").equals(expected)
+    assert moved.routed is not None and moved.routed.folder_for(rest, PARTITION_ROUNDS) is None
+    assert find(moved, partition_rounds=PARTITION_ROUNDS, route_dir=tmp_path / "again").equals(
+        expected
+    )
     assert (tmp_path / "again" / "wagers").is_dir()
 
 
+@pytest.mark.e2e
 def test_a_run_killed_while_routing_leaves_nothing_a_later_run_reads(layouts, tmp_path):
     """The routed files live in a folder the run claims: killed mid-write, its folder is
     left, and the next run sweeps it and routes into a folder of its own."""
@@ -286,7 +298,7 @@ def test_a_run_killed_while_routing_leaves_nothing_a_later_run_reads(layouts, tm
     scratch.mkdir()
     environment = {**os.environ, "TMPDIR": str(scratch)}
     command = [str(Path(sys.executable).with_name("auditor")), "audit", str(by_time)]
-    options = ["--partition-rounds", "8000", "--quiet"]
+    options = ["--partition-rounds", str(PARTITION_ROUNDS), "--quiet"]
     run = subprocess.Popen([*command, "--out", str(tmp_path / "killed"), *options], env=environment)
     try:
         deadline = time.monotonic() + 120
@@ -304,7 +316,7 @@ def test_a_run_killed_while_routing_leaves_nothing_a_later_run_reads(layouts, tm
     assert done.returncode in (0, 1)
     assert not left.exists()
     assert not list(scratch.glob(f"{ROUTE_PREFIX}*"))
-    expected = find(run_validation(by_time), partition_rounds=8_000)
+    expected = find(run_validation(by_time), partition_rounds=PARTITION_ROUNDS)
     assert pl.read_parquet(tmp_path / "out" / "findings.parquet").height == expected.height
 
 
@@ -330,8 +342,8 @@ def test_the_ids_give_up_what_routing_holds_beside_them(layouts, monkeypatch):
         held.append(self.bytes_held)
 
     monkeypatch.setattr(router.Router, "__init__", kept)
-    budget = partition_bytes(8_000) * 3 // 4
-    routing = router.Routing(8_000)
+    budget = partition_bytes(PARTITION_ROUNDS) * 3 // 4
+    routing = router.Routing(PARTITION_ROUNDS)
     validate(open_dataset(by_time), None, budget, routing=routing)
     assert len(held) == 1 and 0 < held[0] < budget
     assert budgets[0] == budget - held[0]
@@ -342,7 +354,7 @@ def test_the_ids_give_up_what_routing_holds_beside_them(layouts, monkeypatch):
 
 def test_a_night_table_by_table_is_not_routed_by_validation(layouts):
     clustered, _ = layouts
-    assert run_validation(clustered, partition_rounds=8_000, route=True).routed is None
+    assert run_validation(clustered, partition_rounds=PARTITION_ROUNDS, route=True).routed is None
 
 
 @pytest.mark.parametrize(("limit", "warned"), [("1MB", True), ("1TB", False)])

@@ -76,6 +76,7 @@ def clean_200k(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.e2e
 def test_clean_simulation_of_200k_rounds_validates_and_yields_no_finding(clean_200k):
     validated = run_validation(clean_200k)
     assert validated.quarantine.height == 0

@@ -261,6 +261,7 @@ def faulted_night(root: Path, rounds: int) -> dict:
     return {"data": data, "out": out, "results": results, "shoe": shoe, "paid": paid}
 
 
+@pytest.mark.e2e
 def test_the_stacked_shoe_is_flagged(faulted) -> None:
     alerts = pl.read_parquet(faulted["out"] / "alerts.parquet")
     shoe = alerts.filter((pl.col("level") == "shoe") & (pl.col("key") == faulted["shoe"]))
@@ -273,6 +274,7 @@ def test_the_stacked_shoe_is_flagged(faulted) -> None:
     assert player["rounds"] == regular.height
 
 
+@pytest.mark.e2e
 def test_the_patron_paid_on_every_dragon_bonus_is_flagged(faulted) -> None:
     alerts = pl.read_parquet(faulted["out"] / "alerts.parquet")
     patron = alerts.filter((pl.col("level") == "patron") & (pl.col("key") == SUSPECT))
@@ -282,6 +284,7 @@ def test_the_patron_paid_on_every_dragon_bonus_is_flagged(faulted) -> None:
     assert row["wager_ids"] == faulted["paid"]
 
 
+@pytest.mark.e2e
 def test_alerts_name_only_the_faults(faulted) -> None:
     """Fair play elsewhere: every alert is about the stacked shoe, its table or dealer
     (its swapped hands break the drawing rules: findings), or the paid patron."""
@@ -291,6 +294,7 @@ def test_alerts_name_only_the_faults(faulted) -> None:
     assert set(alerts["key"]) <= related
 
 
+@pytest.mark.e2e
 def test_outputs_and_catalog_hold_the_tests_not_the_findings(faulted) -> None:
     import duckdb
 
@@ -312,6 +316,7 @@ def test_outputs_and_catalog_hold_the_tests_not_the_findings(faulted) -> None:
     assert "Surveillance alerts (not findings)" in (out / "summary.txt").read_text()
 
 
+@pytest.mark.e2e
 def test_the_tests_file_is_in_order_with_the_nights_q_values(faulted) -> None:
     tests = pl.read_parquet(faulted["out"] / "surveillance.parquet")
     order = {level: i for i, level in enumerate(LEVELS)}
@@ -356,6 +361,7 @@ def test_tests_built_bucket_by_bucket_equal_the_night_at_once(tmp_path, monkeypa
     )  # fmt: skip
 
 
+@pytest.mark.e2e
 def test_the_reports_show_the_alerts_and_each_tables_hold(faulted) -> None:
     out = faulted["out"]
     page = render_nightly(out)["report.html"]
@@ -484,12 +490,13 @@ def assert_fair(results: dict[int, night.Surveillance]) -> None:
             assert count <= 2 * 1e-3 * tests + 10, (level, tests, count)
 
 
+@pytest.mark.e2e
 def test_fair_play_raises_no_more_alerts_than_the_rate_allows(tmp_path) -> None:
     assert allowed_nights_with_alerts(len(CLEAN_SEEDS), ALERT_FDR) == 1
     assert_fair({seed: clean_night(tmp_path, seed, ROUNDS) for seed in CLEAN_SEEDS})
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.skipif(
     not os.environ.get("AUDITOR_MILLION_ROUNDS"),
     reason="a million rounds per seed (~1 min each): set AUDITOR_MILLION_ROUNDS=1",

@@ -28,8 +28,10 @@ def run(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("explain") / "out"
-    done = run("audit", str(SAMPLE), "--out", str(folder), "--exit-zero", "--quiet")
-    assert done.returncode == 0, done.stderr
+    done = CliRunner().invoke(
+        main, ["audit", str(SAMPLE), "--out", str(folder), "--exit-zero", "--quiet"]
+    )
+    assert done.exit_code == 0, done.output
     return folder
 
 
@@ -94,6 +96,7 @@ def test_the_view_of_no_witness_is_empty_but_typed():
 # ---- auditor rules CODE --sql --------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_rules_sql_prints_the_witness_file():
     code = witness.codes()[0]
     done = run("rules", code.lower(), "--sql")
@@ -107,6 +110,7 @@ def test_every_check_has_a_witness():
     assert set(witness.codes()) == {check.code for check in all_checks()}
 
 
+@pytest.mark.e2e
 def test_rules_sql_refuses_a_check_without_a_witness_and_no_code(monkeypatch):
     # Every check has one; a check added without its witness is refused, not printed empty.
     monkeypatch.setattr(witness, "text", lambda code: None)
@@ -117,6 +121,7 @@ def test_rules_sql_refuses_a_check_without_a_witness_and_no_code(monkeypatch):
     assert run("rules", "XYZ123", "--sql").returncode == 2
 
 
+@pytest.mark.e2e
 def test_rules_sql_imports_none_of_the_pipeline(tmp_path):
     program = (
         "import sys; from auditor.cli import main\n"
@@ -132,6 +137,7 @@ def test_rules_sql_imports_none_of_the_pipeline(tmp_path):
 # ---- the catalog's view and auditor explain ------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_the_catalog_describes_its_witness_view(out):
     with duckdb.connect(str(out / "audit.duckdb"), read_only=True) as con:
         comment = con.execute(
@@ -140,6 +146,7 @@ def test_the_catalog_describes_its_witness_view(out):
     assert comment and "witness" in comment[0]
 
 
+@pytest.mark.e2e
 def test_explain_shows_the_witness_row_beside_the_finding(out):
     finding = finding_of(out, "DRW003")
     done = run("explain", str(out), finding)
@@ -149,6 +156,7 @@ def test_explain_shows_the_witness_row_beside_the_finding(out):
     assert "IS NOT DISTINCT FROM" in done.stdout
 
 
+@pytest.mark.e2e
 def test_explain_sql_prints_a_statement_duckdb_runs_alone(out):
     finding = finding_of(out, "TOT003")
     done = run("explain", str(out), finding, "--sql")
@@ -163,6 +171,7 @@ def test_explain_sql_prints_a_statement_duckdb_runs_alone(out):
     assert [(r[3], r[6], r[7]) for r in rows] == found
 
 
+@pytest.mark.e2e
 def test_explain_refuses_an_unknown_finding(out):
     done = run("explain", str(out), "0" * 20)
     assert done.returncode == 2
@@ -176,6 +185,7 @@ def test_explain_refuses_a_finding_whose_check_has_no_witness(out, monkeypatch):
     assert "DRW003 has no witness yet" in done.stderr
 
 
+@pytest.mark.e2e
 def test_explain_refuses_a_folder_without_a_set(tmp_path):
     assert run("explain", str(tmp_path), "0" * 20).returncode == 2
 

@@ -35,6 +35,10 @@ from tests.support.witness import (
     memory_catalog,
 )
 
+# At volume: every witness against its check over 300,000 simulated rounds and the hostile
+# datasets (`pytest -m "not e2e"` leaves it out).
+pytestmark = pytest.mark.e2e
+
 CODES = sorted(check.code for check in all_checks())
 # Every check has its witness (tests/integration/test_witness.py::test_every_check_has_a_witness).
 WITNESSED = CODES

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from auditor.check_docs import DOCS_FILE, check_docs, docs_json
 from auditor.pipeline import all_checks
 
@@ -16,6 +18,7 @@ def test_the_shipped_documentation_is_the_pipelines():
     )
 
 
+@pytest.mark.e2e
 def test_rules_imports_none_of_the_pipeline(tmp_path):
     """`auditor rules` prints text: it must not pay for polars, pandera or scipy."""
     program = (

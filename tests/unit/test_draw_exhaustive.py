@@ -17,6 +17,10 @@ from auditor.packs.model import load_all
 from auditor.replay.checks import ROUND_CHECKS
 from auditor.replay.derive import replay
 
+# At volume: every ordered six-card deal of each ruleset, a million rounds each
+# (`pytest -m "not e2e"` leaves it out).
+pytestmark = pytest.mark.e2e
+
 RULESETS = ("ma-baccarat", "ma-midi-baccarat", "md-mini-baccarat", "ma-chemin-de-fer")
 RANK_OF_VALUE = ["K", "A", "2", "3", "4", "5", "6", "7", "8", "9"]
 

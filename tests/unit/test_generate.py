@@ -106,6 +106,7 @@ def test_a_linked_folder_on_the_way_is_refused(repository, tmp_path, capsys):
     assert (elsewhere / SECTIONS.name).read_text(encoding="utf-8") == "[]\n"
 
 
+@pytest.mark.e2e
 def test_run_as_a_module_from_another_folder(tmp_path):
     """As CI runs it: `python -m auditor.tools.generate --check --root REPO`."""
     done = subprocess.run(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -82,6 +83,7 @@ def test_benjamini_hochberg_equals_scipys_step(values) -> None:
     )
 
 
+@pytest.mark.e2e
 def test_a_night_with_findings_is_audited_without_importing_scipy_stats(
     write_dataset: DatasetWriter, tmp_path: Path
 ) -> None:
