@@ -13,7 +13,7 @@ file whole on one worker, so the two run side by side.)
 from __future__ import annotations
 
 import functools
-import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -25,7 +25,7 @@ import pytest
 from auditor.archive.store import add_run
 from auditor.pipeline import run_audit
 from tests.support.browser import NIGHTLY_HEIGHT, WINDOW, assert_fits_the_paper, chromium_executable
-from tests.support.cli import AUDITOR, cli
+from tests.support.cli import cli
 from tests.support.nights import bring_a_patron_back
 
 NIGHTS, ROUNDS = 5, 2000
@@ -120,12 +120,12 @@ def _report(busy: Busy, kind: str, pdf: bool = False) -> Path:
         written = cli(*arguments)
         assert written.exit_code == 0, written.output
         return target
-    # A process of its own: printing drives Chromium through playwright's synchronous API,
-    # which this process already runs for the `browser` fixture.
-    done = subprocess.run(
-        [AUDITOR, *arguments, "--pdf"], capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    # In a thread of its own: printing drives Chromium through playwright's synchronous
+    # API, which this thread already runs for the `browser` fixture, and each thread has
+    # its own event loop for it.
+    with ThreadPoolExecutor(max_workers=1) as printer:
+        written = printer.submit(cli, *arguments, "--pdf").result(timeout=600)
+    assert written.exit_code == 0, written.output
     return target
 
 
