@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,16 +44,17 @@ from auditor.findings.check import FAMILIES, Check
 from auditor.findings.table import FINDING_ID_SCHEME
 from auditor.input.load import Dataset, SourceFile, sha256_files
 from auditor.input.remote import file_system
-from auditor.output import traceability
-from auditor.output.macros import literal_path, macro_statements, sql_literal
+from auditor.output.catalog_packs import (
+    CATALOG,
+    STORAGE_VERSION,
+    create_table,
+    packs_part,
+    write_packs_part,
+)
+from auditor.output.macros import sql_literal
 from auditor.output.views import unreadable_view_statements, view_statements
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import RulePack
-from auditor.packs.tables import pack_tables
-from auditor.witness import view_statement as witness_view_statement
-
-STORAGE_VERSION = "v1.4.0"
-CATALOG = "catalog"
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,9 @@ def write_catalog(
     for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
         leftover.unlink(missing_ok=True)
     packs = builtin_packs() if run is None else run.rule_packs()
+    if run is not None:
+        # Begun as a copy of what its packs alone decide, written once a process.
+        shutil.copyfile(packs_part(packs), tmp)
     con = duckdb.connect(":memory:")
     try:
         con.execute(
@@ -129,42 +134,23 @@ def write_catalog(
         )
         con.execute(f"USE {CATALOG}")
         tables = dict(outputs)
-        tables |= _rule_tables(packs)
-        if run is not None:
+        if run is None:
+            write_packs_part(con, packs, witnesses=False)
+        else:
             # The folder the catalog ends up in, which may not be where it is built.
             tables["runs"] = runs_frame(run, outdir or target.parent, outputs)
             tables["checks"] = checks_frame(run.checks, packs)
-            tables["traceability"] = traceability.matrix(packs)
         for name, frame in tables.items():
-            _create_table(con, name, frame)
-        for statement in macro_statements(packs):
-            con.execute(statement)
+            create_table(con, name, frame)
         if run is not None:
             for statement in view_statements(run.dataset, run.location_of, gathered=True):
                 con.execute(statement)
-            # Every check's proof in SQL, beside the findings it proves (`auditor.witness`):
-            # bound by its first reader, not here, where binding every witness took 0.15 s
-            # of each audit (the tests read it, so a witness that cannot bind fails them).
-            con.execute(witness_view_statement(deferred=True))
         _describe(con)
         con.execute("USE memory")
         con.execute(f"DETACH {CATALOG}")
     finally:
         con.close()
     os.replace(tmp, target)
-
-
-def _create_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame | Path) -> None:
-    # `name` is one of this module's own table names, never input.
-    if isinstance(frame, Path):
-        source = sql_literal(literal_path(str(frame)))
-        con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_parquet({source})")
-        return
-    con.register("_frame", frame.to_arrow())
-    try:
-        con.execute(f"CREATE TABLE {name} AS SELECT * FROM _frame")
-    finally:
-        con.unregister("_frame")
 
 
 def point_views_at_origin(target: Path, run: RunInfo) -> None:
@@ -213,11 +199,6 @@ def point_views_at_files(target: Path, run: RunInfo) -> None:
 def _replace_views(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
     for statement in statements:
         con.execute(statement.replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1))
-
-
-def _rule_tables(packs: Mapping[str, RulePack]) -> dict[str, pl.DataFrame]:
-    tables = pack_tables(packs)
-    return {"banker_draw_rules": tables.draw_cells, "player_draw_rules": tables.player_cells}
 
 
 # ---- runs, checks -------------------------------------------------------------------

@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,11 +23,13 @@ from auditor.archive.catalog import CATALOG_FILE
 from auditor.archive.period_layout import PERIODS
 from auditor.archive.periods import WORK_PREFIX
 from auditor.archive.store import ArchiveError, _run_id, archived_runs
+from auditor.output.catalog_packs import PACKS_PARTS_PREFIX, packs_part
 from auditor.output.files import DUCKDB_FILE
 from auditor.output.leftovers import CLAIM_FILE, UNCLAIMED_SECONDS, claimed_folder, sweep
 from auditor.output.lock import waiting
 from auditor.output.outdir import MANIFEST_FILE
 from auditor.output.sandbox import sandboxed
+from auditor.packs.loaded import builtin_packs
 from auditor.pipeline import SURVEY_PREFIX
 from tests.support.cli import AUDITOR, cli
 from tests.support.paths import SAMPLE
@@ -338,6 +341,42 @@ def test_a_folder_not_yet_claimed_is_swept_only_once_old(tmp_path: Path) -> None
     assert sweep(tmp_path, SURVEY_PREFIX) == [old]
 
     assert young.is_dir() and link.is_symlink() and not old.exists()
+
+
+def test_the_packs_part_of_a_catalog_is_claimed_and_a_dead_processs_is_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the packs alone decide of a catalog is written once a process into a folder
+    it claims while it lives (`catalog_packs`): a dead process's is swept by the next
+    that writes one, and each run's catalog holds the packs' part and its own."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = tmp_path / f"{PACKS_PARTS_PREFIX}dead"
+    dead.mkdir()
+    (dead / CLAIM_FILE).write_text("4242\n")  # its process gone: nobody holds the lock
+    (dead / "packs.duckdb").write_bytes(b"left by a killed run")
+
+    part = packs_part.__wrapped__(builtin_packs())  # written anew, not the process's kept one
+
+    assert not dead.exists()
+    assert part.parent.name.startswith(PACKS_PARTS_PREFIX) and part.parent.parent == tmp_path
+    assert sweep(tmp_path, PACKS_PARTS_PREFIX) == []  # claimed: this process lives
+    with duckdb.connect(str(part), read_only=True) as con:
+        views = {
+            r[0]
+            for r in con.execute(
+                "SELECT view_name FROM duckdb_views() WHERE NOT internal"
+            ).fetchall()
+        }
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert views == {"witness_findings"}
+    assert tables == {"banker_draw_rules", "player_draw_rules", "traceability"}
+    out = tmp_path / "out"
+    assert cli("audit", SAMPLE, "--out", out, "--exit-zero", "--quiet").exit_code == 0
+    with sandboxed(out / DUCKDB_FILE, [SAMPLE]) as con:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        witnessed = con.execute("SELECT count(*) FROM witness_findings").fetchone()
+    assert {"findings", "runs", "checks", "traceability", "banker_draw_rules"} <= tables
+    assert witnessed is not None and witnessed[0] > 0
 
 
 # ---- 15: an audit that audited nothing says so --------------------------------------

@@ -1,0 +1,95 @@
+"""What the rule packs alone decide of a catalog (`auditor.output.catalog`): their drawing
+tables, the traceability matrix, the game's macros and the witnesses' union. The same
+for every night audited under the same packs, so it is written once a process into a
+file of its own, and each run's catalog begins as a copy of it: writing the macros and
+the union anew took a tenth of each small night's audit.
+
+The file lies in a folder the process claims while it lives (`leftovers`): one a killed
+process left is swept by the next.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from auditor.output import traceability
+from auditor.output.leftovers import claimed_folder, sweep
+from auditor.output.macros import literal_path, macro_statements, sql_literal
+from auditor.packs.kept import per_packs
+from auditor.packs.loaded import LoadedPacks
+from auditor.packs.model import RulePack
+from auditor.packs.tables import pack_tables
+from auditor.witness import view_statement as witness_view_statement
+
+STORAGE_VERSION = "v1.4.0"
+CATALOG = "catalog"
+PACKS_PARTS_PREFIX = "auditor-catalog-"
+_PROCESS_FOLDERS = contextlib.ExitStack()
+atexit.register(_PROCESS_FOLDERS.close)
+
+
+@per_packs
+def packs_part(packs: LoadedPacks) -> Path:
+    """A catalog file holding only what `packs` decide, written on first use."""
+    scratch = Path(tempfile.gettempdir())
+    sweep(scratch, PACKS_PARTS_PREFIX)
+    folder = _PROCESS_FOLDERS.enter_context(claimed_folder(scratch, PACKS_PARTS_PREFIX))
+    path = folder / "packs.duckdb"
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(
+            f"ATTACH {sql_literal(str(path))} AS {CATALOG} (STORAGE_VERSION '{STORAGE_VERSION}')"
+        )
+        con.execute(f"USE {CATALOG}")
+        write_packs_part(con, packs, witnesses=True)
+        con.execute("USE memory")
+        con.execute(f"DETACH {CATALOG}")
+    finally:
+        con.close()
+    return path
+
+
+def write_packs_part(
+    con: duckdb.DuckDBPyConnection, packs: Mapping[str, RulePack], witnesses: bool
+) -> None:
+    """The packs' drawing tables and macros; with `witnesses`, a run's catalog's
+    traceability matrix and witnesses' union too."""
+    tables = _rule_tables(packs)
+    if witnesses:
+        tables["traceability"] = traceability.matrix(packs)
+    for name, frame in tables.items():
+        create_table(con, name, frame)
+    for statement in macro_statements(packs):
+        con.execute(statement)
+    if witnesses:
+        # Every check's proof in SQL, beside the findings it proves (`auditor.witness`):
+        # bound by its first reader, not here, where binding every witness took 0.15 s
+        # of each audit (the tests read it, so a witness that cannot bind fails them).
+        # Deferred, it names the input views a run's catalog adds after it.
+        con.execute(witness_view_statement(deferred=True))
+
+
+def create_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame | Path) -> None:
+    """Table `name` (one of the catalog's own names, never input) from a frame, or from a
+    Parquet file read streaming."""
+    if isinstance(frame, Path):
+        source = sql_literal(literal_path(str(frame)))
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_parquet({source})")
+        return
+    con.register("_frame", frame.to_arrow())
+    try:
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM _frame")
+    finally:
+        con.unregister("_frame")
+
+
+def _rule_tables(packs: Mapping[str, RulePack]) -> dict[str, pl.DataFrame]:
+    tables = pack_tables(packs)
+    return {"banker_draw_rules": tables.draw_cells, "player_draw_rules": tables.player_cells}
