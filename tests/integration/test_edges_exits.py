@@ -451,10 +451,10 @@ def test_a_1gb_result_is_written_without_being_held_whole(audited: Path, fmt: st
     assert measured.returncode == 0, measured.stderr
     peak_bytes = int(measured.stdout) * 1024  # kilobytes on Linux
     # Held whole, the result and its encoding take 3.0-3.1 GB (measured). Streamed: about
-    # 0.3 GB on a quiet machine or under a CPU or memory load made on purpose, but up to
-    # 1.6 GB seen inside the whole suite on two cores, memory the allocators of DuckDB,
-    # Arrow and polars keep after a batch is freed. The bound sits between the two.
-    assert peak_bytes < 2.5 * 2**30, f"peak {peak_bytes / 2**20:.0f} MiB"
+    # 0.3 GB, on a quiet machine or under load. (The 1.6 to 2.7 GB once seen inside the
+    # suite were the worker's own size, reported for a query forked from it.) The bound
+    # leaves five times that.
+    assert peak_bytes < 1.5 * 2**30, f"peak {peak_bytes / 2**20:.0f} MiB"
 
 
 # ---- Ctrl-C in the audit's output phase is 130 -----------------------------------------
