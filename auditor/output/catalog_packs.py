@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import tempfile
+from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import polars as pl
 from auditor.output import traceability
 from auditor.output.leftovers import claimed_folder, sweep
 from auditor.output.macros import literal_path, macro_statements, sql_literal
-from auditor.packs.kept import per_packs
+from auditor.packs.kept import MOST_KEPT, per_packs
 from auditor.packs.loaded import LoadedPacks
 from auditor.packs.model import RulePack
 from auditor.packs.tables import pack_tables
@@ -31,8 +32,17 @@ from auditor.witness import view_statement as witness_view_statement
 STORAGE_VERSION = "v1.4.0"
 CATALOG = "catalog"
 PACKS_PARTS_PREFIX = "auditor-catalog-"
-_PROCESS_FOLDERS = contextlib.ExitStack()
-atexit.register(_PROCESS_FOLDERS.close)
+# Each part's claimed folder, oldest first, and no more than `per_packs` keeps sets: it
+# keeps the sets met since it last emptied itself, whose parts are the latest written, so
+# an older part is no set's and goes. A process auditing under many sets in turn keeps
+# a file for the few it still keeps, not for every set it met.
+_CLAIMS: deque[contextlib.AbstractContextManager[Path]] = deque()
+
+
+@atexit.register
+def _release_claims() -> None:
+    while _CLAIMS:
+        _CLAIMS.popleft().__exit__(None, None, None)
 
 
 @per_packs
@@ -40,7 +50,11 @@ def packs_part(packs: LoadedPacks) -> Path:
     """A catalog file holding only what `packs` decide, written on first use."""
     scratch = Path(tempfile.gettempdir())
     sweep(scratch, PACKS_PARTS_PREFIX)
-    folder = _PROCESS_FOLDERS.enter_context(claimed_folder(scratch, PACKS_PARTS_PREFIX))
+    claim = claimed_folder(scratch, PACKS_PARTS_PREFIX)
+    folder = claim.__enter__()
+    _CLAIMS.append(claim)
+    if len(_CLAIMS) > MOST_KEPT:
+        _CLAIMS.popleft().__exit__(None, None, None)
     path = folder / "packs.duckdb"
     con = duckdb.connect(":memory:")
     try:

@@ -17,7 +17,7 @@ Packs = Mapping[str, RulePack]
 _Key = tuple[tuple[str, int], ...] | None
 # Sets of packs kept per function: a process that loads packs from many folders in turn
 # keeps only the last few.
-_MOST_KEPT = 8
+MOST_KEPT = 8
 T = TypeVar("T")
 P = TypeVar("P", bound=Packs | None)
 
@@ -33,7 +33,7 @@ def per_packs(build: Callable[[P], T]) -> Callable[[P], T]:
         key = None if packs is None else tuple((name, id(pack)) for name, pack in held.items())
         entry = kept.get(key)
         if entry is None:
-            if len(kept) >= _MOST_KEPT:
+            if len(kept) >= MOST_KEPT:
                 kept.clear()
             entry = kept[key] = (held, build(packs))
         return entry[1]

@@ -5,6 +5,7 @@ archives the auditor wrote itself."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -29,7 +30,8 @@ from auditor.output.leftovers import CLAIM_FILE, UNCLAIMED_SECONDS, claimed_fold
 from auditor.output.lock import waiting
 from auditor.output.outdir import MANIFEST_FILE
 from auditor.output.sandbox import sandboxed
-from auditor.packs.loaded import builtin_packs
+from auditor.packs.kept import MOST_KEPT
+from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.pipeline import SURVEY_PREFIX
 from tests.support.cli import AUDITOR, cli
 from tests.support.paths import SAMPLE
@@ -343,6 +345,11 @@ def test_a_folder_not_yet_claimed_is_swept_only_once_old(tmp_path: Path) -> None
     assert young.is_dir() and link.is_symlink() and not old.exists()
 
 
+def fresh_packs() -> LoadedPacks:
+    """The built-in packs as objects of their own: a set of packs `per_packs` has not met."""
+    return LoadedPacks({name: dataclasses.replace(pack) for name, pack in builtin_packs().items()})
+
+
 def test_the_packs_part_of_a_catalog_is_claimed_and_a_dead_processs_is_swept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -355,7 +362,7 @@ def test_the_packs_part_of_a_catalog_is_claimed_and_a_dead_processs_is_swept(
     (dead / CLAIM_FILE).write_text("4242\n")  # its process gone: nobody holds the lock
     (dead / "packs.duckdb").write_bytes(b"left by a killed run")
 
-    part = packs_part.__wrapped__(builtin_packs())  # written anew, not the process's kept one
+    part = packs_part(fresh_packs())  # written anew, not the process's kept one
 
     assert not dead.exists()
     assert part.parent.name.startswith(PACKS_PARTS_PREFIX) and part.parent.parent == tmp_path
@@ -377,6 +384,21 @@ def test_the_packs_part_of_a_catalog_is_claimed_and_a_dead_processs_is_swept(
         witnessed = con.execute("SELECT count(*) FROM witness_findings").fetchone()
     assert {"findings", "runs", "checks", "traceability", "banker_draw_rules"} <= tables
     assert witnessed is not None and witnessed[0] > 0
+
+
+def test_a_process_keeps_the_packs_parts_of_the_sets_it_keeps_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process auditing under many sets of packs in turn keeps a part for each set it
+    still keeps (`per_packs`: the latest), not one for every set it ever met."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    first = fresh_packs()
+    parts = [packs_part(first)] + [packs_part(fresh_packs()) for _ in range(MOST_KEPT)]
+
+    assert not parts[0].parent.exists()
+    assert all(part.is_file() for part in parts[1:])
+    again = packs_part(first)  # no longer kept: written anew
+    assert again != parts[0] and again.is_file()
 
 
 # ---- 15: an audit that audited nothing says so --------------------------------------
