@@ -51,6 +51,13 @@ def app(desked: Desked):
     return create_app(desked.archive, desked.users)
 
 
+@pytest.fixture(scope="module")
+def rita(app) -> TestClient:
+    """A reviewer's session, logged in once for the module's read-only requests: each log
+    in verifies a password, a tenth of a second by design."""
+    return client_as(app, "rita")
+
+
 def client_as(app, name: str | None) -> TestClient:
     client = TestClient(app)
     if name is not None:
@@ -163,8 +170,8 @@ def test_after_login_the_desk_goes_only_to_its_own_paths(app) -> None:
      "/static/..%2F..%2Fusers.json", "/static/../reviews.jsonl", "/static/users.json",
      "/runs/x/set/findings.parquet", "/archive.duckdb", "/reviews.jsonl"],
 )  # fmt: skip
-def test_no_url_reaches_a_file(app, path: str) -> None:
-    answer = client_as(app, "rita").get(path)
+def test_no_url_reaches_a_file(rita: TestClient, path: str) -> None:
+    answer = rita.get(path)
     assert answer.status_code in (404, 405)
     assert "root:" not in answer.text and "argon2" not in answer.text
 
@@ -174,8 +181,8 @@ def test_no_url_reaches_a_file(app, path: str) -> None:
     "name", ["night", "property", "table", "dealer", "patron", "rule", "severity", "status",
              "money", "sort", "page"],
 )  # fmt: skip
-def test_queue_parameters_are_values_never_sql(app, name: str, value: str) -> None:
-    answer = client_as(app, "rita").get("/queue", params={"status": "any", name: value})
+def test_queue_parameters_are_values_never_sql(rita: TestClient, name: str, value: str) -> None:
+    answer = rita.get("/queue", params={"status": "any", name: value})
     assert answer.status_code == 200
     assert "<script>alert(1)</script>" not in answer.text
     if name in ("property", "table", "dealer", "patron", "rule", "severity"):
@@ -183,8 +190,10 @@ def test_queue_parameters_are_values_never_sql(app, name: str, value: str) -> No
 
 
 @pytest.mark.parametrize("value", INJECTIONS)
-def test_investigation_and_period_parameters_are_values_never_sql(app, value: str) -> None:
-    client = client_as(app, "rita")
+def test_investigation_and_period_parameters_are_values_never_sql(
+    rita: TestClient, value: str
+) -> None:
+    client = rita
     for kind in ("patron", "dealer", "table", "round"):
         answer = client.get("/investigate", params={"kind": kind, "id": value})
         assert answer.status_code == 200 and "0 findings in force" in answer.text

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from auditor.check_docs import check_docs
 from auditor.packs.model import load_all
 from auditor.pipeline import run_audit
-from auditor.report import data, evidence, render
-from auditor.report.chart_fit import fit
+from auditor.report import charts, data, evidence, render
+from auditor.report.chart_fit import ROUNDS, _move_plots_in, _wrap_titles, fit
 from auditor.report.charts import time_span
 from auditor.report.investigate import Subject, render_investigation
 from auditor.report.nightly import CHART_BARS, FIRST_FINDINGS, render_nightly
@@ -252,3 +253,35 @@ def test_a_patron_whose_figures_agree_has_no_such_note(night):
     patron = no_royal9.filter(~pl.col("r9") & pl.col("patron_id").is_in(tested.implode()))
     html = render_investigation(night, Subject("patron", patron["patron_id"].sort()[0]))
     assert "it cannot price" not in html
+
+
+def fit_drawing_first(figure: Figure) -> None:
+    """`fit` as matplotlib's own layout would have it: the figure drawn before each measure."""
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    for _ in range(ROUNDS):
+        figure.draw_without_rendering()
+        if not (_wrap_titles(figure, renderer) or _move_plots_in(figure, renderer)):
+            return
+
+
+def crowded_charts() -> list[str]:
+    """Charts whose words need mending: a title that wraps, labels past the left edge, a
+    legend above, money either side, a day's timeline."""
+    long_title = "Findings per dealer with money at stake, top 12 of 21 dealers " * 2
+    labels = ["D" + "9" * 27, "a dealer", "T-ROULETTE-LIKE-NAME-ON-PURPOSE-LONG"]
+    moments = [datetime(2026, 11, 24, 18, minute) for minute in (3, 20, 47)]
+    money = ([1250.5, 0.0, 99999.0], [0.0, 40.25, 7.0])
+    hours = [f"{hour:02d}" for hour in range(24)]
+    return [
+        charts.stacked_bars("s", long_title, labels, {"high": [3, 0, 12], "low": [1, 7, 0]}, "n"),
+        charts.signed_bars("m", "Money by table", labels, *money),
+        charts.hourly_bars("h", long_title, hours, {"high": list(range(24))}),
+        charts.timeline("t", "Running", moments, [0, -25.5, 1250], moments[1:], [-25.5, 1250], "$"),
+    ]
+
+
+def test_measuring_a_chart_lays_it_out_as_drawing_it_would(monkeypatch):
+    # `fit` measures without drawing first; the charts must come out as if it drew.
+    measured = crowded_charts()
+    monkeypatch.setattr(charts, "fit", fit_drawing_first)
+    assert measured == crowded_charts()
