@@ -16,16 +16,23 @@ the data.
 `svg()` returns the document as `markupsafe.Markup` only after checking it is plain
 drawing: no script, no foreign content, no event attribute, no link out of the document.
 That check, not trust in the labels, is why the templates may insert it unescaped.
+
+A chart is a function of its arguments alone, so the latest ones drawn are kept
+(`remembered`): the desk, the live watch's batches and a re-audit draw the same night's
+charts again, and matplotlib takes a twentieth of a second for each.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import re
+import threading
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
-from typing import Any
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date, datetime, timedelta
+from typing import Any, ParamSpec
 
 import matplotlib
 import numpy as np
@@ -67,6 +74,57 @@ _ALLOWED = {
     "svg", "g", "path", "rect", "text", "tspan", "defs", "clipPath", "style", "use",
     "line", "polyline", "polygon", "circle", "ellipse", "title", "desc", "metadata",
 }  # fmt: skip
+
+
+MOST_REMEMBERED = 128  # charts kept: a few nights' worth, a few megabytes of SVG
+_REMEMBERED: OrderedDict[tuple[object, ...], Markup] = OrderedDict()
+_REMEMBERED_LOCK = threading.Lock()
+Arguments = ParamSpec("Arguments")
+
+
+class _Unkeyable(TypeError):
+    """An argument whose value a key could not hold exactly (the chart is drawn anew)."""
+
+
+def _key(value: object) -> object:
+    """`value` as a key equal only to the same values of the same types (1, 1.0 and True
+    are three labels), a sequence read whole (an array's repr would elide its middle)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, np.generic):
+        return (type(value).__name__, repr(value.item()))
+    # By repr: -0.0 is not 0.0, nor an instant in one time zone the same in another.
+    if value is None or isinstance(value, (bool, int, float, date, timedelta)):
+        return (type(value).__name__, repr(value))
+    if isinstance(value, Mapping):
+        return ("mapping", tuple((_key(k), _key(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple, range, np.ndarray)):
+        return ("sequence", tuple(_key(item) for item in value))
+    raise _Unkeyable(type(value).__name__)
+
+
+def remembered(draw: Callable[Arguments, Markup]) -> Callable[Arguments, Markup]:
+    """`draw`, answering arguments it drew lately with the same chart, drawn once."""
+
+    @functools.wraps(draw)
+    def drawn(*args: Arguments.args, **kwargs: Arguments.kwargs) -> Markup:
+        try:
+            key = (draw.__module__, draw.__qualname__, _key(args), _key(kwargs))
+        except _Unkeyable:
+            return draw(*args, **kwargs)
+        with _REMEMBERED_LOCK:
+            chart = _REMEMBERED.get(key)
+            if chart is not None:
+                _REMEMBERED.move_to_end(key)
+                return chart
+        chart = draw(*args, **kwargs)
+        with _REMEMBERED_LOCK:
+            _REMEMBERED[key] = chart
+            while len(_REMEMBERED) > MOST_REMEMBERED:
+                _REMEMBERED.popitem(last=False)
+        return chart
+
+    return drawn
 
 
 def _figure(width: float, height: float, left: float = 0.1, top: float = 0.68) -> Figure:
@@ -149,6 +207,7 @@ def _short(label: str, width: int = 28) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
+@remembered
 def stacked_bars(
     name: str,
     title: str,
@@ -177,6 +236,7 @@ def stacked_bars(
         return svg(figure, name)
 
 
+@remembered
 def signed_bars(
     name: str, title: str, labels: Sequence[str], over: Sequence[float], under: Sequence[float]
 ) -> Markup:
@@ -203,6 +263,7 @@ def _dollars_either_side(value: float, _position: Any) -> str:
     return dollars_tick(abs(value), signed=False)
 
 
+@remembered
 def hourly_bars(
     name: str, title: str, hours: Sequence[str], series: Mapping[str, Sequence[int]]
 ) -> Markup:
@@ -225,6 +286,7 @@ def hourly_bars(
         return svg(figure, name)
 
 
+@remembered
 def timeline(
     name: str,
     title: str,

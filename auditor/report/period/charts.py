@@ -24,6 +24,7 @@ from auditor.report.charts import (
     STYLE,
     UNDERPAID,
     legend_above,
+    remembered,
     svg,
     whole_ticks,
 )
@@ -100,6 +101,7 @@ def _stacked(ax: Axes, dates: Sequence[date], series: Mapping[str, Sequence[floa
     return drawn
 
 
+@remembered
 def findings_per_night(
     name: str, days: Sequence[date], series: Mapping[str, Sequence[int]]
 ) -> Markup:
@@ -117,6 +119,7 @@ def findings_per_night(
         return svg(figure, name)
 
 
+@remembered
 def money_per_night(
     name: str, dates: Sequence[date], over: Sequence[float], under: Sequence[float]
 ) -> Markup:
@@ -148,6 +151,7 @@ def money_per_night(
         return svg(figure, name)
 
 
+@remembered
 def ranked_bars(
     name: str,
     title: str,
@@ -182,6 +186,7 @@ def ranked_bars(
         return svg(figure, name)
 
 
+@remembered
 def weekly_hold(
     name: str, weeks: Sequence[date], hold: Sequence[float], theory: Sequence[float]
 ) -> Markup:
