@@ -6,6 +6,7 @@ workers (the groups and the order below)."""
 from __future__ import annotations
 
 import os
+import pty
 import subprocess
 import sys
 import threading
@@ -92,8 +93,8 @@ def across_archive(tmp_path_factory: pytest.TempPathFactory) -> Archived:
 # `pytest -m "not e2e"` runs in minutes because its tests run in this process: each start of
 # the auditor, Python or DuckDB as a process of its own costs a second of imports before it
 # does anything. A test that needs one (a kill, a signal, a terminal, the installed script)
-# is end to end and marked so where it stands; one that starts such a process unmarked
-# fails here, saying so, before the process starts.
+# is end to end and marked so where it stands; one that starts such a process unmarked, or
+# forks a terminal to run one at, fails here, saying so, before the process starts.
 OWN_PROGRAMS = ("auditor", "duckdb", "python", "python3", Path(sys.executable).name)
 _running_unmarked: list[pytest.Item] = []  # the test under way, when not marked e2e
 
@@ -121,8 +122,22 @@ def _refusing_own_programs(start: Callable[..., None]) -> Callable[..., None]:
     return checked
 
 
+def _refusing_terminals(fork: Callable[[], tuple[int, int]]) -> Callable[[], tuple[int, int]]:
+    # A pseudo-terminal is forked to run a program at it, one exec away: refused unmarked.
+    def checked() -> tuple[int, int]:
+        if _running_unmarked:
+            raise AssertionError(
+                f"{_running_unmarked[-1].nodeid} forks a terminal to run a program at it: "
+                "mark the test `@pytest.mark.e2e` (the fast tier runs in process)"
+            )
+        return fork()
+
+    return checked
+
+
 def pytest_configure(config: pytest.Config) -> None:
     subprocess.Popen.__init__ = _refusing_own_programs(subprocess.Popen.__init__)
+    pty.fork = _refusing_terminals(pty.fork)
 
 
 @pytest.hookimpl(hookwrapper=True)

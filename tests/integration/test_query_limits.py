@@ -363,6 +363,7 @@ def at_terminal(tmp_path: Path) -> Iterator[list[Terminal]]:
             pass
 
 
+@pytest.mark.e2e
 def test_ctrl_c_at_a_terminal_keeps_the_prompt(
     out: Path, tmp_path: Path, at_terminal: list[Terminal]
 ) -> None:
@@ -480,6 +481,7 @@ def test_machine_formats_keep_the_data_when_piped(out: Path, fmt: str) -> None:
     assert REVERSED in patron.output
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fmt", ["csv", "json", "table"])
 def test_every_format_is_escaped_at_a_terminal(
     out: Path, tmp_path: Path, at_terminal: list[Terminal], fmt: str

@@ -7,6 +7,7 @@ the suite only takes longer (the shared months built once on each worker), hence
 from __future__ import annotations
 
 import os
+import pty
 import re
 import subprocess
 import sys
@@ -36,6 +37,23 @@ def test_a_process_of_the_auditor_started_unmarked_fails_before_it_starts(tmp_pa
     assert not marker.exists()
     # Any other program starts, as the product's own `--on-finding` commands do.
     assert subprocess.run(["true"], check=False).returncode == 0
+
+
+def test_a_terminal_forked_unmarked_fails_before_it_forks() -> None:
+    with pytest.raises(AssertionError, match="forks a terminal"):
+        pid, _ = pty.fork()
+        if pid == 0:  # without the guard, the child: gone at once, not back into pytest
+            os._exit(0)
+
+
+@pytest.mark.e2e
+def test_a_terminal_forked_by_a_marked_test_runs_its_program() -> None:
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: never returns into pytest
+        os._exit(7)
+    status = os.waitpid(pid, 0)[1]
+    os.close(fd)  # after the child is done: closing the terminal first would hang it up
+    assert os.waitstatus_to_exitcode(status) == 7
 
 
 @pytest.mark.e2e
