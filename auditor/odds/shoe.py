@@ -19,6 +19,7 @@ arrays (10^6 by value, 13^4 x 10^2 by rank) and grouped into a few thousand outc
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,15 +100,33 @@ def banker_table(pack: RulePack) -> np.ndarray:
     return np.array(game_of(pack).banker_draws(pack.ruleset), dtype=bool)
 
 
-def _classes(pack: RulePack, decks: int, by_rank: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(point value, cards in the shoe) per class of the first four cards."""
-    values_of = game_of(pack).values_of(pack.ruleset)
-    values = [values_of[rank] for rank in contract.RANKS]
+def _classes(values: tuple[int, ...], decks: int, by_rank: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(point value, cards in the shoe) per class of the first four cards; `values`: each
+    rank's point value, in `contract.RANKS` order."""
     per_rank = SUITS_PER_RANK * decks
     if by_rank:
         return np.array(values, dtype=np.int64), np.full(len(values), per_rank, dtype=np.int64)
     counts = np.bincount(values, minlength=10).astype(np.int64) * per_rank
     return np.arange(10, dtype=np.int64), counts
+
+
+class _Game(NamedTuple):
+    """All of a pack that decides how a round falls: what `enumerate_rounds` reads."""
+
+    values: tuple[int, ...]  # each rank's point value, in `contract.RANKS` order
+    naturals: tuple[int, ...]
+    player_draws: tuple[bool, ...]  # on each two-card total 0-9
+    banker_draws: tuple[tuple[bool, ...], ...]  # `banker_table`'s rows
+
+    @classmethod
+    def of(cls, pack: RulePack, either_draws: bool) -> _Game:
+        values_of = game_of(pack).values_of(pack.ruleset)
+        return cls(
+            tuple(values_of[rank] for rank in contract.RANKS),
+            tuple(game_of(pack).natural_totals(pack.ruleset)),
+            tuple(bool(d) for d in player_table(pack, either_draws)),
+            tuple(tuple(bool(d) for d in row) for row in banker_table(pack)),
+        )
 
 
 def enumerate_rounds(
@@ -121,7 +140,15 @@ def enumerate_rounds(
     """
     if not 1 <= decks <= MAX_DECKS:
         raise ValueError(f"decks must be 1 to {MAX_DECKS}, not {decks}")
-    class_value, class_count = _classes(pack, decks, by_rank)
+    return _enumerated(_Game.of(pack, either_draws), decks, by_rank)
+
+
+# The odds report, the generated outcomes file and surveillance's unshipped shoes ask for
+# the same few games again (a tenth of a second each); keyed by what decides the
+# outcomes, never by a pack's name or identity. Callers must not change what they get.
+@functools.lru_cache(maxsize=64)
+def _enumerated(game: _Game, decks: int, by_rank: bool) -> Outcomes:
+    class_value, class_count = _classes(game.values, decks, by_rank)
     value_count = np.zeros(10, dtype=np.int64)
     np.add.at(value_count, class_value, class_count)
     k = len(class_value)
@@ -143,15 +170,15 @@ def enumerate_rounds(
     weight *= left(value_count[v5], (vals == v5).sum(axis=0))
     weight *= left(value_count[v6], (vals == v6).sum(axis=0) + (v5 == v6))
 
-    naturals = np.array(game_of(pack).natural_totals(pack.ruleset))
+    naturals = np.array(game.naturals)
     player_two = (vals[0] + vals[2]) % 10  # int8 holds 18
     banker_two = (vals[1] + vals[3]) % 10
     player_natural = np.isin(player_two, naturals)
     banker_natural = np.isin(banker_two, naturals)
     natural = player_natural | banker_natural
-    player_draws = ~natural & player_table(pack, either_draws)[player_two]
+    player_draws = ~natural & np.array(game.player_draws)[player_two]
     third = np.where(player_draws, v5, PLAYER_STOOD)
-    banker_draws = ~natural & banker_table(pack)[banker_two, third]
+    banker_draws = ~natural & np.array(game.banker_draws)[banker_two, third]
     banker_third = np.where(player_draws, v6, v5)
     player = np.where(player_draws, (player_two + v5) % 10, player_two)
     banker = np.where(banker_draws, (banker_two + banker_third) % 10, banker_two)

@@ -20,6 +20,7 @@ from auditor.odds.royal9 import COMBOS, hand_pairs, line_chances, posted
 from auditor.odds.shoe import State, enumerate_rounds, falling
 from auditor.odds.table_options import OddsError, TableOptions, parse_table_options
 from auditor.packs.model import load_all, load_pack, parse_pack
+from tests.support.packs import NEW, new_pack_text
 from tests.support.paths import RULES
 
 MA = "ma-baccarat"
@@ -208,6 +209,19 @@ def test_every_deck_count_sums_to_one(decks: int) -> None:
         for wager in report.wagers:
             assert wager.win + wager.push + wager.lose == 1, (report.ruleset, wager.variant)
             assert wager.ev is None or -1 <= wager.ev < 1
+
+
+def test_a_game_is_enumerated_once_and_another_game_anew() -> None:
+    text = (RULES / "ma-baccarat.yaml").read_text(encoding="utf-8")
+    base, again = (parse_pack(text, file="ma-baccarat.yaml") for _ in range(2))
+    assert base is not again  # read twice: the same game, not the same pack
+    assert enumerate_rounds(again, 6) is enumerate_rounds(base, 6)
+    # One Banker cell drawn where it stood: another game, enumerated for itself.
+    changed = parse_pack(new_pack_text(), file=f"{NEW}.yaml", ruleset=NEW)
+    assert enumerate_rounds(changed, 6).weights != enumerate_rounds(base, 6).weights
+    chemin = load_pack("ma-chemin-de-fer")
+    drawn, stood = (enumerate_rounds(chemin, 6, either_draws=e) for e in (True, False))
+    assert drawn.weights != stood.weights
 
 
 # ---- Royal 9 ---------------------------------------------------------------------------
