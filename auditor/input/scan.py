@@ -157,7 +157,9 @@ def iter_batches(source: SourceFile, batch_rows: int = BATCH_ROWS) -> Iterator[p
             pl.int_range(offset, offset + pl.len(), dtype=pl.Int64).alias(ROW_COLUMN),
         )
         try:
-            frame = batch.collect()
+            # The engine named: validation's checks run meanwhile, on another thread, with
+            # the in-memory engine chosen process-wide (`validate._in_memory_engine`).
+            frame = batch.collect(engine="streaming")
         except (OSError, pl.exceptions.PolarsError) as exc:
             raise InputError(
                 f"{source.path}: Parquet file could not be read past row {offset} ({exc})",
@@ -175,7 +177,7 @@ def run_batches(run: Run, batch_rows: int = BATCH_ROWS) -> Iterator[pl.DataFrame
     if run.gathered is not None:
         scan = raw_scan(run)
         for offset in range(0, run.rows, batch_rows):
-            yield scan.slice(offset, batch_rows).collect()
+            yield scan.slice(offset, batch_rows).collect(engine="streaming")
         return
     for files in _files_within(run.files, batch_rows):
         if len(files) == 1:
@@ -201,7 +203,7 @@ def _read_together(files: Sequence[SourceFile]) -> pl.DataFrame:
     try:
         # One chunk per column, as one file's slice is: several files' chunks would have
         # every eager operation of validation copy them together again.
-        return raw_scan(Run(tuple(files))).collect().rechunk()
+        return raw_scan(Run(tuple(files))).collect(engine="streaming").rechunk()
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise unreadable(files) or InputError(
             f"{files[0].path} to {files[-1].path}: Parquet files could not be read ({exc})",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from auditor.input.load import open_dataset, wider_integer_columns
 from auditor.input.validate import validate
 from auditor.pipeline import run_validation
 from tests.support.datasets import base_rows, contract_frame
+from tests.support.paths import SAMPLE
 
 
 def quarantine_of(validated, table: str) -> pl.DataFrame:
@@ -408,3 +410,34 @@ def test_cross_row_checks_in_buckets_quarantine_the_same_rows(tmp_path):
     assert {"unique", "foreign_key"} <= set(whole["check"])
     assert whole.filter(pl.col("table") == "rounds").height >= 50
     assert bucketed.equals(whole)
+
+
+# ---- the engine pandera's checks run on --------------------------------------------------
+
+
+def engine_affinity() -> str | None:
+    return pl.Config.state(if_set=True).get("POLARS_ENGINE_AFFINITY")
+
+
+def test_pandera_checks_each_batch_in_memory_and_leaves_the_engine_as_found(monkeypatch):
+    before = engine_affinity()
+    seen: list[str | None] = []
+    checked = MODELS["rounds"].validate
+
+    def spied(*args, **kwargs):
+        seen.append(engine_affinity())
+        return checked(*args, **kwargs)
+
+    monkeypatch.setattr(MODELS["rounds"], "validate", spied)
+    run_validation(SAMPLE)
+    assert seen == ["in-memory"]
+    assert engine_affinity() == before
+
+
+def test_validations_on_several_threads_leave_the_engine_as_found():
+    # The choice is process-wide: interleaved, one validation would restore what another set.
+    before = engine_affinity()
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        validated = list(pool.map(lambda _: run_validation(SAMPLE), range(6)))
+    assert engine_affinity() == before
+    assert all(v.quarantine.equals(validated[0].quarantine) for v in validated)
