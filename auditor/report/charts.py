@@ -76,7 +76,7 @@ _ALLOWED = {
 }  # fmt: skip
 
 
-MOST_REMEMBERED = 128  # charts kept: a few nights' worth, a few megabytes of SVG
+MOST_REMEMBERED = 128  # charts kept: a few nights' worth; a year's chart is 80 KB of SVG
 _REMEMBERED: OrderedDict[tuple[object, ...], Markup] = OrderedDict()
 _REMEMBERED_LOCK = threading.Lock()
 Arguments = ParamSpec("Arguments")
