@@ -110,13 +110,17 @@ def started_program(args: Any) -> str:
     return Path(os.fsdecode(first)).name if first else ""
 
 
+def _unmarked_refusal(doing: str) -> AssertionError:
+    return AssertionError(
+        f"{_running_unmarked[-1].nodeid} {doing}: mark the test `@pytest.mark.e2e` (the fast "
+        "tier runs in process)"
+    )
+
+
 def _refusing_own_programs(start: Callable[..., None]) -> Callable[..., None]:
     def checked(self: subprocess.Popen, args: Any, *more: Any, **options: Any) -> None:
         if _running_unmarked and started_program(args) in OWN_PROGRAMS:
-            raise AssertionError(
-                f"{_running_unmarked[-1].nodeid} starts {started_program(args)} as a process "
-                "of its own: mark the test `@pytest.mark.e2e` (the fast tier runs in process)"
-            )
+            raise _unmarked_refusal(f"starts {started_program(args)} as a process of its own")
         start(self, args, *more, **options)
 
     return checked
@@ -126,10 +130,7 @@ def _refusing_terminals(fork: Callable[[], tuple[int, int]]) -> Callable[[], tup
     # A pseudo-terminal is forked to run a program at it, one exec away: refused unmarked.
     def checked() -> tuple[int, int]:
         if _running_unmarked:
-            raise AssertionError(
-                f"{_running_unmarked[-1].nodeid} forks a terminal to run a program at it: "
-                "mark the test `@pytest.mark.e2e` (the fast tier runs in process)"
-            )
+            raise _unmarked_refusal("forks a terminal to run a program at it")
         return fork()
 
     return checked

@@ -120,10 +120,11 @@ class _Game(NamedTuple):
 
     @classmethod
     def of(cls, pack: RulePack, either_draws: bool) -> _Game:
-        values_of = game_of(pack).values_of(pack.ruleset)
+        game = game_of(pack)
+        values_of = game.values_of(pack.ruleset)
         return cls(
             tuple(values_of[rank] for rank in contract.RANKS),
-            tuple(game_of(pack).natural_totals(pack.ruleset)),
+            tuple(game.natural_totals(pack.ruleset)),
             tuple(bool(d) for d in player_table(pack, either_draws)),
             tuple(tuple(bool(d) for d in row) for row in banker_table(pack)),
         )
