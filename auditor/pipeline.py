@@ -35,7 +35,7 @@ from auditor.input.partition import (
     wagers_of,
 )
 from auditor.input.router import ROUTE_PREFIX, Routing
-from auditor.input.routing import partition_sources
+from auditor.input.routing import batch_budget, partition_sources
 from auditor.input.shoe_options import in_force, shoe_options
 from auditor.input.validate import ProgressCallback, ValidatedDataset, validate
 from auditor.output.catalog import RunInfo
@@ -101,13 +101,18 @@ def run_validation(
     (in this process if None; an engine's workers, `auditor.engines`). `route`: a night
     not laid out table by table is routed into partitions of `partition_rounds` as it is
     read, into `route_folder` (a temporary folder if None), for `find` to read in this
-    process."""
+    process. A batch of rows the row checks read holds a quarter of a partition's budget at
+    most: a million shoes' cards are 6 GB."""
     budget = None if partition_rounds is None else partition_bytes(partition_rounds) * 3 // 4
+    # What a batch being routed may hold: a routed batch is one validation read.
+    batch_bytes = (
+        None if partition_rounds is None else batch_budget(partition_bytes(partition_rounds))
+    )
     routing = None
     if route and partition_rounds is not None:
         routing = Routing(partition_rounds, route_folder)
     dataset = open_dataset(dataset_path)
-    return validate(dataset, progress, budget, packs, id_buckets, routing)
+    return validate(dataset, progress, budget, packs, id_buckets, routing, batch_bytes)
 
 
 def find(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from auditor.contract import ROW_KEYS
+from auditor.contract import ROW_KEYS, TABLES
 from auditor.input.load import FILE_COLUMN, ROW_COLUMN
 from auditor.schemas import MAX_ID_CHARS, SHOWN_CHARS, shown_past_bound
 
@@ -86,3 +86,15 @@ def concat_quarantine(frames: list[pl.DataFrame]) -> pl.DataFrame:
     if not frames:
         return empty_quarantine()
     return pl.concat([f.cast(QUARANTINE_SCHEMA) for f in frames], how="vertical")
+
+
+def sorted_quarantine(quarantine: pl.DataFrame) -> pl.DataFrame:
+    """The quarantine without repeated rows, in the contract's table order, then by file,
+    row, column and check: the same rows always come out in the same order."""
+    order = {t: i for i, t in enumerate(TABLES)}
+    return (
+        quarantine.unique()
+        .with_columns(pl.col("table").replace_strict(order, return_dtype=pl.Int32).alias("_t"))
+        .sort(["_t", "file", "row", "column", "check"], nulls_last=True)
+        .drop("_t")
+    )

@@ -26,14 +26,14 @@ import pyarrow.parquet as pq
 
 from auditor.contract import TABLES, empty_frame
 from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
-from auditor.input.load import FILE_COLUMN, ROW_COLUMN, Dataset, SourceFile, normalize_exprs
+from auditor.input.load import FILE_COLUMN, ROW_COLUMN, Dataset, normalize_exprs
 from auditor.input.partition import (
     TABLE_KEYED,
     Partition,
     partition_bytes,
     rounds_within,
 )
-from auditor.input.scan import BATCH_ROWS, run_batches, table_runs
+from auditor.input.scan import batch_rows_within, memory_bytes, run_batches, table_runs
 
 ROUTE_KEY = "_part"
 # Routing pays when the partitions would read the input this many times over.
@@ -148,38 +148,7 @@ BATCH_COPIES = 4
 BYTES_PER_BATCH_ROW = 1_000
 # Without a budget (a library caller's), the default --memory-limit's partitions'.
 DEFAULT_BUDGET_BYTES = partition_bytes(rounds_within(parse_size(DEFAULT_MEMORY_LIMIT)))
-SAMPLE_ROWS = 1_000
 HASH = "_round_hash"
-
-
-def _batch_rows(source: SourceFile, batch_bytes: int) -> int:
-    """The rows of `source` a batch may hold within `batch_bytes`, from a sample of its
-    rows' size in memory: a shoe's cards make its row a hundred times a wager's."""
-    sample = (
-        pl.scan_parquet(source.path, hive_partitioning=False, glob=False)
-        .head(SAMPLE_ROWS)
-        .collect()
-    )
-    row_bytes = BATCH_COPIES * memory_bytes(sample) / max(1, sample.height)
-    return int(
-        max(SAMPLE_ROWS, min(BATCH_ROWS, batch_bytes // max(row_bytes, BYTES_PER_BATCH_ROW)))
-    )
-
-
-def memory_bytes(frame: pl.DataFrame) -> int:
-    """What `frame` holds in memory: polars' `estimated_size` leaves out each string's
-    16-byte view, eight tenths of a shoe's cards (measured: 690 bytes a shoe estimated,
-    5,300 held)."""
-    views = 0
-    for name, dtype in frame.schema.items():
-        if dtype == pl.String:
-            views += frame.height
-        elif dtype == pl.List(pl.String):
-            views += int(frame[name].list.len().sum() or 0)
-    return int(frame.estimated_size()) + STRING_VIEW_BYTES * views  # bytes: an int
-
-
-STRING_VIEW_BYTES = 16
 
 
 def passes(groups: Sequence[Partition], budget_bytes: int | None) -> list[list[int]]:
@@ -312,7 +281,8 @@ def _route_table(
         # per file would cost ten thousand small files ten thousand queries and samples.
         for run in table_runs(dataset, name):
             normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(run.first)]
-            for raw in run_batches(run, _batch_rows(run.first, batch_bytes)):
+            rows = batch_rows_within(run.first, batch_bytes, BATCH_COPIES, BYTES_PER_BATCH_ROW)
+            for raw in run_batches(run, rows):
                 held.route(name, raw.select(normalize), keyed)
                 if progress:
                     progress("routing", 0)

@@ -47,10 +47,11 @@ from auditor.input.quarantine import (
     empty_quarantine,
     quarantine_rows,
     shortened_text,
+    sorted_quarantine,
 )
 from auditor.input.ranges import out_of_range
 from auditor.input.router import Routed, Router, Routing, router_for
-from auditor.input.scan import raw_scan, run_batches, scan_table, table_runs
+from auditor.input.scan import batch_rows_within, raw_scan, run_batches, scan_table, table_runs
 from auditor.packs.loaded import LoadedPacks, builtin_packs
 from auditor.packs.model import RulePack
 from auditor.schemas import MAX_ID_CHARS, MODELS, VALID_CARDS, bounded_text_columns
@@ -107,6 +108,7 @@ def validate(
     packs: LoadedPacks | None = None,
     id_buckets: IdBuckets | None = None,
     routing: Routing | None = None,
+    batch_bytes: int | None = None,
 ) -> ValidatedDataset:
     """The dataset validated: the audited rows (lazy), the quarantine and the row counts.
     The cross-row checks hold about `id_budget_bytes` of ids at a time (all if None).
@@ -115,7 +117,8 @@ def validate(
     from a copy in one file (`gather`), which the result's dataset holds: read the
     audited rows while the result is held. Given `routing`, a night not laid out table by
     table is routed into its partitions' files as it is read (`router`): the result's
-    `routed`, whose temporary folder (if it made one) lasts as long as the result."""
+    `routed`, whose temporary folder (if it made one) lasts as long as the result. A batch
+    of rows holds about `batch_bytes` at most (`BATCH_ROWS` rows if None)."""
     # Read several times over from here on, the small files are read once.
     packs = builtin_packs() if packs is None else packs
     dataset = gather_small_files(dataset)
@@ -133,12 +136,12 @@ def validate(
             batch_ids, id_checks = BatchIds(dataset), None
         else:
             id_checks = start_id_checks(dataset, id_budget_bytes, id_buckets)
-        row_level = _row_checks(dataset, progress, batch_ids, router)
+        row_level = _row_checks(dataset, progress, batch_ids, router, batch_bytes)
         row_level = _cite_hand_rules(dataset, row_level, packs)
         cross = cross_row_checks(dataset, row_level, id_checks=id_checks, batch_ids=batch_ids)
         batch_ids = None  # its ids let go before any wagers are routed
         quarantine = _dependents(dataset, concat_quarantine([row_level, cross]))
-        quarantine = _sort_quarantine(quarantine)
+        quarantine = sorted_quarantine(quarantine)
         audited = {t: audited_scan(dataset, t, quarantine) for t in TABLES}
         counts = _row_counts(dataset, quarantine)
         routed = router.finish(audited["rounds"], progress) if router is not None else None
@@ -224,9 +227,10 @@ def _row_checks(
     progress: ProgressCallback | None,
     batch_ids: BatchIds | None,
     router: Router | None,
+    batch_bytes: int | None,
 ) -> pl.DataFrame:
     found = []
-    for batch in _read_ahead(_batches(dataset, batch_ids, router)):
+    for batch in _read_ahead(_batches(dataset, batch_ids, router, batch_bytes)):
         failures = _pandera_failures(batch.source, batch.rows)
         if batch.overflows.height:
             # An overflowing integer reads as null; report the overflow, not a missing value.
@@ -242,7 +246,7 @@ def _row_checks(
 
 
 def _batches(
-    dataset: Dataset, batch_ids: BatchIds | None, router: Router | None
+    dataset: Dataset, batch_ids: BatchIds | None, router: Router | None, batch_bytes: int | None
 ) -> Iterator[_Batch]:
     # Small files of one schema share a batch: each row keeps its own `_file` and `_row`,
     # and every check below reads the schema, never the file. Each batch is given to the
@@ -252,7 +256,7 @@ def _batches(
         for run in table_runs(dataset, table):
             source = run.first
             normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source)]
-            for raw in run_batches(run):
+            for raw in run_batches(run, batch_rows_within(source, batch_bytes)):
                 rows = raw.select(normalize)
                 if batch_ids is not None:
                     batch_ids.add(table, rows)
@@ -488,13 +492,3 @@ def _row_counts(dataset: Dataset, quarantine: pl.DataFrame) -> pl.DataFrame:
         )
         records.append((table, rows_in, rows_in - quarantined, quarantined))
     return pl.DataFrame(records, schema=COUNTS_SCHEMA, orient="row")
-
-
-def _sort_quarantine(quarantine: pl.DataFrame) -> pl.DataFrame:
-    order = {t: i for i, t in enumerate(TABLES)}
-    return (
-        quarantine.unique()
-        .with_columns(pl.col("table").replace_strict(order, return_dtype=pl.Int32).alias("_t"))
-        .sort(["_t", "file", "row", "column", "check"], nulls_last=True)
-        .drop("_t")
-    )

@@ -441,3 +441,50 @@ def test_validations_on_several_threads_leave_the_engine_as_found():
         validated = list(pool.map(lambda _: run_validation(SAMPLE), range(6)))
     assert engine_affinity() == before
     assert all(v.quarantine.equals(validated[0].quarantine) for v in validated)
+
+
+# ---- batches sized by memory -------------------------------------------------------------
+
+
+def test_shoes_are_read_in_batches_of_the_budget_and_quarantined_as_in_one(tmp_path, monkeypatch):
+    """A shoe's cards make its row some 6 KB in memory, a wager's 230 bytes: a batch of a
+    million rows was 6 GB of shoes. The row checks read a table in batches of at most
+    `batch_bytes`, and quarantine exactly what one batch of every row does."""
+    from auditor.input import validate as validate_module
+    from auditor.input.scan import memory_bytes
+    from auditor.simulator.simulate import simulate
+
+    root = tmp_path / "night"
+    simulate(root, 3_000, seed=2)
+    shoes = pl.read_parquet(root / "shoes.parquet")
+    # 2,700 shoes (new ids, no rounds); a card that is none in every 500th.
+    copies = pl.concat(
+        [shoes.with_columns(pl.format("{}-{}", "shoe_id", pl.lit(n))) for n in range(50)]
+    )
+    row = pl.int_range(pl.len())
+    copies = copies.with_columns(
+        pl.when(row % 500 == 7)
+        .then(pl.col("card_sequence").list.concat(pl.lit(["1S"])))
+        .otherwise(pl.col("card_sequence"))
+        .alias("card_sequence")
+    )
+    pl.concat([shoes, copies]).write_parquet(root / "shoes.parquet")
+    held: list[int] = []
+    checked = validate_module._pandera_failures
+
+    def spied(source, batch):
+        if source.table == "shoes":
+            held.append(memory_bytes(batch))
+        return checked(source, batch)
+
+    monkeypatch.setattr(validate_module, "_pandera_failures", spied)
+    dataset = open_dataset(root)
+    budget = 8 * 2**20
+    whole = validate(dataset).quarantine
+    assert len(held) == 1 and held[0] > 1.5 * budget  # one batch of every shoe: 16 MB
+    held.clear()
+    batched = validate(dataset, batch_bytes=budget).quarantine
+    assert len(held) >= 2
+    assert max(held) <= budget * 1.1  # the size is a sample's estimate
+    assert whole.filter(pl.col("table") == "shoes").height >= 6
+    assert batched.equals(whole)
