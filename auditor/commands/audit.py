@@ -193,16 +193,17 @@ def audit(
 
 
 def _warn_over_limit(memory_limit: str, limit_bytes: int) -> None:
-    """Say so when the run's peak memory passed the limit it was given: the partitions are
-    sized to it, but some of what a run holds is not (README, Scale on one machine)."""
+    """Say so when the run's peak memory passed the limit it was given: the partitions and
+    validation's batches are sized to it, but some of what a run holds is not (docs/scale.md,
+    Scale on one machine)."""
     import resource
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
     if peak > limit_bytes:
         click.echo(
             f"warning: this run's memory peaked at {peak / 2**30:.2f} GiB, above "
-            f"--memory-limit {memory_limit}: validation's batches, the libraries and the "
-            "findings and quarantine held for the outputs are not sized to it (see the "
-            "README's 'Scale on one machine')",
+            f"--memory-limit {memory_limit}: the libraries, and the findings and quarantine "
+            "held for the outputs, are not sized to it (docs/scale.md, 'Scale on one "
+            "machine')",
             err=True,
         )
