@@ -165,11 +165,15 @@ def iter_batches(source: SourceFile, batch_rows: int = BATCH_ROWS) -> Iterator[p
             # the in-memory engine chosen process-wide (`validate._in_memory_engine`).
             frame = batch.collect(engine="streaming")
         except (OSError, pl.exceptions.PolarsError) as exc:
-            raise InputError(
-                f"{source.path}: Parquet file could not be read past row {offset} ({exc})",
-                path=str(source.path),
-            ) from exc
+            raise _unreadable_past(source, offset, exc) from exc
         yield frame
+
+
+def _unreadable_past(source: SourceFile, offset: int, exc: Exception) -> InputError:
+    return InputError(
+        f"{source.path}: Parquet file could not be read past row {offset} ({exc})",
+        path=str(source.path),
+    )
 
 
 def memory_bytes(frame: pl.DataFrame) -> int:
@@ -194,11 +198,14 @@ def batch_rows_within(
     times a wager's: a million shoes would hold 6 GB."""
     if batch_bytes is None:
         return BATCH_ROWS
-    sample = (
-        pl.scan_parquet(source.path, hive_partitioning=False, glob=False)
-        .head(SAMPLE_ROWS)
-        .collect()
-    )
+    try:
+        sample = (
+            pl.scan_parquet(source.path, hive_partitioning=False, glob=False)
+            .head(SAMPLE_ROWS)
+            .collect()
+        )
+    except (OSError, pl.exceptions.PolarsError) as exc:  # as the read itself would say it
+        raise _unreadable_past(source, 0, exc) from exc
     row_bytes = max(copies * memory_bytes(sample) / max(1, sample.height), least_row_bytes)
     return int(max(SAMPLE_ROWS, min(BATCH_ROWS, batch_bytes // row_bytes)))
 

@@ -317,6 +317,23 @@ def test_truncated_file_exits_2(write_dataset):
         run_validation(root)
 
 
+@pytest.mark.parametrize("partition_rounds", [None, 100_000])
+def test_damaged_pages_exit_2_naming_the_file_however_batches_are_sized(tmp_path, partition_rounds):
+    """Its footer whole, its first pages garbage: the read that sizes a batch (given
+    partitions, from a sample of the file) says what the batch's own read says."""
+    from auditor.simulator.simulate import simulate
+
+    root = tmp_path / "night"
+    simulate(root, 300, seed=3)
+    path = root / "rounds.parquet"
+    data = bytearray(path.read_bytes())
+    for place in range(8, min(len(data) // 2, 4_000)):
+        data[place] = (data[place] * 7 + 13) % 256
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"rounds.parquet: Parquet file could not be read"):
+        run_validation(root, partition_rounds=partition_rounds)
+
+
 def test_unknown_ruleset_exits_2(write_dataset):
     rows = base_rows()
     rows["tables"][0]["ruleset"] = "nj-punto-banco"
