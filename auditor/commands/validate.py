@@ -24,7 +24,7 @@ def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bo
     """Check DATASET (a folder, a file:// or another fsspec URL) against the contract;
     report quarantined rows without auditing. --format table shows the row accounting
     and the first quarantined rows, csv the row accounting, json the accounting and
-    every quarantine entry.
+    every quarantine entry. It holds what `audit` holds under its default --memory-limit.
 
     Exit status: 0 every row passed, 1 rows quarantined, 2 unusable input.
 
@@ -36,7 +36,12 @@ def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bo
       auditor validate /exports/2026-11-24 --rules /packs/freedonia
     """
     from auditor.commands.locations import dataset_folder
+    from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
+    from auditor.input.partition import rounds_within
     from auditor.pipeline import run_validation
+
+    # The ids checked in buckets and the rows read in batches that fit, as an audit's.
+    within = rounds_within(parse_size(DEFAULT_MEMORY_LIMIT))
 
     try:
         packs = loaded_packs(rules_dir, replace_builtin)
@@ -44,7 +49,9 @@ def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bo
             dataset_folder(dataset) as folder,
             progress_bar("validating", rows_in(folder)) as advance,
         ):
-            result = run_validation(folder, lambda _table, n: advance(n), packs=packs)
+            result = run_validation(
+                folder, lambda _table, n: advance(n), partition_rounds=within, packs=packs
+            )
     except AuditorError as error:
         fail(error)
     if fmt == "table":

@@ -392,6 +392,25 @@ def test_cli_validate_exit_codes(write_dataset):
     assert "lucky6" in result.output
 
 
+def test_cli_validate_keeps_to_the_audits_default_memory_limit(write_dataset, monkeypatch):
+    """Without partitions, validation holds every id at once and reads a million rows a
+    batch whatever their size: a night's shoes alone could pass any limit."""
+    from auditor import pipeline
+    from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
+    from auditor.input.partition import rounds_within
+
+    asked: list[int | None] = []
+    validated = pipeline.run_validation
+
+    def spied(dataset_path, progress=None, partition_rounds=None, **options):
+        asked.append(partition_rounds)
+        return validated(dataset_path, progress, partition_rounds, **options)
+
+    monkeypatch.setattr(pipeline, "run_validation", spied)
+    assert CliRunner().invoke(main, ["validate", str(write_dataset())]).exit_code == 0
+    assert asked == [rounds_within(parse_size(DEFAULT_MEMORY_LIMIT))]
+
+
 def test_cli_version():
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0 and "auditor" in result.output
