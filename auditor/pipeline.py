@@ -18,20 +18,20 @@ from typing import Protocol
 import polars as pl
 
 from auditor import procedures, replay, settlement
-from auditor.defaults import ALERT_FDR, DEFAULT_MEMORY_LIMIT, parse_size
+from auditor.defaults import ALERT_FDR
 from auditor.errors import AuditorError
 from auditor.findings.check import Check, CheckSet, documented
 from auditor.findings.table import combine
 from auditor.input.cross_rows import IdBuckets
 from auditor.input.load import open_dataset
 from auditor.input.partition import (
+    DEFAULT_PARTITION_ROUNDS,
     PARTITION_ROUNDS,
     ROUND_ROW,
     Partition,
     partition_bytes,
     partitions,
     restrict,
-    rounds_within,
     wagers_of,
 )
 from auditor.input.router import ROUTE_PREFIX, Routing
@@ -356,7 +356,7 @@ def run_audit(
     where validation's id checks run, in this process unless an engine gives another."""
     started_at = datetime.now(UTC)
     if partition_rounds is None:
-        partition_rounds = rounds_within(parse_size(DEFAULT_MEMORY_LIMIT))
+        partition_rounds = DEFAULT_PARTITION_ROUNDS
     # OUTDIR is checked before any work and held until its set is in: a second run into
     # it is refused rather than clearing this one's staging folder.
     with claim_outdir(out, dataset_path) as out, ExitStack() as routing:

@@ -36,12 +36,8 @@ def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bo
       auditor validate /exports/2026-11-24 --rules /packs/freedonia
     """
     from auditor.commands.locations import dataset_folder
-    from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
-    from auditor.input.partition import rounds_within
+    from auditor.input.partition import DEFAULT_PARTITION_ROUNDS
     from auditor.pipeline import run_validation
-
-    # The ids checked in buckets and the rows read in batches that fit, as an audit's.
-    within = rounds_within(parse_size(DEFAULT_MEMORY_LIMIT))
 
     try:
         packs = loaded_packs(rules_dir, replace_builtin)
@@ -49,8 +45,12 @@ def validate(dataset: str, fmt: str, rules_dir: Path | None, replace_builtin: bo
             dataset_folder(dataset) as folder,
             progress_bar("validating", rows_in(folder)) as advance,
         ):
+            # The ids checked in buckets and the rows read in batches that fit, as an audit's.
             result = run_validation(
-                folder, lambda _table, n: advance(n), partition_rounds=within, packs=packs
+                folder,
+                lambda _table, n: advance(n),
+                partition_rounds=DEFAULT_PARTITION_ROUNDS,
+                packs=packs,
             )
     except AuditorError as error:
         fail(error)

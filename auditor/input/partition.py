@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.input.load import FILE_COLUMN, ROW_COLUMN
 
 PARTITION_ROUNDS = 1_500_000
@@ -43,6 +44,10 @@ def partition_bytes(partition_rounds: int) -> int:
     """What a partition of `partition_rounds` rounds may hold in memory (the inverse of
     `rounds_within`): the budget the other stages that grow with the night keep to."""
     return partition_rounds * BYTES_PER_ROUND
+
+
+# The partitions of an audit run without --memory-limit, and of `auditor validate`.
+DEFAULT_PARTITION_ROUNDS = rounds_within(parse_size(DEFAULT_MEMORY_LIMIT))
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,12 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from auditor.contract import TABLES, empty_frame
-from auditor.defaults import DEFAULT_MEMORY_LIMIT, parse_size
 from auditor.input.load import FILE_COLUMN, ROW_COLUMN, Dataset, normalize_exprs
 from auditor.input.partition import (
+    DEFAULT_PARTITION_ROUNDS,
     TABLE_KEYED,
     Partition,
     partition_bytes,
-    rounds_within,
 )
 from auditor.input.scan import batch_rows_within, memory_bytes, run_batches, table_runs
 
@@ -147,7 +146,7 @@ BYTES_PER_MAPPED_ROUND = 18
 BATCH_COPIES = 4
 BYTES_PER_BATCH_ROW = 1_000
 # Without a budget (a library caller's), the default --memory-limit's partitions'.
-DEFAULT_BUDGET_BYTES = partition_bytes(rounds_within(parse_size(DEFAULT_MEMORY_LIMIT)))
+DEFAULT_BUDGET_BYTES = partition_bytes(DEFAULT_PARTITION_ROUNDS)
 HASH = "_round_hash"
 
 
