@@ -3,7 +3,8 @@ browser, behind a login.
 
 Nothing answers without a session but the login page and the desk's own stylesheet and
 script: a page asked for without one is sent to the login, a POST refused (403) before
-its form is read. Every POST carries its session's CSRF token. The pages are the
+its form is read. Every POST carries its session's CSRF token, and one from another
+site's page is refused whatever it carries (`origin`). The pages are the
 reports' templates (`render`), the reviews go to the archive's one chained ledger
 (`archive.ledger.append_reviews`, under its lock), the SQL console runs in `auditor
 query`'s sandbox and limits. Every response carries the security headers below.
@@ -30,6 +31,7 @@ from auditor.desk.core import (
     live_session,
     safe_next,
 )
+from auditor.desk.origin import SameOrigin
 from auditor.desk.snapshot import Snapshot
 from auditor.desk.users import User, authenticate, read_users
 from auditor.desk.users_source import UsersSource
@@ -41,7 +43,9 @@ SECURITY_HEADERS = [
         b"img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     ),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    # The desk's own address only to itself, so that its forms carry their origin
+    # (`origin`: under no-referrer a browser sends `Origin: null`).
+    (b"referrer-policy", b"same-origin"),
     (b"x-content-type-options", b"nosniff"),
     (b"cache-control", b"no-store"),
     (b"cross-origin-opener-policy", b"same-origin"),
@@ -172,4 +176,4 @@ def create_app(
 
     app.add_exception_handler(404, not_found)
     app.add_exception_handler(405, not_allowed)
-    return SecurityHeaders(app)
+    return SecurityHeaders(SameOrigin(app))

@@ -129,6 +129,56 @@ def test_a_regulator_or_admin_posting_a_review_is_refused(app, desked: Desked, n
     assert answer.status_code == 403 and ledger_length(desked) == before
 
 
+# Headers a browser sends with a form posted from a page of another site (or one that hides
+# its origin), and from the desk's own page (the test client's host is `testserver`).
+FOREIGN_PAGES = [{"origin": "https://evil.example"}, {"origin": "null"},
+                 {"origin": "http://testserver.evil.example"},
+                 {"origin": "http://testserver:8080"}, {"origin": "https://testserver:80"},
+                 {"origin": "http://testserver/x"}, {"origin": "not an origin"},
+                 {"sec-fetch-site": "cross-site"}, {"sec-fetch-site": "same-site"},
+                 {"origin": "null", "sec-fetch-site": "cross-site"},
+                 {"origin": "https://evil.example", "sec-fetch-site": "same-origin"}]  # fmt: skip
+OWN_PAGES = [{"origin": "http://testserver"}, {"origin": "HTTP://TestServer:80"},
+             {"origin": "http://testserver", "sec-fetch-site": "same-origin"},
+             {"sec-fetch-site": "same-origin"}, {"origin": "null", "sec-fetch-site": "same-origin"},
+             {}]  # fmt: skip
+
+
+@pytest.mark.parametrize("headers", FOREIGN_PAGES)
+def test_a_post_from_another_sites_page_is_refused_with_its_session_and_token(
+    app, desked: Desked, headers: dict[str, str]
+) -> None:
+    alice = client_as(app, "alice")
+    before = ledger_length(desked)
+    review = {"csrf": session_csrf(alice), "finding_id": a_finding(desked),
+              "status": "dismissed", "note": "posted from elsewhere"}  # fmt: skip
+    answer = alice.post("/reviews", data=review, headers=headers)
+    assert answer.status_code == 403 and "not sent from the desk" in answer.text
+    assert answer.headers["x-frame-options"] == "DENY"  # the refusal has the headers too
+    assert ledger_length(desked) == before
+    # The login too, with its own valid token.
+    client = TestClient(app)
+    token = csrf_of(client.get("/login").text)
+    login = {"csrf": token, "name": "alice", "password": PASSWORD, "next": "/"}
+    refused = client.post("/login", data=login, headers=headers, follow_redirects=False)
+    assert refused.status_code == 403 and "desk_session" not in refused.cookies
+
+
+@pytest.mark.parametrize("headers", OWN_PAGES)
+def test_a_post_from_the_desks_own_page_or_no_page_is_recorded(
+    app, desked: Desked, headers: dict[str, str]
+) -> None:
+    alice = client_as(app, "alice")
+    before = ledger_length(desked)
+    review = {"csrf": session_csrf(alice), "finding_id": a_finding(desked),
+              "status": "dismissed", "note": f"posted from the desk: {headers}"}  # fmt: skip
+    assert alice.post("/reviews", data=review, headers=headers).status_code == 200
+    assert ledger_length(desked) == before + 1
+    # Reading is never refused by its origin: a link from another site opens the desk.
+    linked = {"origin": "https://evil.example", "sec-fetch-site": "cross-site"}
+    assert alice.get("/queue", headers=linked).status_code == 200
+
+
 def test_a_forged_cookie_is_no_session(app) -> None:
     real = log_in(TestClient(app), "alice").cookies["desk_session"]
     payload, _, signature = real.rpartition(".")
@@ -227,11 +277,25 @@ def test_every_response_carries_the_security_headers(app, path: str) -> None:
     assert "script-src 'self';" in policy  # no inline script, no eval
     assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
     assert answer.headers["x-frame-options"] == "DENY"
-    assert answer.headers["referrer-policy"] == "no-referrer"
+    assert answer.headers["referrer-policy"] == "same-origin"
     assert answer.headers["x-content-type-options"] == "nosniff"
 
 
 # ---- a real server: 200 requests while two reviewers write --------------------------------------
+
+
+@pytest.mark.e2e
+def test_a_real_server_refuses_a_login_posted_from_another_site(app) -> None:
+    with running(app) as base, httpx.Client(base_url=base) as client:
+
+        def log_in_from(origin: str) -> httpx.Response:
+            token = csrf_of(client.get("/login").text)
+            form = {"csrf": token, "name": "rita", "password": PASSWORD, "next": "/"}
+            return client.post("/login", data=form, headers={"origin": origin})
+
+        assert log_in_from("http://evil.example").status_code == 403
+        # The Host header uvicorn sees is the address itself.
+        assert log_in_from(base).status_code == 303
 
 
 @pytest.mark.e2e
