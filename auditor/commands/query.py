@@ -20,12 +20,12 @@ from rich.markup import escape
 from auditor.commands.formats import file_format, format_option, stdout_is_terminal
 from auditor.commands.shared_options import FiniteFloatRange, old_out_spelling, out_option
 from auditor.commands.terminal import fail, stdout, text_table, visible
+from auditor.defaults import DEFAULT_MEMORY_LIMIT
 from auditor.errors import AuditorError, ExitStatus
 
 QUERY_FORMATS = ("table", "csv", "json", "parquet")
 TABLE_ROWS_SHOWN = 1000
 DEFAULT_TIMEOUT_SECONDS = 60
-DEFAULT_MEMORY_LIMIT = "2GB"
 
 
 @click.command()
