@@ -119,7 +119,10 @@ def test_a_review_of_a_live_finding_is_on_the_closed_runs_finding(tmp_path):
     assert refused.status_code == 400 and "in no archived run" in refused.text
     assert len(read_reviews(desked.archive)) == 1
     run_id = watch.close(day)
-    state = client.app.app.state.desk.snapshot.current()  # the desk's own state, read anew
+    app = client.app
+    while not hasattr(app, "state"):  # the Starlette app inside the desk's middlewares
+        app = app.app
+    state = app.state.desk.snapshot.current()  # the desk's own state, read anew
     row = (
         state.cursor()
         .execute(
