@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -144,15 +145,27 @@ OWN_PAGES = [{"origin": "http://testserver"}, {"origin": "HTTP://TestServer:80"}
              {}]  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Reviewed:
+    client: TestClient
+    post: httpx.Response
+
+
+def review_from(app, desked: Desked, headers: dict[str, str]) -> Reviewed:
+    """A reviewer's review, with her session's token, posted with `headers` (the note
+    names them: the same review twice would be no new review)."""
+    alice = client_as(app, "alice")
+    review = {"csrf": session_csrf(alice), "finding_id": a_finding(desked),
+              "status": "dismissed", "note": f"posted with {headers}"}  # fmt: skip
+    return Reviewed(alice, alice.post("/reviews", data=review, headers=headers))
+
+
 @pytest.mark.parametrize("headers", FOREIGN_PAGES)
 def test_a_post_from_another_sites_page_is_refused_with_its_session_and_token(
     app, desked: Desked, headers: dict[str, str]
 ) -> None:
-    alice = client_as(app, "alice")
     before = ledger_length(desked)
-    review = {"csrf": session_csrf(alice), "finding_id": a_finding(desked),
-              "status": "dismissed", "note": "posted from elsewhere"}  # fmt: skip
-    answer = alice.post("/reviews", data=review, headers=headers)
+    answer = review_from(app, desked, headers).post
     assert answer.status_code == 403 and "not sent from the desk" in answer.text
     assert answer.headers["x-frame-options"] == "DENY"  # the refusal has the headers too
     assert ledger_length(desked) == before
@@ -168,15 +181,13 @@ def test_a_post_from_another_sites_page_is_refused_with_its_session_and_token(
 def test_a_post_from_the_desks_own_page_or_no_page_is_recorded(
     app, desked: Desked, headers: dict[str, str]
 ) -> None:
-    alice = client_as(app, "alice")
     before = ledger_length(desked)
-    review = {"csrf": session_csrf(alice), "finding_id": a_finding(desked),
-              "status": "dismissed", "note": f"posted from the desk: {headers}"}  # fmt: skip
-    assert alice.post("/reviews", data=review, headers=headers).status_code == 200
+    reviewed = review_from(app, desked, headers)
+    assert reviewed.post.status_code == 200
     assert ledger_length(desked) == before + 1
     # Reading is never refused by its origin: a link from another site opens the desk.
     linked = {"origin": "https://evil.example", "sec-fetch-site": "cross-site"}
-    assert alice.get("/queue", headers=linked).status_code == 200
+    assert reviewed.client.get("/queue", headers=linked).status_code == 200
 
 
 def test_a_forged_cookie_is_no_session(app) -> None:
