@@ -39,7 +39,7 @@ from auditor.archive.period_layout import EARLIER_RUN, TESTS_FILE, period_runs
 from auditor.archive.record import RECORD_FILE
 from auditor.defaults import ALERT_FDR
 from auditor.errors import InputError
-from auditor.output.catalog import STORAGE_VERSION
+from auditor.output.catalog_packs import attached
 from auditor.output.files import (
     ALERTS_FILE,
     COUNTS_FILE,
@@ -113,12 +113,7 @@ def rebuild_catalog(archive: Path) -> Path:
     target = archive / CATALOG_FILE
     tmp = archive / f".{CATALOG_FILE}.tmp"
     tmp.unlink(missing_ok=True)
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute(
-            f"ATTACH {sql_literal(str(tmp))} AS archive (STORAGE_VERSION '{STORAGE_VERSION}')"
-        )
-        con.execute("USE archive")
+    with attached(tmp, "archive") as con:
         con.execute(f"CREATE SCHEMA {INTERNAL}")
         made = set()
         for statement in view_statements(archive):
@@ -131,10 +126,6 @@ def rebuild_catalog(archive: Path) -> Path:
         con.execute(
             f"CREATE TABLE {BUILT_FOR} AS SELECT $folder AS folder", {"folder": str(archive)}
         )
-        con.execute("USE memory")
-        con.execute("DETACH archive")
-    finally:
-        con.close()
     os.replace(tmp, target)
     return target
 

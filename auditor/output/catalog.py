@@ -45,8 +45,7 @@ from auditor.findings.table import FINDING_ID_SCHEME
 from auditor.input.load import Dataset, SourceFile, sha256_files
 from auditor.input.remote import file_system
 from auditor.output.catalog_packs import (
-    CATALOG,
-    STORAGE_VERSION,
+    attached,
     create_table,
     packs_part,
     write_packs_part,
@@ -127,12 +126,7 @@ def write_catalog(
     if run is not None:
         # Begun as a copy of what its packs alone decide, written once a process.
         shutil.copyfile(packs_part(packs), tmp)
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute(
-            f"ATTACH {sql_literal(str(tmp))} AS {CATALOG} (STORAGE_VERSION '{STORAGE_VERSION}')"
-        )
-        con.execute(f"USE {CATALOG}")
+    with attached(tmp) as con:
         tables = dict(outputs)
         if run is None:
             write_packs_part(con, packs, witnesses=False)
@@ -146,10 +140,6 @@ def write_catalog(
             for statement in view_statements(run.dataset, run.location_of, gathered=True):
                 con.execute(statement)
         _describe(con)
-        con.execute("USE memory")
-        con.execute(f"DETACH {CATALOG}")
-    finally:
-        con.close()
     os.replace(tmp, target)
 
 
@@ -163,11 +153,7 @@ def point_views_at_origin(target: Path, run: RunInfo) -> None:
     keeps its columns and says so, with the URL, when it is queried."""
     assert run.origin is not None
     fs, _ = file_system(run.origin)
-    con = duckdb.connect(":memory:")
-    try:
-        con.register_filesystem(fs)
-        con.execute(f"ATTACH {sql_literal(str(target))} AS {CATALOG}")
-        con.execute(f"USE {CATALOG}")
+    with attached(target, new=False, filesystem=fs) as con:
         try:
             _replace_views(con, view_statements(run.dataset, run.location))
         except duckdb.Error as exc:
@@ -179,10 +165,6 @@ def point_views_at_origin(target: Path, run: RunInfo) -> None:
             "bytes := i.bytes, rows := i.rows, sha256 := i.sha256))",
             {"base": run.location()},
         )
-        con.execute("USE memory")
-        con.execute(f"DETACH {CATALOG}")
-    finally:
-        con.close()
 
 
 def point_views_at_files(target: Path, run: RunInfo) -> None:

@@ -14,8 +14,10 @@ import atexit
 import contextlib
 import tempfile
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -39,6 +41,33 @@ PACKS_PARTS_PREFIX = "auditor-catalog-"
 _CLAIMS: deque[contextlib.AbstractContextManager[Path]] = deque()
 
 
+@contextmanager
+def attached(
+    path: Path,
+    name: str = CATALOG,
+    *,
+    new: bool = True,
+    filesystem: Any = None,
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to no file, with the DuckDB file at `path` attached as `name` and in
+    use: what is written goes to that file alone, and it is detached (its writes made
+    whole) on leaving without an error; the connection is closed either way. `new`: the
+    file is being made, in the storage version every auditor reads (`STORAGE_VERSION`).
+    `filesystem`: an fsspec file system the statements read through."""
+    con = duckdb.connect(":memory:")
+    try:
+        if filesystem is not None:
+            con.register_filesystem(filesystem)
+        version = f" (STORAGE_VERSION '{STORAGE_VERSION}')" if new else ""
+        con.execute(f"ATTACH {sql_literal(str(path))} AS {name}{version}")
+        con.execute(f"USE {name}")
+        yield con
+        con.execute("USE memory")
+        con.execute(f"DETACH {name}")
+    finally:
+        con.close()
+
+
 @atexit.register
 def _release_claims() -> None:
     while _CLAIMS:
@@ -56,17 +85,8 @@ def packs_part(packs: LoadedPacks) -> Path:
     if len(_CLAIMS) > MOST_KEPT:
         _CLAIMS.popleft().__exit__(None, None, None)
     path = folder / "packs.duckdb"
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute(
-            f"ATTACH {sql_literal(str(path))} AS {CATALOG} (STORAGE_VERSION '{STORAGE_VERSION}')"
-        )
-        con.execute(f"USE {CATALOG}")
+    with attached(path) as con:
         write_packs_part(con, packs, witnesses=True)
-        con.execute("USE memory")
-        con.execute(f"DETACH {CATALOG}")
-    finally:
-        con.close()
     return path
 
 

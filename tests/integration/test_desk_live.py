@@ -28,7 +28,7 @@ from auditor.archive.live_runs import LIVE_VIEWS, live_findings
 from auditor.desk.app import create_app
 from auditor.live.batch import changes
 from auditor.live.watch import Watch, WatchOptions
-from auditor.output.catalog import STORAGE_VERSION
+from auditor.output.catalog_packs import STORAGE_VERSION
 from auditor.output.macros import sql_literal
 from tests.support.cli import AUDITOR
 from tests.support.desk import Desked, build, csrf_of, log_in

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from auditor.archive.catalog_earlier import earlier_view_statements
 from auditor.archive.record import entry_hash, read_entries, write_record
 from auditor.cli import main
-from auditor.output.catalog import STORAGE_VERSION
+from auditor.output.catalog_packs import STORAGE_VERSION
 from auditor.output.macros import sql_literal
 from tests.support.cli import cli
 from tests.support.planted import (
