@@ -30,10 +30,10 @@ from typing import Any
 import polars as pl
 
 from auditor.defaults import parse_size
-from auditor.input.load import FILE_COLUMN, ROW_COLUMN, normalize_exprs, open_dataset
+from auditor.input.load import open_dataset
 from auditor.input.partition import partition_bytes, partitions, rounds_within
 from auditor.input.routing import batch_budget, partition_sources
-from auditor.input.scan import batch_rows_within, run_batches, table_runs
+from auditor.input.validate import decoded_batches
 from auditor.pipeline import (
     CHECKING_STAGES,
     hold_partition,
@@ -101,11 +101,8 @@ def validation_decode(dataset: Path, partition_rounds: int) -> list[float]:
     opened = open_dataset(dataset)
     batch_bytes = batch_budget(partition_bytes(partition_rounds))
     wall, cpu = time.perf_counter(), time.process_time()
-    for table in opened.tables():
-        for run in table_runs(opened, table):
-            normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(run.first)]
-            for raw in run_batches(run, batch_rows_within(run.first, batch_bytes)):
-                raw.select(normalize)
+    for _batch in decoded_batches(opened, batch_bytes):
+        pass
     return [time.perf_counter() - wall, time.process_time() - cpu]
 
 

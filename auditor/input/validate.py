@@ -245,27 +245,33 @@ def _row_checks(
     return concat_quarantine(found)
 
 
-def _batches(
-    dataset: Dataset, batch_ids: BatchIds | None, router: Router | None, batch_bytes: int | None
-) -> Iterator[_Batch]:
-    # Small files of one schema share a batch: each row keeps its own `_file` and `_row`,
-    # and every check below reads the schema, never the file. Each batch is given to the
-    # id checks and the router here, in the reading thread, while the batch before is
-    # checked.
+def decoded_batches(
+    dataset: Dataset, batch_bytes: int | None
+) -> Iterator[tuple[SourceFile, pl.DataFrame, pl.DataFrame]]:
+    """Every table's rows as validation reads them, in batches of about `batch_bytes`:
+    each batch's first file, its rows as read, and the same in contract types with
+    provenance. Small files of one schema share a batch: each row keeps its own `_file`
+    and `_row`, and every check reads the schema, never the file."""
     for table in dataset.tables():
         for run in table_runs(dataset, table):
             source = run.first
             normalize = [FILE_COLUMN, ROW_COLUMN, *normalize_exprs(source)]
             for raw in run_batches(run, batch_rows_within(source, batch_bytes)):
-                rows = raw.select(normalize)
-                if batch_ids is not None:
-                    batch_ids.add(table, rows)
-                if router is not None:
-                    router.add(table, rows)
-                overflows = concat_quarantine(
-                    [_overflows(source, raw), out_of_range(source.table, raw)]
-                )
-                yield _Batch(source, rows, overflows, _too_long(source, raw, rows))
+                yield source, raw, raw.select(normalize)
+
+
+def _batches(
+    dataset: Dataset, batch_ids: BatchIds | None, router: Router | None, batch_bytes: int | None
+) -> Iterator[_Batch]:
+    # Each batch is given to the id checks and the router here, in the reading thread,
+    # while the batch before is checked.
+    for source, raw, rows in decoded_batches(dataset, batch_bytes):
+        if batch_ids is not None:
+            batch_ids.add(source.table, rows)
+        if router is not None:
+            router.add(source.table, rows)
+        overflows = concat_quarantine([_overflows(source, raw), out_of_range(source.table, raw)])
+        yield _Batch(source, rows, overflows, _too_long(source, raw, rows))
 
 
 def _read_ahead(batches: Iterator[_Batch]) -> Iterator[_Batch]:
